@@ -1,0 +1,195 @@
+//! `PJRT_Buffer`: an array on a device.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use crate::api::pjrt_call;
+use crate::args::PjrtArgs;
+use crate::client::ClientInner;
+use crate::device::Device;
+use crate::element_type::{ElementType, NativeType};
+use crate::error::{Error, Result};
+use crate::event::Event;
+use crate::ffi;
+
+/// An array on a device. Dropping it releases the device memory (once the
+/// computations that use it are done).
+pub struct Buffer {
+    client: Arc<ClientInner>,
+    raw: *mut ffi::PJRT_Buffer,
+    /// Element type and dims, asked of the plugin once (they never change),
+    /// so that checking arguments before an execution costs no C call.
+    array_type: OnceLock<(ElementType, Vec<i64>)>,
+}
+
+// SAFETY: PjRtBuffer is thread-safe.
+unsafe impl Send for Buffer {}
+// SAFETY: as above.
+unsafe impl Sync for Buffer {}
+
+impl Buffer {
+    pub(crate) fn from_raw(client: Arc<ClientInner>, raw: *mut ffi::PJRT_Buffer) -> Result<Buffer> {
+        if raw.is_null() {
+            return Err(Error::Protocol("the plugin returned a null buffer".into()));
+        }
+        Ok(Buffer {
+            client,
+            raw,
+            array_type: OnceLock::new(),
+        })
+    }
+
+    /// The element type and dims (cached after the first call).
+    pub fn array_type(&self) -> Result<(ElementType, &[i64])> {
+        if let Some((t, dims)) = self.array_type.get() {
+            return Ok((*t, dims));
+        }
+        let fetched = (self.fetch_element_type()?, self.fetch_dims()?);
+        let (t, dims) = self.array_type.get_or_init(|| fetched);
+        Ok((*t, dims))
+    }
+
+    /// The raw buffer, for callers that go below oxla-pjrt.
+    pub fn raw(&self) -> *mut ffi::PJRT_Buffer {
+        self.raw
+    }
+
+    pub(crate) fn client_inner(&self) -> &Arc<ClientInner> {
+        &self.client
+    }
+
+    /// The element type.
+    pub fn element_type(&self) -> Result<ElementType> {
+        Ok(self.array_type()?.0)
+    }
+
+    /// The dimensions.
+    pub fn dims(&self) -> Result<Vec<i64>> {
+        Ok(self.array_type()?.1.to_vec())
+    }
+
+    fn fetch_element_type(&self) -> Result<ElementType> {
+        let mut args = ffi::PJRT_Buffer_ElementType_Args::new();
+        args.buffer = self.raw;
+        pjrt_call!(&self.client.api, PJRT_Buffer_ElementType, &mut args)?;
+        ElementType::from_raw(args.type_)
+    }
+
+    fn fetch_dims(&self) -> Result<Vec<i64>> {
+        let mut args = ffi::PJRT_Buffer_Dimensions_Args::new();
+        args.buffer = self.raw;
+        pjrt_call!(&self.client.api, PJRT_Buffer_Dimensions, &mut args)?;
+        if args.num_dims == 0 {
+            return Ok(Vec::new());
+        }
+        // SAFETY: the array is owned by the buffer, which is alive.
+        Ok(unsafe { std::slice::from_raw_parts(args.dims, args.num_dims) }.to_vec())
+    }
+
+    /// Bytes the buffer occupies on the device (layout and padding included).
+    pub fn on_device_size(&self) -> Result<usize> {
+        let mut args = ffi::PJRT_Buffer_OnDeviceSizeInBytes_Args::new();
+        args.buffer = self.raw;
+        pjrt_call!(&self.client.api, PJRT_Buffer_OnDeviceSizeInBytes, &mut args)?;
+        Ok(args.on_device_size_in_bytes)
+    }
+
+    /// The device the buffer lives on.
+    pub fn device(&self) -> Result<Device> {
+        let mut args = ffi::PJRT_Buffer_Device_Args::new();
+        args.buffer = self.raw;
+        pjrt_call!(&self.client.api, PJRT_Buffer_Device, &mut args)?;
+        Ok(Device::new(self.client.clone(), args.device))
+    }
+
+    /// An event that is ready when the buffer's value is computed (or failed).
+    pub fn ready_event(&self) -> Result<Event> {
+        let mut args = ffi::PJRT_Buffer_ReadyEvent_Args::new();
+        args.buffer = self.raw;
+        pjrt_call!(&self.client.api, PJRT_Buffer_ReadyEvent, &mut args)?;
+        Event::from_raw(self.client.api.clone(), args.event)
+            .ok_or_else(|| Error::Protocol("PJRT_Buffer_ReadyEvent returned no event".into()))
+    }
+
+    /// Waits until the buffer's value is computed; returns the error of the
+    /// computation that produced it, if it failed.
+    pub fn block_until_ready(&self) -> Result<()> {
+        self.ready_event()?.wait()
+    }
+
+    /// Copies the value to the host as row-major bytes (waits for it first).
+    pub fn to_host_bytes(&self) -> Result<Vec<u8>> {
+        let mut args = ffi::PJRT_Buffer_ToHostBuffer_Args::new();
+        args.src = self.raw;
+        pjrt_call!(&self.client.api, PJRT_Buffer_ToHostBuffer, &mut args)?;
+        let mut bytes = vec![0u8; args.dst_size];
+        self.copy_to_host(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// Copies the value into `dst`, which must have exactly the buffer's size.
+    pub fn copy_to_host(&self, dst: &mut [u8]) -> Result<()> {
+        let (element_type, dims) = self.array_type()?;
+        let expected = crate::client::expected_byte_len(element_type, dims)?;
+        if dst.len() != expected {
+            return Err(Error::InvalidArgument(format!(
+                "host destination has {} bytes, the buffer {expected}",
+                dst.len()
+            )));
+        }
+        let mut args = ffi::PJRT_Buffer_ToHostBuffer_Args::new();
+        args.src = self.raw;
+        args.dst = dst.as_mut_ptr().cast();
+        args.dst_size = dst.len();
+        pjrt_call!(&self.client.api, PJRT_Buffer_ToHostBuffer, &mut args)?;
+        match Event::from_raw(self.client.api.clone(), args.event) {
+            Some(done) => done.wait(),
+            None => Ok(()),
+        }
+    }
+
+    /// Copies the value to the host as `T`s; an error if `T` is not the
+    /// buffer's element type.
+    pub fn to_vec<T: NativeType>(&self) -> Result<Vec<T>> {
+        let element_type = self.element_type()?;
+        if element_type != T::TYPE {
+            return Err(Error::InvalidArgument(format!(
+                "buffer holds {element_type}, not {}",
+                T::TYPE
+            )));
+        }
+        T::from_bytes(&self.to_host_bytes()?)
+    }
+
+    /// Frees the device memory now; the handle stays, and using it is an error.
+    pub fn delete(&self) -> Result<()> {
+        let mut args = ffi::PJRT_Buffer_Delete_Args::new();
+        args.buffer = self.raw;
+        pjrt_call!(&self.client.api, PJRT_Buffer_Delete, &mut args)
+    }
+
+    /// Whether the device memory was freed (by `delete` or by donation).
+    pub fn is_deleted(&self) -> Result<bool> {
+        let mut args = ffi::PJRT_Buffer_IsDeleted_Args::new();
+        args.buffer = self.raw;
+        pjrt_call!(&self.client.api, PJRT_Buffer_IsDeleted, &mut args)?;
+        Ok(args.is_deleted)
+    }
+}
+
+impl fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.element_type(), self.dims()) {
+            (Ok(t), Ok(d)) => write!(f, "Buffer({t}{d:?})"),
+            _ => write!(f, "Buffer(<unavailable>)"),
+        }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        let mut args = ffi::PJRT_Buffer_Destroy_Args::new();
+        args.buffer = self.raw;
+        let _ = (|| pjrt_call!(&self.client.api, PJRT_Buffer_Destroy, &mut args))();
+    }
+}

@@ -1,0 +1,287 @@
+//! What goes into `PJRT_Client_Compile`: the program and its
+//! `CompileOptionsProto` (built with prost from proto/xla_subset.proto).
+
+use prost::Message;
+
+use crate::error::{Error, Result};
+use crate::proto;
+
+/// The format of a program's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgramFormat {
+    /// An MLIR module: StableHLO text, MLIR bytecode, or a portable artifact.
+    Mlir,
+    /// A serialized `HloModuleProto`.
+    Hlo,
+}
+
+impl ProgramFormat {
+    /// The format string the C API expects.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Mlir => "mlir",
+            Self::Hlo => "hlo",
+        }
+    }
+}
+
+/// The first bytes of MLIR bytecode ("ML\xEFR").
+pub const MLIR_BYTECODE_MAGIC: &[u8; 4] = b"ML\xEFR";
+
+/// A program to compile.
+#[derive(Debug, Clone)]
+pub struct Program {
+    code: Vec<u8>,
+    format: ProgramFormat,
+}
+
+impl Program {
+    /// An MLIR module (text, bytecode or a StableHLO portable artifact).
+    pub fn mlir(code: impl Into<Vec<u8>>) -> Self {
+        Self {
+            code: code.into(),
+            format: ProgramFormat::Mlir,
+        }
+    }
+
+    /// A serialized `HloModuleProto`.
+    pub fn hlo(code: impl Into<Vec<u8>>) -> Self {
+        Self {
+            code: code.into(),
+            format: ProgramFormat::Hlo,
+        }
+    }
+
+    /// The code.
+    pub fn code(&self) -> &[u8] {
+        &self.code
+    }
+
+    /// The format.
+    pub fn format(&self) -> ProgramFormat {
+        self.format
+    }
+
+    /// Whether the code is MLIR bytecode rather than text.
+    pub fn is_mlir_bytecode(&self) -> bool {
+        self.format == ProgramFormat::Mlir && self.code.starts_with(MLIR_BYTECODE_MAGIC)
+    }
+}
+
+/// Which device runs each (replica, partition) of a computation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceAssignment {
+    replicas: usize,
+    /// `devices[partition][replica]` is a device id.
+    devices: Vec<Vec<i64>>,
+}
+
+impl DeviceAssignment {
+    /// An assignment from `devices[replica][partition]` (device ids); every
+    /// row must have the same, non-zero length.
+    pub fn new(devices: &[Vec<i64>]) -> Result<Self> {
+        let replicas = devices.len();
+        let partitions = devices.first().map_or(0, Vec::len);
+        if replicas == 0 || partitions == 0 || devices.iter().any(|r| r.len() != partitions) {
+            return Err(Error::InvalidArgument(format!(
+                "a device assignment needs a non-empty replicas x partitions grid, got {devices:?}"
+            )));
+        }
+        let by_partition = (0..partitions)
+            .map(|p| devices.iter().map(|row| row[p]).collect())
+            .collect();
+        Ok(Self {
+            replicas,
+            devices: by_partition,
+        })
+    }
+
+    /// Number of replicas.
+    pub fn replicas(&self) -> usize {
+        self.replicas
+    }
+
+    /// Number of partitions.
+    pub fn partitions(&self) -> usize {
+        self.devices.len()
+    }
+
+    fn to_proto(&self) -> proto::DeviceAssignmentProto {
+        proto::DeviceAssignmentProto {
+            replica_count: self.replicas as i32,
+            computation_count: self.devices.len() as i32,
+            computation_devices: self
+                .devices
+                .iter()
+                .map(|ids| proto::device_assignment_proto::ComputationDevice {
+                    replica_device_ids: ids.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// How SPMD programs (num_partitions > 1) are partitioned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Partitioner {
+    /// Shardy (`sdy.sharding` attributes); JAX's default.
+    #[default]
+    Shardy,
+    /// GSPMD (`mhlo.sharding` attributes); deprecated in XLA.
+    Gspmd,
+}
+
+/// Options of one compilation. The defaults compile for one replica and one
+/// partition (an empty options proto crashes some plugins, so oxla always
+/// sets both).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompileOptions {
+    num_replicas: usize,
+    num_partitions: usize,
+    spmd: bool,
+    partitioner: Partitioner,
+    device_assignment: Option<DeviceAssignment>,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        Self {
+            num_replicas: 1,
+            num_partitions: 1,
+            spmd: false,
+            partitioner: Partitioner::default(),
+            device_assignment: None,
+        }
+    }
+}
+
+impl CompileOptions {
+    /// One replica, one partition.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the number of replicas (at least 1).
+    pub fn num_replicas(mut self, n: usize) -> Self {
+        self.num_replicas = n;
+        self
+    }
+
+    /// Sets the number of partitions (at least 1).
+    pub fn num_partitions(mut self, n: usize) -> Self {
+        self.num_partitions = n;
+        self
+    }
+
+    /// Partitions the program with SPMD, using `partitioner`.
+    pub fn spmd(mut self, partitioner: Partitioner) -> Self {
+        self.spmd = true;
+        self.partitioner = partitioner;
+        self
+    }
+
+    /// Fixes which device runs each replica and partition; also sets the
+    /// replica and partition counts to the assignment's.
+    pub fn device_assignment(mut self, assignment: DeviceAssignment) -> Self {
+        self.num_replicas = assignment.replicas();
+        self.num_partitions = assignment.partitions();
+        self.device_assignment = Some(assignment);
+        self
+    }
+
+    /// The serialized `CompileOptionsProto`.
+    pub fn to_proto_bytes(&self) -> Result<Vec<u8>> {
+        if self.num_replicas == 0 || self.num_partitions == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "compile options need at least one replica and one partition, got {} and {}",
+                self.num_replicas, self.num_partitions
+            )));
+        }
+        if let Some(a) = &self.device_assignment
+            && (a.replicas() != self.num_replicas || a.partitions() != self.num_partitions)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "device assignment is {}x{}, but {} replicas x {} partitions were asked for",
+                a.replicas(),
+                a.partitions(),
+                self.num_replicas,
+                self.num_partitions
+            )));
+        }
+        let build = proto::ExecutableBuildOptionsProto {
+            device_ordinal: -1,
+            num_replicas: self.num_replicas as i64,
+            num_partitions: self.num_partitions as i64,
+            use_spmd_partitioning: self.spmd,
+            use_auto_spmd_partitioning: false,
+            device_assignment: self
+                .device_assignment
+                .as_ref()
+                .map(DeviceAssignment::to_proto),
+            use_shardy_partitioner: self.spmd && self.partitioner == Partitioner::Shardy,
+        };
+        Ok(proto::CompileOptionsProto {
+            parameter_is_tupled_arguments: false,
+            executable_build_options: Some(build),
+            compile_portable_executable: false,
+        }
+        .encode_to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_options_set_one_replica_and_partition() {
+        let bytes = CompileOptions::new().to_proto_bytes().unwrap();
+        let decoded = proto::CompileOptionsProto::decode(bytes.as_slice()).unwrap();
+        let build = decoded.executable_build_options.unwrap();
+        assert_eq!((build.num_replicas, build.num_partitions), (1, 1));
+        assert!(!build.use_spmd_partitioning);
+    }
+
+    #[test]
+    fn zero_partitions_is_refused() {
+        let err = CompileOptions::new()
+            .num_partitions(0)
+            .to_proto_bytes()
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("at least one replica and one partition"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn device_assignment_is_stored_by_partition() {
+        let a = DeviceAssignment::new(&[vec![0, 1, 2]]).unwrap();
+        let bytes = CompileOptions::new()
+            .device_assignment(a)
+            .spmd(Partitioner::Shardy)
+            .to_proto_bytes()
+            .unwrap();
+        let build = proto::CompileOptionsProto::decode(bytes.as_slice())
+            .unwrap()
+            .executable_build_options
+            .unwrap();
+        assert_eq!((build.num_replicas, build.num_partitions), (1, 3));
+        assert!(build.use_spmd_partitioning && build.use_shardy_partitioner);
+        let da = build.device_assignment.unwrap();
+        assert_eq!((da.replica_count, da.computation_count), (1, 3));
+        let ids: Vec<_> = da
+            .computation_devices
+            .iter()
+            .map(|c| c.replica_device_ids.clone())
+            .collect();
+        assert_eq!(ids, vec![vec![0], vec![1], vec![2]]);
+    }
+
+    #[test]
+    fn ragged_device_assignment_is_refused() {
+        assert!(DeviceAssignment::new(&[vec![0, 1], vec![2]]).is_err());
+        assert!(DeviceAssignment::new(&[]).is_err());
+    }
+}

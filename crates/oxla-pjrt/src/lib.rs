@@ -1,0 +1,47 @@
+//! Safe Rust over the PJRT C API.
+//!
+//! [`Api::load`] opens a plugin (found with [`find_plugin`]), [`Client`]
+//! creates buffers ([`Buffer`]) and compiles programs ([`Program`] with
+//! [`CompileOptions`]) into [`LoadedExecutable`]s that execute, report their
+//! metadata and serialize. Every `PJRT_Error` becomes an [`Error`]; every
+//! handle is released by `Drop`; clients, buffers and executables are
+//! `Send + Sync`.
+#![warn(missing_docs)]
+
+mod api;
+mod args;
+mod buffer;
+mod client;
+mod compile;
+mod device;
+mod discovery;
+mod element_type;
+mod error;
+mod event;
+mod executable;
+pub mod ffi;
+mod named_value;
+mod program_shape;
+
+/// prost types of the XLA protos oxla sends and reads (proto/xla_subset.proto).
+#[allow(missing_docs, clippy::all)]
+pub mod proto {
+    include!(concat!(env!("OUT_DIR"), "/xla.rs"));
+}
+
+pub use api::{Api, ApiVersion};
+pub use buffer::Buffer;
+pub use client::{Client, ClientOptions, expected_byte_len};
+pub use compile::{
+    CompileOptions, DeviceAssignment, MLIR_BYTECODE_MAGIC, Partitioner, Program, ProgramFormat,
+};
+pub use device::{Device, Memory};
+pub use discovery::{
+    Candidate, CandidateSource, Platform, SearchPlaces, find_plugin, oxla_home, plugin_dir,
+};
+pub use element_type::{ElementType, NativeType};
+pub use error::{Error, ErrorCode, Result};
+pub use event::Event;
+pub use executable::{CompiledMemoryStats, ExecuteOptions, LoadedExecutable};
+pub use named_value::{NamedValue, Value};
+pub use program_shape::{ProgramShape, Shape};
