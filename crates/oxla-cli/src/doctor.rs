@@ -1,0 +1,74 @@
+//! `oxla doctor`: which plugins are where, and what is missing.
+
+use std::collections::BTreeSet;
+
+use oxla_pjrt::{
+    Api, ApiVersion, CandidateSource, Client, ClientOptions, Platform, SearchPlaces, oxla_home,
+};
+
+/// Prints, for each platform, every plugin found (with its versions and
+/// whether a client starts) or what to install; fails if no CPU plugin works.
+pub fn run() -> anyhow::Result<()> {
+    let places = SearchPlaces::from_environment();
+    println!("oxla home:      {}", oxla_home().display());
+    println!("plugin dir:     {}", places.plugin_dir.display());
+    match &places.env_plugin {
+        Some(p) => println!("OXLA_PJRT_PLUGIN: {}", p.display()),
+        None => println!("OXLA_PJRT_PLUGIN: (not set)"),
+    }
+    println!("oxla's PJRT C API header: {}", ApiVersion::HEADER);
+    let mut cpu_ok = false;
+    for platform in Platform::ALL {
+        println!("\n{platform}:");
+        let mut seen = BTreeSet::new();
+        let found: Vec<_> = places
+            .candidates(platform, None)
+            .into_iter()
+            .filter(|c| c.path.is_file() && seen.insert(c.path.clone()))
+            .collect();
+        if found.is_empty() {
+            println!("  missing: {}", platform.install_hint());
+            continue;
+        }
+        for candidate in found {
+            let works = describe(&candidate.path, candidate.source);
+            cpu_ok |= platform == Platform::Cpu && works;
+        }
+    }
+    if cpu_ok {
+        Ok(())
+    } else {
+        anyhow::bail!("no working CPU plugin: {}", Platform::Cpu.install_hint())
+    }
+}
+
+/// Prints one plugin's versions and whether a client starts; true if it does.
+fn describe(path: &std::path::Path, source: CandidateSource) -> bool {
+    println!("  {} ({source})", path.display());
+    let api = match Api::load(path) {
+        Ok(api) => api,
+        Err(e) => {
+            println!("    cannot load: {e}");
+            return false;
+        }
+    };
+    println!("    PJRT C API {}", api.version());
+    if let Ok(attributes) = api.plugin_attributes() {
+        for a in attributes.iter().filter(|a| a.name.contains("version")) {
+            println!("    {} = {}", a.name, a.value);
+        }
+    }
+    match Client::new(api, &ClientOptions::new()) {
+        Ok(client) => {
+            let platform = client.platform_name().unwrap_or_default();
+            let version = client.platform_version().unwrap_or_default();
+            let devices = client.devices().map(|d| d.len()).unwrap_or(0);
+            println!("    ok: platform {platform} {version}, {devices} devices");
+            true
+        }
+        Err(e) => {
+            println!("    client does not start: {e}");
+            false
+        }
+    }
+}

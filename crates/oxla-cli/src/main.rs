@@ -1,0 +1,63 @@
+//! The `oxla` command.
+//!
+//! Every failure prints one line, `error: ...`, and exits with status 1;
+//! nothing a user passes makes it abort.
+
+mod devices;
+mod doctor;
+mod plugin_args;
+mod run;
+mod summary;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// oxla: JAX's programming model in Rust, on the XLA runtime (PJRT plugins).
+#[derive(Debug, Parser)]
+#[command(name = "oxla", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the platform, versions, PJRT C API version and devices of a plugin.
+    Devices(devices::DevicesArgs),
+    /// Compile a StableHLO module (.mlir text or MLIR bytecode) and run it on
+    /// .npy inputs; with no inputs, print the signature it expects.
+    Run(run::RunArgs),
+    /// Say which PJRT plugins were found where, their versions, and what is
+    /// missing with how to get it.
+    Doctor,
+}
+
+/// Formats an error chain on one line (plugin messages can span lines).
+fn one_line(error: &anyhow::Error) -> String {
+    let text = format!("{error:#}");
+    text.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("error: internal error (please report it): {info}");
+    }));
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Devices(args) => devices::run(&args),
+        Command::Run(args) => run::run(&args),
+        Command::Doctor => doctor::run(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {}", one_line(&error));
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! The options every subcommand that talks to a plugin shares.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use oxla_pjrt::{Api, Client, ClientOptions, Platform, find_plugin};
+
+/// Which plugin to use.
+#[derive(Debug, Args)]
+pub struct PluginArgs {
+    /// Path of a PJRT plugin library (default: discovered for --platform).
+    #[arg(long, value_name = "PATH")]
+    pub plugin: Option<PathBuf>,
+    /// Platform whose plugin to discover: cpu, cuda, rocm or tpu.
+    #[arg(long, default_value = "cpu")]
+    pub platform: Platform,
+}
+
+impl PluginArgs {
+    /// Loads the plugin and creates a client with the plugin's defaults.
+    pub fn client(&self) -> anyhow::Result<Client> {
+        let path = find_plugin(self.platform, self.plugin.as_deref())?;
+        let api = Api::load(&path)?;
+        Client::new(api, &ClientOptions::new())
+            .with_context(|| format!("cannot create a client of {}", path.display()))
+    }
+}

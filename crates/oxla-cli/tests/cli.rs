@@ -1,0 +1,325 @@
+//! The `oxla` binary end to end: devices, doctor, run (against JAX's values),
+//! and every kind of bad input giving exit status 1 and one `error:` line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use oxla_npy::HostArray;
+
+fn oxla(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oxla"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// stderr without the plugins' own log lines (absl's `I0000 ...`).
+fn stderr_lines(o: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| !(l.starts_with('I') || l.starts_with('W')) || l.starts_with("error"))
+        .filter(|l| !l.starts_with("WARNING: All log messages"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Asserts a clean failure: status 1 (not a signal), one `error:` line that
+/// contains `needle`.
+fn assert_fails_with(o: &Output, needle: &str) {
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "status {:?}, stderr {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let lines = stderr_lines(o);
+    assert_eq!(lines.len(), 1, "expected one line, got {lines:?}");
+    assert!(lines[0].starts_with("error: "), "{lines:?}");
+    assert!(
+        lines[0].contains(needle),
+        "{:?} does not contain {needle:?}",
+        lines[0]
+    );
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn python() -> PathBuf {
+    std::env::var_os("OXLA_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let p = oxla_pjrt::oxla_home().join("venv/bin/python");
+            assert!(
+                p.is_file(),
+                "{} is missing: run `bash ci/setup` first",
+                p.display()
+            );
+            p
+        })
+}
+
+/// A directory with JAX's module, inputs and expected outputs.
+fn jax_fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/jax_module.py");
+    let o = Command::new(python())
+        .arg(script)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn devices_lists_platform_and_devices() {
+    let o = oxla(&["devices"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    assert!(text.contains("platform:         cpu"), "{text}");
+    assert!(text.contains("PJRT C API:"), "{text}");
+    assert!(text.contains("[0] "), "{text}");
+}
+
+#[test]
+fn devices_takes_an_explicit_plugin() {
+    let lammps = oxla_pjrt::plugin_dir()
+        .join("lammps-jax-pjrt-cpu-0.11.2/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so");
+    let o = oxla(&["devices", "--plugin", s(&lammps)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout(&o).contains("PJRT C API:       0.115"),
+        "{}",
+        stdout(&o)
+    );
+    assert_fails_with(
+        &oxla(&["devices", "--plugin", "/nonexistent/plugin.so"]),
+        "/nonexistent/plugin.so",
+    );
+    assert_fails_with(
+        &oxla(&["devices", "--plugin", "/etc/hostname"]),
+        "cannot load PJRT plugin",
+    );
+}
+
+#[test]
+fn doctor_reports_found_and_missing_plugins() {
+    let o = oxla(&["doctor"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    assert!(text.contains("xla_cpu_pjrt.so"), "{text}");
+    assert!(text.contains("pjrt_c_api_cpu_plugin.so"), "{text}");
+    assert!(
+        text.contains("PJRT C API 0.81") && text.contains("PJRT C API 0.115"),
+        "{text}"
+    );
+    assert!(text.contains("ok: platform cpu"), "{text}");
+    assert!(
+        text.contains("tpu:\n  missing: install one with `pip install libtpu`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn doctor_fails_when_no_cpu_plugin_exists() {
+    let empty = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_oxla"))
+        .arg("doctor")
+        .env("OXLA_HOME", empty.path())
+        .env("HOME", empty.path())
+        .env_remove("OXLA_PJRT_PLUGIN")
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("PYTHONPATH")
+        .output()
+        .unwrap();
+    // Debian's system site-packages has no PJRT plugin here.
+    assert_fails_with(&o, "no working CPU plugin");
+    assert!(
+        stdout(&o).contains("cpu:\n  missing: install one with `bash ci/setup`"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn the_example_training_run_converges() {
+    let example = repo().join("examples/linear_regression.mlir");
+    let out_dir = tempfile::tempdir().unwrap();
+    let o = oxla(&["run", s(&example), "--out", s(out_dir.path())]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        stdout(&o).lines().filter(|l| l.starts_with("out[")).count(),
+        4,
+        "{}",
+        stdout(&o)
+    );
+    let read_f32 = |i: usize| -> Vec<f32> {
+        let a = HostArray::read_file(&out_dir.path().join(format!("out_{i}.npy"))).unwrap();
+        a.bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let w = read_f32(0);
+    for (got, want) in w.iter().zip([1.5f32, -2.0, 0.5, 3.0]) {
+        assert!((got - want).abs() < 1e-3, "w = {w:?}");
+    }
+    assert!((read_f32(1)[0] - 0.7).abs() < 1e-3);
+    let (before, after) = (read_f32(2)[0], read_f32(3)[0]);
+    assert!(before > 1.0 && after < 1e-6, "loss {before} -> {after}");
+}
+
+fn assert_outputs_match_jax(dir: &Path, out: &Path) {
+    for i in 0..2 {
+        let got = HostArray::read_file(&out.join(format!("out_{i}.npy"))).unwrap();
+        let want = HostArray::read_file(&dir.join(format!("expected_{i}.npy"))).unwrap();
+        assert_eq!(
+            (got.npy_type, &got.dims),
+            (want.npy_type, &want.dims),
+            "output {i}"
+        );
+        if i == 0 {
+            let f = |a: &HostArray| -> Vec<f32> {
+                a.bytes
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                    .collect()
+            };
+            for (g, w) in f(&got).iter().zip(f(&want)) {
+                assert!((g - w).abs() <= 1e-6 + 1e-5 * w.abs(), "{g} vs {w}");
+            }
+        } else {
+            assert_eq!(got.bytes, want.bytes);
+        }
+    }
+}
+
+#[test]
+fn run_matches_jax_for_text_and_bytecode_modules() {
+    let dir = jax_fixture();
+    let d = dir.path();
+    for module in ["module.mlir", "module.mlirbc"] {
+        let out = tempfile::tempdir().unwrap();
+        let o = oxla(&[
+            "run",
+            s(&d.join(module)),
+            "--input",
+            s(&d.join("x.npy")),
+            "-i",
+            s(&d.join("y.npy")),
+            "--out",
+            s(out.path()),
+        ]);
+        assert!(
+            o.status.success(),
+            "{module}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = stdout(&o);
+        assert!(
+            text.contains("out[0]: f32[2,3]") && text.contains("out[1]: i32[]"),
+            "{text}"
+        );
+        assert_outputs_match_jax(d, out.path());
+    }
+}
+
+#[test]
+fn run_without_inputs_prints_the_signature() {
+    let dir = jax_fixture();
+    let o = oxla(&["run", s(&dir.path().join("module.mlir"))]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout(&o).starts_with("main(f32[2,3], i32[3]) -> (f32[2,3], i32[])"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn bad_input_fails_with_one_clear_line() {
+    let dir = jax_fixture();
+    let d = dir.path();
+    let module = d.join("module.mlir");
+    let (x, y) = (d.join("x.npy"), d.join("y.npy"));
+    assert_fails_with(
+        &oxla(&["run", "/nonexistent/model.mlir"]),
+        "cannot read /nonexistent/model.mlir",
+    );
+    let garbage = d.join("garbage.mlir");
+    std::fs::write(&garbage, "module { this is not mlir }").unwrap();
+    assert_fails_with(&oxla(&["run", s(&garbage)]), "cannot compile");
+    let binary = d.join("binary.bin");
+    std::fs::write(&binary, [0xffu8, 0xfe, 0x00, 0x80]).unwrap();
+    assert_fails_with(
+        &oxla(&["run", s(&binary)]),
+        "neither MLIR text nor MLIR bytecode",
+    );
+    let fake_bytecode = d.join("fake.mlirbc");
+    std::fs::write(&fake_bytecode, b"ML\xefR\x00\x01garbage").unwrap();
+    assert_fails_with(&oxla(&["run", s(&fake_bytecode)]), "cannot compile");
+    assert_fails_with(
+        &oxla(&["run", s(&module), "-i", s(&x)]),
+        "takes 2 inputs (main(f32[2,3], i32[3])",
+    );
+    assert_fails_with(
+        &oxla(&[
+            "run",
+            s(&module),
+            "-i",
+            s(&d.join("x_wrong_shape.npy")),
+            "-i",
+            s(&y),
+        ]),
+        "is f32[3,2], but",
+    );
+    assert_fails_with(
+        &oxla(&[
+            "run",
+            s(&module),
+            "-i",
+            s(&d.join("x_f64.npy")),
+            "-i",
+            s(&y),
+        ]),
+        "input 0",
+    );
+    assert_fails_with(
+        &oxla(&["run", s(&module), "-i", s(&y), "-i", s(&x)]),
+        "expects f32[2,3]",
+    );
+    assert_fails_with(
+        &oxla(&["run", s(&module), "-i", "/nonexistent/x.npy", "-i", s(&y)]),
+        "/nonexistent/x.npy",
+    );
+    assert_fails_with(
+        &oxla(&["run", s(&module), "-i", s(&module), "-i", s(&y)]),
+        "not a valid .npy file",
+    );
+    let blocked = d.join("a_file");
+    std::fs::write(&blocked, "").unwrap();
+    assert_fails_with(
+        &oxla(&[
+            "run",
+            s(&module),
+            "-i",
+            s(&x),
+            "-i",
+            s(&y),
+            "--out",
+            s(&blocked.join("sub")),
+        ]),
+        "cannot create",
+    );
+}
