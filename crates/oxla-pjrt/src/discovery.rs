@@ -299,7 +299,7 @@ pub(crate) fn describe_not_found(platform: Platform, searched: &[PathBuf]) -> St
         text.push_str("\n  ");
         text.push_str(&path.display().to_string());
     }
-    text.push_str("\n");
+    text.push('\n');
     text.push_str(platform.install_hint());
     text
 }

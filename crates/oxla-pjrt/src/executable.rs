@@ -370,8 +370,8 @@ impl LoadedExecutable {
                 self.inner.devices.len()
             )));
         }
-        let mut outputs = self.execute_sharded(&[args], options)?;
-        Ok(outputs.pop().unwrap_or_default())
+        let outputs = self.launch(&[args], options)?;
+        self.wrap_outputs(&outputs)
     }
 
     /// Runs on every device of the executable: `args[d]` are the arguments of
@@ -381,14 +381,34 @@ impl LoadedExecutable {
         args: &[&[&Buffer]],
         options: &ExecuteOptions,
     ) -> Result<Vec<Vec<Buffer>>> {
-        let inner = &*self.inner;
-        let num_devices = inner.devices.len();
+        let num_devices = self.inner.devices.len();
         if args.len() != num_devices {
             return Err(Error::InvalidArgument(format!(
                 "{} argument lists given for an executable on {num_devices} devices",
                 args.len()
             )));
         }
+        let outputs = self.launch(args, options)?;
+        // Wrap every handle before splitting, so that all are released if
+        // one is missing.
+        let mut all = self.wrap_outputs(&outputs)?.into_iter();
+        let per_device = self.inner.num_outputs;
+        Ok((0..num_devices)
+            .map(|_| all.by_ref().take(per_device).collect())
+            .collect())
+    }
+
+    /// Checks the argument lists (one per device) and calls
+    /// `PJRT_LoadedExecutable_Execute`; returns the raw outputs, device by
+    /// device. This is the hot path of every execution: no heap allocation
+    /// for up to 16 arguments and outputs.
+    fn launch(
+        &self,
+        args: &[&[&Buffer]],
+        options: &ExecuteOptions,
+    ) -> Result<SmallVec<[*mut ffi::PJRT_Buffer; 16]>> {
+        let inner = &*self.inner;
+        let num_devices = args.len();
         let num_args = args.first().map_or(0, |a| a.len());
         // Where the plugin tells the signature, check arguments against it:
         // some plugins only compare byte sizes and would reinterpret an i32
@@ -447,22 +467,26 @@ impl LoadedExecutable {
             PJRT_LoadedExecutable_Execute,
             &mut exec_args
         )?;
+        Ok(out_ptrs)
+    }
 
-        // Wrap every returned handle first, so each is released even if one
-        // is missing.
-        let wrapped: Vec<Result<Buffer>> = out_ptrs
-            .iter()
-            .map(|&raw| Buffer::from_raw(inner.client.clone(), raw))
-            .collect();
-        let mut wrapped = wrapped.into_iter();
-        (0..num_devices)
-            .map(|_| {
-                wrapped
-                    .by_ref()
-                    .take(num_outputs)
-                    .collect::<Result<Vec<Buffer>>>()
-            })
-            .collect()
+    /// Owns the raw outputs of an execution; an error (after releasing the
+    /// others) if the plugin returned a null handle.
+    fn wrap_outputs(&self, raw: &[*mut ffi::PJRT_Buffer]) -> Result<Vec<Buffer>> {
+        let mut buffers = Vec::with_capacity(raw.len());
+        let mut missing = false;
+        for &handle in raw {
+            match Buffer::from_raw(self.inner.client.clone(), handle) {
+                Ok(buffer) => buffers.push(buffer),
+                Err(_) => missing = true,
+            }
+        }
+        if missing {
+            return Err(Error::Protocol(
+                "the plugin returned a null output buffer".into(),
+            ));
+        }
+        Ok(buffers)
     }
 }
 

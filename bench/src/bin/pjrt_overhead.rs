@@ -1,0 +1,150 @@
+//! What oxla-pjrt adds to a raw `PJRT_LoadedExecutable_Execute`.
+//!
+//! One run, one plugin, one compiled tiny program (a scalar add): the same
+//! execution through the C API directly (argument structs built by hand,
+//! outputs destroyed by hand) and through `LoadedExecutable::execute`, in
+//! interleaved blocks. Two workloads: dispatch only (execute, release the
+//! output), and synchronous (also wait for the output to be ready).
+//!
+//! `cargo run --release -p oxla-bench --bin pjrt_overhead [-- --plugin PATH]`
+
+use std::ptr::null_mut;
+
+use anyhow::{Context, bail};
+use oxla_bench::{interleave, print_header, print_row};
+use oxla_pjrt::{
+    Api, Buffer, Client, ClientOptions, CompileOptions, LoadedExecutable, Platform, Program, ffi,
+    find_plugin,
+};
+
+const TINY: &str = r#"
+func.func public @main(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+  %0 = stablehlo.add %a, %b : tensor<f32>
+  return %0 : tensor<f32>
+}
+"#;
+
+/// The raw C API path, written as a C caller would: no checks beyond the
+/// returned error.
+struct Raw<'a> {
+    api: &'a ffi::PJRT_Api,
+    executable: *mut ffi::PJRT_LoadedExecutable,
+    args: [*mut ffi::PJRT_Buffer; 2],
+}
+
+impl Raw<'_> {
+    fn fail(&self, error: *mut ffi::PJRT_Error, what: &str) -> anyhow::Result<()> {
+        if error.is_null() {
+            return Ok(());
+        }
+        let mut destroy: ffi::PJRT_Error_Destroy_Args = unsafe { std::mem::zeroed() };
+        destroy.struct_size = ffi::PJRT_Error_Destroy_Args_STRUCT_SIZE as usize;
+        destroy.error = error;
+        unsafe { self.api.PJRT_Error_Destroy.unwrap()(&mut destroy) };
+        bail!("{what} failed")
+    }
+
+    fn execute(&self, wait: bool) -> anyhow::Result<()> {
+        unsafe {
+            let mut options: ffi::PJRT_ExecuteOptions = std::mem::zeroed();
+            options.struct_size = ffi::PJRT_ExecuteOptions_STRUCT_SIZE as usize;
+            let arg_list: *const *mut ffi::PJRT_Buffer = self.args.as_ptr();
+            let mut output: *mut ffi::PJRT_Buffer = null_mut();
+            let mut output_list: *mut *mut ffi::PJRT_Buffer = &mut output;
+            let mut args: ffi::PJRT_LoadedExecutable_Execute_Args = std::mem::zeroed();
+            args.struct_size = ffi::PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE as usize;
+            args.executable = self.executable;
+            args.options = &mut options;
+            args.argument_lists = &arg_list;
+            args.num_devices = 1;
+            args.num_args = 2;
+            args.output_lists = &mut output_list;
+            self.fail(
+                self.api.PJRT_LoadedExecutable_Execute.unwrap()(&mut args),
+                "execute",
+            )?;
+            if wait {
+                let mut ready: ffi::PJRT_Buffer_ReadyEvent_Args = std::mem::zeroed();
+                ready.struct_size = ffi::PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE as usize;
+                ready.buffer = output;
+                self.fail(
+                    self.api.PJRT_Buffer_ReadyEvent.unwrap()(&mut ready),
+                    "ready event",
+                )?;
+                let mut wait_args: ffi::PJRT_Event_Await_Args = std::mem::zeroed();
+                wait_args.struct_size = ffi::PJRT_Event_Await_Args_STRUCT_SIZE as usize;
+                wait_args.event = ready.event;
+                self.fail(self.api.PJRT_Event_Await.unwrap()(&mut wait_args), "await")?;
+                let mut destroy_event: ffi::PJRT_Event_Destroy_Args = std::mem::zeroed();
+                destroy_event.struct_size = ffi::PJRT_Event_Destroy_Args_STRUCT_SIZE as usize;
+                destroy_event.event = ready.event;
+                self.fail(
+                    self.api.PJRT_Event_Destroy.unwrap()(&mut destroy_event),
+                    "destroy event",
+                )?;
+            }
+            let mut destroy: ffi::PJRT_Buffer_Destroy_Args = std::mem::zeroed();
+            destroy.struct_size = ffi::PJRT_Buffer_Destroy_Args_STRUCT_SIZE as usize;
+            destroy.buffer = output;
+            self.fail(
+                self.api.PJRT_Buffer_Destroy.unwrap()(&mut destroy),
+                "destroy buffer",
+            )
+        }
+    }
+}
+
+fn oxla_execute(exe: &LoadedExecutable, args: &[&Buffer], wait: bool) -> anyhow::Result<()> {
+    let outputs = exe.execute(args)?;
+    if wait {
+        outputs[0].block_until_ready()?;
+    }
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let explicit = args
+        .iter()
+        .position(|a| a == "--plugin")
+        .and_then(|i| args.get(i + 1))
+        .map(std::path::PathBuf::from);
+    let path = find_plugin(Platform::Cpu, explicit.as_deref())?;
+    let api = Api::load(&path)?;
+    let client = Client::new(api.clone(), &ClientOptions::new().cpu_device_count(1))?;
+    let exe = client.compile(&Program::mlir(TINY), &CompileOptions::new())?;
+    let a = client.buffer_from_slice(&[1.5f32], &[], None)?;
+    let b = client.buffer_from_slice(&[2.0f32], &[], None)?;
+    let result = exe.execute(&[&a, &b])?;
+    anyhow::ensure!(result[0].to_vec::<f32>()? == vec![3.5], "wrong result");
+
+    // SAFETY: the table outlives this function (plugins are never unloaded).
+    let table = unsafe { api.raw().as_ref() }.context("null PJRT_Api")?;
+    let raw = Raw {
+        api: table,
+        executable: exe.raw(),
+        args: [a.raw(), b.raw()],
+    };
+    println!("plugin: {} (PJRT C API {})", path.display(), api.version());
+    print_header("raw C API");
+    let (blocks, calls) = (31, 20_000);
+    for (name, wait) in [
+        ("execute + release output", false),
+        ("execute + wait + release", true),
+    ] {
+        let (r, o) = interleave(
+            blocks,
+            calls,
+            || raw.execute(wait),
+            || oxla_execute(&exe, &[&a, &b], wait),
+        )?;
+        print_row(name, &r, &o);
+        println!(
+            "|   fastest block: raw {:.3} µs, oxla {:.3} µs, oxla adds {:+.3} µs",
+            r.min_ns() / 1000.0,
+            o.min_ns() / 1000.0,
+            (o.min_ns() - r.min_ns()) / 1000.0
+        );
+    }
+    Ok(())
+}
