@@ -6,62 +6,6 @@ use oxla_pjrt::ElementType;
 /// How many leading elements a summary shows.
 const SHOWN: usize = 6;
 
-/// The array's elements as numbers: complex values as (re, im) pairs, bf16
-/// stored as `V2` decoded as bf16.
-fn numbers(array: &HostArray) -> Vec<f64> {
-    let b = &array.bytes;
-    macro_rules! le {
-        ($t:ty) => {
-            b.chunks_exact(std::mem::size_of::<$t>())
-                .map(|c| {
-                    <$t>::from_le_bytes(c.try_into().expect("chunk of the type's size")) as f64
-                })
-                .collect()
-        };
-    }
-    let element_type = match array.npy_type {
-        NpyType::Element(t) => t,
-        NpyType::Void2 => ElementType::Bf16,
-    };
-    match element_type {
-        ElementType::Pred | ElementType::U8 => b.iter().map(|&x| f64::from(x)).collect(),
-        ElementType::S8 => b.iter().map(|&x| f64::from(x as i8)).collect(),
-        ElementType::S16 => le!(i16),
-        ElementType::S32 => le!(i32),
-        ElementType::S64 => le!(i64),
-        ElementType::U16 => le!(u16),
-        ElementType::U32 => le!(u32),
-        ElementType::U64 => le!(u64),
-        ElementType::F16 => b
-            .chunks_exact(2)
-            .map(|c| f64::from(f16_to_f32(u16::from_le_bytes([c[0], c[1]]))))
-            .collect(),
-        ElementType::Bf16 => b
-            .chunks_exact(2)
-            .map(|c| {
-                f64::from(f32::from_bits(
-                    u32::from(u16::from_le_bytes([c[0], c[1]])) << 16,
-                ))
-            })
-            .collect(),
-        ElementType::F32 | ElementType::C64 => le!(f32),
-        ElementType::F64 | ElementType::C128 => le!(f64),
-    }
-}
-
-/// IEEE half to single precision.
-fn f16_to_f32(bits: u16) -> f32 {
-    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exponent = i32::from((bits >> 10) & 0x1f);
-    let mantissa = f32::from(bits & 0x3ff);
-    sign * match exponent {
-        0 => mantissa * 2f32.powi(-24),
-        31 if mantissa == 0.0 => f32::INFINITY,
-        31 => f32::NAN,
-        e => (1.0 + mantissa / 1024.0) * 2f32.powi(e - 15),
-    }
-}
-
 /// Whether values of the array print as f32 (its type has no more precision).
 fn prints_as_f32(array: &HostArray) -> bool {
     matches!(
@@ -89,16 +33,12 @@ fn format_number(v: f64, as_f32: bool) -> String {
 /// `f32[2,3]` for an array.
 pub fn type_string(array: &HostArray) -> String {
     let dims: Vec<String> = array.dims.iter().map(i64::to_string).collect();
-    let name = match array.npy_type {
-        NpyType::Element(t) => t.name(),
-        NpyType::Void2 => "bf16",
-    };
-    format!("{name}[{}]", dims.join(","))
+    format!("{}[{}]", array.element_type(), dims.join(","))
 }
 
 /// `f32[2,3] min -1 max 2.5 mean 0.3 [0.1, 0.2, ...]`.
 pub fn summarize(array: &HostArray) -> String {
-    let values = numbers(array);
+    let values = array.to_f64_vec();
     let complex = matches!(
         array.npy_type,
         NpyType::Element(ElementType::C64 | ElementType::C128)

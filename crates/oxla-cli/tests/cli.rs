@@ -51,30 +51,11 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn python() -> PathBuf {
-    std::env::var_os("OXLA_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let p = oxla_pjrt::oxla_home().join("venv/bin/python");
-            assert!(
-                p.is_file(),
-                "{} is missing: run `bash ci/setup` first",
-                p.display()
-            );
-            p
-        })
-}
-
 /// A directory with JAX's module, inputs and expected outputs.
 fn jax_fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/jax_module.py");
-    let o = Command::new(python())
-        .arg(script)
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    oxla_testing::run_python(&script, &[dir.path()]);
     dir
 }
 

@@ -176,6 +176,49 @@ impl HostArray {
         self.len() == 0
     }
 
+    /// The element type the bytes hold (`V2` is bf16).
+    pub fn element_type(&self) -> ElementType {
+        match self.npy_type {
+            NpyType::Element(t) => t,
+            NpyType::Void2 => ElementType::Bf16,
+        }
+    }
+
+    /// The elements as `f64`, complex numbers as interleaved (re, im) pairs.
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        use half::{bf16, f16};
+        let b = &self.bytes;
+        macro_rules! le {
+            ($t:ty) => {
+                b.chunks_exact(std::mem::size_of::<$t>())
+                    .map(|c| {
+                        <$t>::from_le_bytes(c.try_into().expect("chunk of the type's size")) as f64
+                    })
+                    .collect()
+            };
+        }
+        match self.element_type() {
+            ElementType::Pred | ElementType::U8 => b.iter().map(|&x| f64::from(x)).collect(),
+            ElementType::S8 => b.iter().map(|&x| f64::from(x as i8)).collect(),
+            ElementType::S16 => le!(i16),
+            ElementType::S32 => le!(i32),
+            ElementType::S64 => le!(i64),
+            ElementType::U16 => le!(u16),
+            ElementType::U32 => le!(u32),
+            ElementType::U64 => le!(u64),
+            ElementType::F16 => b
+                .chunks_exact(2)
+                .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f64())
+                .collect(),
+            ElementType::Bf16 => b
+                .chunks_exact(2)
+                .map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f64())
+                .collect(),
+            ElementType::F32 | ElementType::C64 => le!(f32),
+            ElementType::F64 | ElementType::C128 => le!(f64),
+        }
+    }
+
     /// Reads a `.npy` file.
     pub fn read_file(path: &Path) -> Result<Self> {
         let io = |source| NpyError::Io {

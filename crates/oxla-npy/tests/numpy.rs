@@ -1,25 +1,10 @@
 //! oxla-npy against NumPy: files NumPy wrote read back to the right bytes,
 //! files oxla wrote load in NumPy, and malformed files are errors.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 
 use oxla_npy::{HostArray, NpyError, NpyType};
 use oxla_pjrt::ElementType;
-
-fn python() -> PathBuf {
-    std::env::var_os("OXLA_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let p = oxla_pjrt::oxla_home().join("venv/bin/python");
-            assert!(
-                p.is_file(),
-                "{} is missing: run `bash ci/setup` first",
-                p.display()
-            );
-            p
-        })
-}
 
 fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/numpy_files.py")
@@ -35,17 +20,8 @@ fn from_hex(hex: &str) -> Vec<u8> {
 #[test]
 fn numpy_files_round_trip_through_oxla() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(python())
-        .arg(script())
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let cases: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listing = oxla_testing::run_python(&script(), &[dir.path()]);
+    let cases: serde_json::Value = serde_json::from_slice(&listing).unwrap();
     let mut written = Vec::new();
     for case in cases.as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
@@ -86,17 +62,8 @@ fn numpy_files_round_trip_through_oxla() {
         serde_json::to_string(&written).unwrap(),
     )
     .unwrap();
-    let out = Command::new(python())
-        .arg(script())
-        .arg("--check")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // NumPy loads what oxla wrote and compares it with the originals.
+    oxla_testing::run_python(&script(), &[Path::new("--check"), dir.path()]);
 }
 
 #[test]

@@ -8,22 +8,35 @@ use oxla_pjrt::{
     LoadedExecutable, Partitioner, Program, Shape,
 };
 
-use crate::support::{Case, HostArray, case, cases, client, clients, pinned_plugins};
+use oxla_testing::assert_close;
+
+use crate::support::{
+    Case, HostArray, case, cases, client, clients, from_buffer, pinned_plugins, to_buffer,
+};
 
 fn run_case(c: &Client, exe: &LoadedExecutable, case: &Case) -> Vec<HostArray> {
-    let inputs: Vec<Buffer> = case.inputs.iter().map(|a| a.to_buffer(c, None)).collect();
+    let inputs: Vec<Buffer> = case.inputs.iter().map(|a| to_buffer(a, c, None)).collect();
     let refs: Vec<&Buffer> = inputs.iter().collect();
     exe.execute(&refs)
         .unwrap()
         .iter()
-        .map(HostArray::from_buffer)
+        .map(from_buffer)
         .collect()
+}
+
+/// Compiles a case's StableHLO text for one device.
+fn compile_text(c: &Client, case: &Case) -> LoadedExecutable {
+    c.compile(
+        &Program::mlir(case.mlir_text.clone()),
+        &CompileOptions::new(),
+    )
+    .unwrap()
 }
 
 fn check_outputs(got: &[HostArray], case: &Case, what: &str) {
     assert_eq!(got.len(), case.outputs.len(), "{what}: number of outputs");
     for (i, (g, want)) in got.iter().zip(&case.outputs).enumerate() {
-        g.assert_close(want, &format!("{what} {} output {i}", case.name));
+        assert_close(g, want, &format!("{what} {} output {i}", case.name));
     }
 }
 
@@ -31,12 +44,7 @@ fn check_outputs(got: &[HostArray], case: &Case, what: &str) {
 fn stablehlo_text_from_jax_matches_jax() {
     for (p, c) in clients(1) {
         for case in cases().iter().filter(|c| c.num_partitions == 1) {
-            let exe = c
-                .compile(
-                    &Program::mlir(case.mlir_text.clone()),
-                    &CompileOptions::new(),
-                )
-                .unwrap();
+            let exe = compile_text(&c, case);
             check_outputs(&run_case(&c, &exe, case), case, &p.name);
         }
     }
@@ -58,12 +66,7 @@ fn portable_artifacts_compile_as_bytecode_and_match_jax() {
 fn metadata_describes_the_program() {
     let case = case("sin_mul_sum");
     for (p, c) in clients(1) {
-        let exe = c
-            .compile(
-                &Program::mlir(case.mlir_text.clone()),
-                &CompileOptions::new(),
-            )
-            .unwrap();
+        let exe = compile_text(&c, case);
         assert_eq!(exe.num_outputs(), 2, "{}", p.name);
         assert_eq!(
             exe.output_element_types().unwrap(),
@@ -112,12 +115,7 @@ fn metadata_describes_the_program() {
 fn serialized_executables_load_and_run_without_compiling() {
     let case = case("matmul_tanh");
     for (p, c) in clients(1) {
-        let exe = c
-            .compile(
-                &Program::mlir(case.mlir_text.clone()),
-                &CompileOptions::new(),
-            )
-            .unwrap();
+        let exe = compile_text(&c, case);
         let bytes = exe.serialize().unwrap();
         assert!(bytes.len() > 100, "{}", p.name);
         let loaded = c.deserialize_and_load(&bytes).unwrap();
@@ -177,13 +175,8 @@ fn malformed_programs_report_the_plugins_message() {
 fn wrong_arguments_are_errors_not_crashes() {
     let case = case("sin_mul_sum");
     for (p, c) in clients(1) {
-        let exe = c
-            .compile(
-                &Program::mlir(case.mlir_text.clone()),
-                &CompileOptions::new(),
-            )
-            .unwrap();
-        let x = case.inputs[0].to_buffer(&c, None);
+        let exe = compile_text(&c, case);
+        let x = to_buffer(&case.inputs[0], &c, None);
         let err = exe.execute(&[&x]).unwrap_err();
         assert!(
             err.to_string().contains("takes 2 arguments, 1 given"),
@@ -203,7 +196,7 @@ fn wrong_arguments_are_errors_not_crashes() {
             "invalid argument: argument 0 is i32[2,3], but the program expects f32[2,3]"
         );
         let other = client(&p, 1);
-        let foreign = case.inputs[1].to_buffer(&other, None);
+        let foreign = to_buffer(&case.inputs[1], &other, None);
         let err = exe.execute(&[&x, &foreign]).unwrap_err();
         assert!(
             err.to_string().contains("another PJRT client"),
@@ -226,25 +219,20 @@ fn donated_inputs_are_consumed_unless_marked_non_donatable() {
     let case = case("donate_update");
     assert_eq!(case.donated, vec![0]);
     for (p, c) in clients(1) {
-        let exe = c
-            .compile(
-                &Program::mlir(case.mlir_text.clone()),
-                &CompileOptions::new(),
-            )
-            .unwrap();
+        let exe = compile_text(&c, case);
         let stats = exe.compiled_memory_stats().unwrap();
         assert_eq!(stats.alias_size_in_bytes, 64 * 4, "{}: {stats:?}", p.name);
-        let w = case.inputs[0].to_buffer(&c, None);
-        let g = case.inputs[1].to_buffer(&c, None);
+        let w = to_buffer(&case.inputs[0], &c, None);
+        let g = to_buffer(&case.inputs[1], &c, None);
         let keep = ExecuteOptions {
             non_donatable_input_indices: vec![0],
             ..Default::default()
         };
         let out = exe.execute_with(&[&w, &g], &keep).unwrap();
-        HostArray::from_buffer(&out[0]).assert_close(&case.outputs[0], "non-donated");
+        assert_close(&from_buffer(&out[0]), &case.outputs[0], "non-donated");
         assert!(!w.is_deleted().unwrap(), "{}", p.name);
         let out = exe.execute(&[&w, &g]).unwrap();
-        HostArray::from_buffer(&out[0]).assert_close(&case.outputs[0], "donated");
+        assert_close(&from_buffer(&out[0]), &case.outputs[0], "donated");
         assert!(
             w.is_deleted().unwrap(),
             "{}: donated input still alive",
@@ -273,7 +261,7 @@ fn spmd_program_runs_partitioned_over_cpu_devices() {
             .map(|d| {
                 case.input_shards
                     .iter()
-                    .map(|s| s[d].to_buffer(&c, Some(&devices[d])))
+                    .map(|s| to_buffer(&s[d], &c, Some(&devices[d])))
                     .collect()
             })
             .collect();
@@ -285,7 +273,8 @@ fn spmd_program_runs_partitioned_over_cpu_devices() {
         for (d, device_outputs) in outputs.iter().enumerate() {
             for (o, buffer) in device_outputs.iter().enumerate() {
                 assert_eq!(buffer.device().unwrap(), devices[d]);
-                HostArray::from_buffer(buffer).assert_close(
+                assert_close(
+                    &from_buffer(buffer),
                     &case.output_shards[o][d],
                     &format!("{} device {d} output {o}", p.name),
                 );
@@ -300,15 +289,9 @@ fn spmd_program_runs_partitioned_over_cpu_devices() {
 fn one_executable_runs_from_many_threads_at_once() {
     let case = case("matmul_tanh");
     for (p, c) in clients(1) {
-        let exe = Arc::new(
-            c.compile(
-                &Program::mlir(case.mlir_text.clone()),
-                &CompileOptions::new(),
-            )
-            .unwrap(),
-        );
+        let exe = Arc::new(compile_text(&c, case));
         let inputs: Arc<Vec<Buffer>> =
-            Arc::new(case.inputs.iter().map(|a| a.to_buffer(&c, None)).collect());
+            Arc::new(case.inputs.iter().map(|a| to_buffer(a, &c, None)).collect());
         let name = p.name.as_str();
         std::thread::scope(|s| {
             for _ in 0..8 {
@@ -318,7 +301,7 @@ fn one_executable_runs_from_many_threads_at_once() {
                     for _ in 0..25 {
                         let refs: Vec<&Buffer> = inputs.iter().collect();
                         let out = exe.execute(&refs).unwrap();
-                        HostArray::from_buffer(&out[0]).assert_close(&case.outputs[0], name);
+                        assert_close(&from_buffer(&out[0]), &case.outputs[0], name);
                     }
                 });
             }

@@ -68,94 +68,36 @@ pub fn clients(devices: i64) -> Vec<(PinnedPlugin, Client)> {
         .collect()
 }
 
-/// Host bytes of an array, with its type.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HostArray {
-    pub element_type: ElementType,
-    pub dims: Vec<i64>,
-    pub bytes: Vec<u8>,
+pub use oxla_npy::HostArray;
+
+/// A host array from the JSON the fixture script prints.
+fn array_from_json(v: &serde_json::Value) -> HostArray {
+    let element_type: ElementType = v["dtype"].as_str().unwrap().parse().unwrap();
+    HostArray::new(
+        element_type,
+        v["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_i64().unwrap())
+            .collect(),
+        base64::engine::general_purpose::STANDARD
+            .decode(v["data"].as_str().unwrap())
+            .unwrap(),
+    )
 }
 
-impl HostArray {
-    fn from_json(v: &serde_json::Value) -> Self {
-        HostArray {
-            element_type: v["dtype"].as_str().unwrap().parse().unwrap(),
-            dims: v["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_i64().unwrap())
-                .collect(),
-            bytes: base64::engine::general_purpose::STANDARD
-                .decode(v["data"].as_str().unwrap())
-                .unwrap(),
-        }
-    }
+/// Copies a host array to a new buffer.
+pub fn to_buffer(array: &HostArray, client: &Client, device: Option<&oxla_pjrt::Device>) -> Buffer {
+    client
+        .buffer_from_bytes(&array.bytes, array.element_type(), &array.dims, device)
+        .unwrap()
+}
 
-    pub fn to_buffer(&self, client: &Client, device: Option<&oxla_pjrt::Device>) -> Buffer {
-        client
-            .buffer_from_bytes(&self.bytes, self.element_type, &self.dims, device)
-            .unwrap()
-    }
-
-    pub fn from_buffer(buffer: &Buffer) -> Self {
-        HostArray {
-            element_type: buffer.element_type().unwrap(),
-            dims: buffer.dims().unwrap(),
-            bytes: buffer.to_host_bytes().unwrap(),
-        }
-    }
-
-    /// Elements as f64 (complex as interleaved re, im).
-    fn values(&self) -> Vec<f64> {
-        use half::{bf16, f16};
-        let b = &self.bytes;
-        macro_rules! conv {
-            ($t:ty) => {
-                b.chunks_exact(std::mem::size_of::<$t>())
-                    .map(|c| <$t>::from_le_bytes(c.try_into().unwrap()) as f64)
-                    .collect()
-            };
-        }
-        match self.element_type {
-            ElementType::Pred | ElementType::U8 => b.iter().map(|&x| x as f64).collect(),
-            ElementType::S8 => b.iter().map(|&x| x as i8 as f64).collect(),
-            ElementType::S16 => conv!(i16),
-            ElementType::S32 => conv!(i32),
-            ElementType::S64 => conv!(i64),
-            ElementType::U16 => conv!(u16),
-            ElementType::U32 => conv!(u32),
-            ElementType::U64 => conv!(u64),
-            ElementType::F16 => b
-                .chunks_exact(2)
-                .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f64())
-                .collect(),
-            ElementType::Bf16 => b
-                .chunks_exact(2)
-                .map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f64())
-                .collect(),
-            ElementType::F32 | ElementType::C64 => conv!(f32),
-            ElementType::F64 | ElementType::C128 => conv!(f64),
-        }
-    }
-
-    /// Asserts `self` (oxla's) matches `expected` (JAX's) within the dtype's tolerance.
-    pub fn assert_close(&self, expected: &HostArray, what: &str) {
-        assert_eq!(self.element_type, expected.element_type, "{what}: dtype");
-        assert_eq!(self.dims, expected.dims, "{what}: shape");
-        let (rtol, atol) = match self.element_type {
-            ElementType::F16 | ElementType::Bf16 => (1e-2, 1e-2),
-            ElementType::F32 | ElementType::C64 => (1e-5, 1e-6),
-            ElementType::F64 | ElementType::C128 => (1e-12, 1e-14),
-            _ => (0.0, 0.0),
-        };
-        for (i, (got, want)) in self.values().iter().zip(expected.values()).enumerate() {
-            assert!(
-                (got - want).abs() <= atol + rtol * want.abs(),
-                "{what}: element {i}: oxla {got}, jax {want}"
-            );
-        }
-    }
+/// Copies a buffer to the host.
+pub fn from_buffer(buffer: &Buffer) -> HostArray {
+    let (element_type, dims) = buffer.array_type().unwrap();
+    HostArray::new(element_type, dims.to_vec(), buffer.to_host_bytes().unwrap())
 }
 
 /// One JAX reference program.
@@ -174,38 +116,16 @@ pub struct Case {
     pub output_shards: Vec<Vec<HostArray>>,
 }
 
-/// The Python of oxla's venv (made by ci/setup), or `OXLA_PYTHON`.
-pub fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("OXLA_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let p = oxla_pjrt::oxla_home().join("venv/bin/python");
-    assert!(
-        p.is_file(),
-        "{} is missing: run `bash ci/setup` first",
-        p.display()
-    );
-    p
-}
-
 /// JAX's reference cases, computed once per test binary.
 pub fn cases() -> &'static [Case] {
     static CASES: OnceLock<Vec<Case>> = OnceLock::new();
     CASES.get_or_init(|| {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jax_programs.py");
-        let out = std::process::Command::new(python())
-            .arg(&script)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap();
         let arrays = |v: &serde_json::Value| -> Vec<HostArray> {
             v.as_array()
-                .map(|a| a.iter().map(HostArray::from_json).collect())
+                .map(|a| a.iter().map(array_from_json).collect())
                 .unwrap_or_default()
         };
         let nested = |v: &serde_json::Value| -> Vec<Vec<HostArray>> {

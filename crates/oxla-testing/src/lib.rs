@@ -1,0 +1,70 @@
+//! Test support shared by oxla's crates: the Python with JAX that ci/setup
+//! installs (reference values are computed by it when tests run), and
+//! comparison of oxla's arrays with JAX's within each dtype's tolerance.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use oxla_npy::HostArray;
+use oxla_pjrt::ElementType;
+
+/// The Python of oxla's venv (made by ci/setup), or `OXLA_PYTHON`.
+pub fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("OXLA_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let p = oxla_pjrt::oxla_home().join("venv/bin/python");
+    assert!(
+        p.is_file(),
+        "{} is missing: run `bash ci/setup` first",
+        p.display()
+    );
+    p
+}
+
+/// Runs `script` with `args` in the reference Python; panics with its stderr
+/// if it fails, returns its stdout.
+pub fn run_python(script: &Path, args: &[&Path]) -> Vec<u8> {
+    let out = Command::new(python())
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} failed: {}",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// (relative, absolute) tolerance oxla's results must meet against JAX's.
+pub fn tolerance(element_type: ElementType) -> (f64, f64) {
+    match element_type {
+        ElementType::F16 | ElementType::Bf16 => (1e-2, 1e-2),
+        ElementType::F32 | ElementType::C64 => (1e-5, 1e-6),
+        ElementType::F64 | ElementType::C128 => (1e-12, 1e-14),
+        ElementType::Pred
+        | ElementType::S8
+        | ElementType::S16
+        | ElementType::S32
+        | ElementType::S64
+        | ElementType::U8
+        | ElementType::U16
+        | ElementType::U32
+        | ElementType::U64 => (0.0, 0.0),
+    }
+}
+
+/// Asserts that `got` (oxla's) matches `want` (JAX's): same dtype and shape,
+/// and every element within the dtype's tolerance (integers exactly).
+pub fn assert_close(got: &HostArray, want: &HostArray, what: &str) {
+    assert_eq!(got.element_type(), want.element_type(), "{what}: dtype");
+    assert_eq!(got.dims, want.dims, "{what}: shape");
+    let (rtol, atol) = tolerance(got.element_type());
+    for (i, (g, w)) in got.to_f64_vec().iter().zip(want.to_f64_vec()).enumerate() {
+        let close = (g - w).abs() <= atol + rtol * w.abs() || (g.is_nan() && w.is_nan());
+        assert!(close, "{what}: element {i}: oxla {g}, jax {w}");
+    }
+}
