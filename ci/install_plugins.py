@@ -1,6 +1,8 @@
 """Download, verify and unpack the pinned PJRT plugin wheels.
 
-Usage: install_plugins.py PLUGINS_TOML DEST_DIR
+Usage: install_plugins.py PLUGINS_TOML DEST_DIR [--find-links DIR]
+
+--find-links DIR takes wheels from DIR only (no index), as the tests do.
 
 Each [[plugin]] of PLUGINS_TOML is fetched with `pip download --no-deps`,
 its SHA-256 compared with the pin (a mismatch stops with a clear message and
@@ -27,7 +29,7 @@ def sha256_of(path: pathlib.Path) -> str:
     return digest.hexdigest()
 
 
-def install(plugin: dict, dest_root: pathlib.Path) -> None:
+def install(plugin: dict, dest_root: pathlib.Path, find_links: str | None = None) -> None:
     name, version, pin = plugin["name"], plugin["version"], plugin["sha256"]
     dest = dest_root / f"{name}-{version}"
     stamp = dest / ".oxla-sha256"
@@ -35,9 +37,10 @@ def install(plugin: dict, dest_root: pathlib.Path) -> None:
         print(f"ci/setup: plugin {name} {version} present at {dest}")
         return
     with tempfile.TemporaryDirectory() as tmp:
+        source = ["--no-index", "--find-links", find_links] if find_links else []
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-             "--disable-pip-version-check", "-d", tmp, f"{name}=={version}"],
+             "--disable-pip-version-check", *source, "-d", tmp, f"{name}=={version}"],
             check=True,
         )
         wheels = list(pathlib.Path(tmp).glob("*.whl"))
@@ -62,10 +65,16 @@ def install(plugin: dict, dest_root: pathlib.Path) -> None:
 
 
 def main() -> None:
-    manifest, dest_root = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    args = sys.argv[1:]
+    find_links = None
+    if "--find-links" in args:
+        at = args.index("--find-links")
+        find_links = args[at + 1]
+        del args[at:at + 2]
+    manifest, dest_root = pathlib.Path(args[0]), pathlib.Path(args[1])
     dest_root.mkdir(parents=True, exist_ok=True)
     for plugin in tomllib.loads(manifest.read_text())["plugin"]:
-        install(plugin, dest_root)
+        install(plugin, dest_root, find_links)
 
 
 if __name__ == "__main__":

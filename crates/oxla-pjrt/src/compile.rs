@@ -31,30 +31,33 @@ pub const MLIR_BYTECODE_MAGIC: &[u8; 4] = b"ML\xEFR";
 /// A program to compile.
 #[derive(Debug, Clone)]
 pub struct Program {
-    code: Vec<u8>,
+    /// The code followed by one NUL byte that is not part of it: MLIR's lexer
+    /// reads one byte past the end of the text it parses, expecting a
+    /// terminator (valgrind showed the read past an unterminated buffer).
+    code_nul: Vec<u8>,
     format: ProgramFormat,
 }
 
 impl Program {
+    fn new(code: impl Into<Vec<u8>>, format: ProgramFormat) -> Self {
+        let mut code_nul = code.into();
+        code_nul.push(0);
+        Self { code_nul, format }
+    }
+
     /// An MLIR module (text, bytecode or a StableHLO portable artifact).
     pub fn mlir(code: impl Into<Vec<u8>>) -> Self {
-        Self {
-            code: code.into(),
-            format: ProgramFormat::Mlir,
-        }
+        Self::new(code, ProgramFormat::Mlir)
     }
 
     /// A serialized `HloModuleProto`.
     pub fn hlo(code: impl Into<Vec<u8>>) -> Self {
-        Self {
-            code: code.into(),
-            format: ProgramFormat::Hlo,
-        }
+        Self::new(code, ProgramFormat::Hlo)
     }
 
-    /// The code.
+    /// The code (without the terminator).
     pub fn code(&self) -> &[u8] {
-        &self.code
+        &self.code_nul[..self.code_nul.len() - 1]
     }
 
     /// The format.
@@ -64,7 +67,7 @@ impl Program {
 
     /// Whether the code is MLIR bytecode rather than text.
     pub fn is_mlir_bytecode(&self) -> bool {
-        self.format == ProgramFormat::Mlir && self.code.starts_with(MLIR_BYTECODE_MAGIC)
+        self.format == ProgramFormat::Mlir && self.code().starts_with(MLIR_BYTECODE_MAGIC)
     }
 }
 
@@ -232,6 +235,17 @@ impl CompileOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn program_code_is_followed_by_a_terminator_it_does_not_count() {
+        let p = Program::mlir("module {}");
+        assert_eq!(p.code(), b"module {}");
+        // SAFETY: `code_nul` holds one byte past the code.
+        let after = unsafe { *p.code().as_ptr().add(p.code().len()) };
+        assert_eq!(after, 0);
+        assert!(Program::mlir(b"ML\xEFR rest".to_vec()).is_mlir_bytecode());
+        assert!(!Program::mlir("ML").is_mlir_bytecode());
+    }
 
     #[test]
     fn default_options_set_one_replica_and_partition() {

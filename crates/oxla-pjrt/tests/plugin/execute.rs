@@ -320,3 +320,57 @@ fn compile_options_are_checked_before_reaching_the_plugin() {
         .unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
 }
+
+#[test]
+fn replicated_program_runs_on_each_device() {
+    let case = case("matmul_tanh");
+    // The module's own attribute says one replica; the options say two.
+    let text = case
+        .mlir_text
+        .replace("mhlo.num_replicas = 1", "mhlo.num_replicas = 2");
+    for (p, c) in clients(2) {
+        let exe = c
+            .compile(
+                &Program::mlir(text.clone()),
+                &CompileOptions::new().num_replicas(2),
+            )
+            .unwrap();
+        assert_eq!(exe.num_replicas().unwrap(), 2, "{}", p.name);
+        let devices = exe.addressable_devices();
+        assert_eq!(devices.len(), 2);
+        let inputs: Vec<Vec<Buffer>> = devices
+            .iter()
+            .map(|d| {
+                case.inputs
+                    .iter()
+                    .map(|a| to_buffer(a, &c, Some(d)))
+                    .collect()
+            })
+            .collect();
+        let lists: Vec<Vec<&Buffer>> = inputs.iter().map(|l| l.iter().collect()).collect();
+        let list_refs: Vec<&[&Buffer]> = lists.iter().map(Vec::as_slice).collect();
+        let outputs = exe
+            .execute_sharded(&list_refs, &ExecuteOptions::default())
+            .unwrap();
+        for (d, device_outputs) in outputs.iter().enumerate() {
+            assert_eq!(device_outputs[0].device().unwrap(), devices[d]);
+            assert_close(
+                &from_buffer(&device_outputs[0]),
+                &case.outputs[0],
+                &format!("{} replica {d}", p.name),
+            );
+        }
+    }
+}
+
+#[test]
+fn handles_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<oxla_pjrt::Api>();
+    send_sync::<Client>();
+    send_sync::<Buffer>();
+    send_sync::<LoadedExecutable>();
+    send_sync::<oxla_pjrt::Device>();
+    send_sync::<oxla_pjrt::Memory>();
+    send_sync::<oxla_pjrt::Event>();
+}
