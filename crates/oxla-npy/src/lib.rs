@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 use std::io::{Read, Write};
+use std::ops::Range;
 use std::path::Path;
 
 use oxla_pjrt::ElementType;
@@ -219,6 +220,44 @@ impl HostArray {
         }
     }
 
+    /// A zero-filled array of `shape` whose leading corner holds this array's
+    /// elements in `ranges` (one per dimension): a device's shard of a
+    /// sharded array, padded where the shard runs past the array's edge.
+    pub fn block(&self, ranges: &[Range<i64>], shape: &[i64]) -> HostArray {
+        let elem = self.npy_type.byte_size();
+        let mut out = HostArray {
+            npy_type: self.npy_type,
+            dims: shape.to_vec(),
+            bytes: vec![0; shape.iter().map(|&d| d.max(0) as usize).product::<usize>() * elem],
+        };
+        copy_region(
+            &self.bytes,
+            &self.dims,
+            ranges,
+            &mut out.bytes,
+            shape,
+            elem,
+            Direction::OutOf,
+        );
+        out
+    }
+
+    /// Writes the leading corner of `block` into this array at `ranges`: the
+    /// inverse of [`HostArray::block`], for assembling a sharded result.
+    pub fn put_block(&mut self, ranges: &[Range<i64>], block: &HostArray) {
+        let elem = self.npy_type.byte_size();
+        let dims = self.dims.clone();
+        copy_region(
+            &block.bytes,
+            &block.dims,
+            ranges,
+            &mut self.bytes,
+            &dims,
+            elem,
+            Direction::Into,
+        );
+    }
+
     /// Reads a `.npy` file.
     pub fn read_file(path: &Path) -> Result<Self> {
         let io = |source| NpyError::Io {
@@ -351,6 +390,80 @@ impl HostArray {
     }
 }
 
+/// Which way [`copy_region`] copies.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// From `ranges` of the big array into the corner of the small one.
+    OutOf,
+    /// From the corner of the small array into `ranges` of the big one.
+    Into,
+}
+
+/// Copies the region `ranges` of a row-major array `big` (of `big_dims`)
+/// to or from the leading corner of `small` (of `small_dims`), row by row.
+/// `source` is the big array's bytes when copying out of it, the small
+/// one's when copying into `target` = the big one.
+fn copy_region(
+    source: &[u8],
+    source_dims: &[i64],
+    ranges: &[Range<i64>],
+    target: &mut [u8],
+    target_dims: &[i64],
+    elem: usize,
+    direction: Direction,
+) {
+    let (big_dims, small_dims) = match direction {
+        Direction::OutOf => (source_dims, target_dims),
+        Direction::Into => (target_dims, source_dims),
+    };
+    let rank = ranges.len();
+    let extent: Vec<i64> = ranges.iter().map(|r| (r.end - r.start).max(0)).collect();
+    if rank == 0 {
+        let n = elem.min(source.len()).min(target.len());
+        target[..n].copy_from_slice(&source[..n]);
+        return;
+    }
+    if extent.contains(&0) {
+        return;
+    }
+    let strides = |dims: &[i64]| -> Vec<usize> {
+        let mut s = vec![1usize; rank];
+        for i in (0..rank - 1).rev() {
+            s[i] = s[i + 1] * dims[i + 1] as usize;
+        }
+        s
+    };
+    let (big_strides, small_strides) = (strides(big_dims), strides(small_dims));
+    let row = extent[rank - 1] as usize * elem;
+    let mut index = vec![0i64; rank];
+    loop {
+        let big: usize = (0..rank)
+            .map(|i| (ranges[i].start + index[i]) as usize * big_strides[i])
+            .sum();
+        let small: usize = (0..rank)
+            .map(|i| index[i] as usize * small_strides[i])
+            .sum();
+        let (from, to) = match direction {
+            Direction::OutOf => (big * elem, small * elem),
+            Direction::Into => (small * elem, big * elem),
+        };
+        target[to..to + row].copy_from_slice(&source[from..from + row]);
+        // Next row: advance every index but the last.
+        let mut axis = rank - 1;
+        loop {
+            if axis == 0 {
+                return;
+            }
+            axis -= 1;
+            index[axis] += 1;
+            if index[axis] < extent[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+}
+
 /// The three keys of a `.npy` header dict.
 struct HeaderFields {
     descr: String,
@@ -431,4 +544,42 @@ fn fortran_to_c_order(bytes: &[u8], shape: &[u64], elem: usize) -> Vec<u8> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iota(dims: &[i64]) -> HostArray {
+        let n: i64 = dims.iter().product();
+        let bytes = (0..n as i32).flat_map(|v| v.to_le_bytes()).collect();
+        HostArray::new(ElementType::S32, dims.to_vec(), bytes)
+    }
+
+    fn values(a: &HostArray) -> Vec<i32> {
+        a.bytes
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn blocks_cut_and_reassemble_an_array() {
+        let a = iota(&[4, 3]);
+        let b = a.block(&[2..4, 1..3], &[2, 2]);
+        assert_eq!(values(&b), vec![7, 8, 10, 11]);
+        let padded = a.block(&[3..4, 0..3], &[2, 3]);
+        assert_eq!(values(&padded), vec![9, 10, 11, 0, 0, 0]);
+        let mut whole = HostArray::new(ElementType::S32, vec![4, 3], vec![0; 48]);
+        for (rows, cols) in [(0..2, 0..2), (0..2, 2..3), (2..4, 0..2), (2..4, 2..3)] {
+            let shape = [2, 2];
+            whole.put_block(
+                &[rows.clone(), cols.clone()],
+                &a.block(&[rows, cols], &shape),
+            );
+        }
+        assert_eq!(whole, a);
+        let scalar = HostArray::new(ElementType::S32, vec![], 5i32.to_le_bytes().to_vec());
+        assert_eq!(values(&scalar.block(&[], &[])), vec![5]);
+    }
 }

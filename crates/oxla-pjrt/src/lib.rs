@@ -22,6 +22,7 @@ mod executable;
 pub mod ffi;
 mod named_value;
 mod program_shape;
+mod sharding;
 
 /// prost types of the XLA protos oxla sends and reads (proto/xla_subset.proto).
 #[allow(missing_docs, clippy::all)]
@@ -45,3 +46,4 @@ pub use event::Event;
 pub use executable::{CompiledMemoryStats, ExecuteOptions, LoadedExecutable};
 pub use named_value::{NamedValue, Value};
 pub use program_shape::{ProgramShape, Shape};
+pub use sharding::HloSharding;

@@ -9,6 +9,7 @@ use prost::Message;
 use crate::element_type::ElementType;
 use crate::error::{Error, Result};
 use crate::proto;
+use crate::sharding::HloSharding;
 
 /// The type of one parameter or result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,10 +77,15 @@ impl fmt::Display for Shape {
 /// Parameters and result of a program's entry computation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProgramShape {
-    /// One shape per parameter, in order.
+    /// One shape per parameter, in order (per partition for SPMD programs).
     pub parameters: Vec<Shape>,
     /// The result (a tuple when the program returns several values).
     pub result: Shape,
+    /// For SPMD-partitioned programs: how each parameter is split over the
+    /// partitions.
+    pub parameter_shardings: Option<Vec<HloSharding>>,
+    /// For SPMD-partitioned programs: how each output is split.
+    pub output_shardings: Option<Vec<HloSharding>>,
 }
 
 impl ProgramShape {
@@ -113,7 +119,25 @@ impl ProgramShape {
             .ok_or_else(|| {
                 Error::Protocol("the optimized program has no entry signature".into())
             })?;
+        let parameter_shardings = if module.spmd_parameters_shardings.is_empty() {
+            None
+        } else {
+            Some(
+                module
+                    .spmd_parameters_shardings
+                    .iter()
+                    .map(HloSharding::from_proto)
+                    .collect::<Result<Vec<_>>>()?,
+            )
+        };
+        let output_shardings = module
+            .spmd_output_sharding
+            .as_ref()
+            .map(HloSharding::from_proto_leaves)
+            .transpose()?;
         Ok(ProgramShape {
+            parameter_shardings,
+            output_shardings,
             parameters: entry_shape
                 .parameters
                 .iter()

@@ -1,0 +1,29 @@
+//! Models exported from Python JAX with `jax.export`: read
+//! `Exported.serialize()` bytes ([`Exported::from_bytes`]), inspect them, and
+//! run them through PJRT ([`LoadedExport`]) following JAX's calling
+//! convention, on one device or SPMD-partitioned over several.
+#![warn(missing_docs)]
+
+mod error;
+mod model;
+mod read;
+mod run;
+mod schema;
+
+pub use error::{ExportError, Result};
+pub use model::{
+    AbstractMesh, AbstractValue, AxisType, DType, Dim, DisabledCheck, Exported, MemorySpace,
+    NamedSharding, PyTreeDef, Sharding,
+};
+pub use run::LoadedExport;
+
+/// The oldest `serialization_version` oxla reads. JAX has stored 3 in the
+/// field since version 3 for compatibility with old readers, whatever the
+/// real format; [`Exported::format_version`] says which format the fields are in.
+pub const MIN_SERIALIZATION_VERSION: u16 = 2;
+/// The newest `serialization_version` oxla reads.
+pub const MAX_SERIALIZATION_VERSION: u16 = 12;
+/// The oldest module calling convention oxla runs.
+pub const MIN_CALLING_CONVENTION: u16 = 9;
+/// The newest module calling convention oxla runs.
+pub const MAX_CALLING_CONVENTION: u16 = 10;

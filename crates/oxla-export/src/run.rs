@@ -1,0 +1,273 @@
+//! Running an export through PJRT with JAX's calling convention: an `i32`
+//! platform index first when several platforms were exported, then the kept
+//! inputs; SPMD exports are compiled for their devices, their inputs split
+//! and their outputs assembled by the shardings of the partitioned program.
+
+use oxla_npy::HostArray;
+use oxla_pjrt::{
+    Buffer, Client, CompileOptions, DeviceAssignment, ElementType, ExecuteOptions, HloSharding,
+    LoadedExecutable, Partitioner, Program, ProgramShape,
+};
+
+use crate::error::{ExportError, Result};
+use crate::model::{AbstractValue, Exported};
+
+/// An export compiled for a client, ready to call.
+pub struct LoadedExport {
+    exported: Exported,
+    client: Client,
+    executable: LoadedExecutable,
+    /// The `i32` platform index passed first, when several platforms were exported.
+    platform_index: Option<i32>,
+    program: ProgramShape,
+}
+
+fn cannot_run(message: String) -> ExportError {
+    ExportError::CannotRun(message)
+}
+
+/// Symbolic dimensions of the inputs, as `input i (path): aval` lines.
+fn symbolic_inputs(exported: &Exported) -> (Vec<String>, Vec<String>) {
+    let paths = exported.in_tree.leaf_paths();
+    let mut names = Vec::new();
+    let mut where_ = Vec::new();
+    for (i, aval) in exported.in_avals.iter().enumerate() {
+        let dims = aval.symbolic_dims();
+        if dims.is_empty() {
+            continue;
+        }
+        for d in dims {
+            if !names.iter().any(|n| n == d) {
+                names.push(d.to_string());
+            }
+        }
+        where_.push(format!(
+            "input {i} {} {aval}",
+            paths.get(i).map_or("", String::as_str)
+        ));
+    }
+    (names, where_)
+}
+
+fn element_type(aval: &AbstractValue, what: &str) -> Result<ElementType> {
+    aval.dtype.element_type().ok_or_else(|| {
+        cannot_run(format!(
+            "{what} has dtype {}, which oxla cannot move between host and device",
+            aval.dtype.name()
+        ))
+    })
+}
+
+impl LoadedExport {
+    /// Checks that `exported` can run on `client` and compiles it.
+    pub fn new(client: &Client, exported: &Exported) -> Result<LoadedExport> {
+        let cc = exported.calling_convention_version;
+        if !(crate::MIN_CALLING_CONVENTION..=crate::MAX_CALLING_CONVENTION).contains(&cc) {
+            return Err(ExportError::UnsupportedCallingConvention(cc));
+        }
+        let (symbolic, where_) = symbolic_inputs(exported);
+        if !symbolic.is_empty() {
+            return Err(cannot_run(format!(
+                "this export is shape-polymorphic in dimension(s) {} ({}); oxla runs exports with \
+                 static shapes only: export again with concrete shapes",
+                symbolic.join(", "),
+                where_.join("; ")
+            )));
+        }
+        for (i, aval) in exported.in_avals.iter().enumerate() {
+            element_type(aval, &format!("input {i}"))?;
+        }
+        for (i, aval) in exported.out_avals.iter().enumerate() {
+            element_type(aval, &format!("output {i}"))?;
+        }
+        let platform = client.platform_name()?.to_lowercase();
+        let index = exported
+            .platforms
+            .iter()
+            .position(|p| *p == platform)
+            .ok_or_else(|| {
+                cannot_run(format!(
+                    "exported for platform(s) {}, but this client's platform is {platform}",
+                    exported.platforms.join(", ")
+                ))
+            })?;
+        let platform_index = (exported.platforms.len() > 1).then_some(index as i32);
+        if !exported.ordered_effects.is_empty() {
+            return Err(cannot_run(format!(
+                "this export has ordered effects ({}), which take runtime tokens; oxla does not \
+                 create tokens yet",
+                exported.ordered_effects.join(", ")
+            )));
+        }
+        let devices = client.addressable_devices()?;
+        let needed = exported.nr_devices.max(1) as usize;
+        if devices.len() < needed {
+            return Err(cannot_run(format!(
+                "exported for {needed} devices, but this client has {} (the CPU plugin takes \
+                 cpu_device_count = {needed})",
+                devices.len()
+            )));
+        }
+        let options = if needed > 1 {
+            let ids = devices[..needed]
+                .iter()
+                .map(|d| d.id().map(i64::from))
+                .collect::<oxla_pjrt::Result<Vec<i64>>>()?;
+            CompileOptions::new()
+                .device_assignment(DeviceAssignment::new(&[ids])?)
+                .spmd(Partitioner::Shardy)
+        } else {
+            CompileOptions::new()
+        };
+        let executable = client.compile(&Program::mlir(exported.mlir_module.clone()), &options)?;
+        let program = executable.program_shape()?.clone();
+        let expected = usize::from(platform_index.is_some()) + exported.module_kept_var_idx.len();
+        if program.parameters.len() != expected {
+            return Err(cannot_run(format!(
+                "the module takes {} parameters, but its calling convention gives {expected}",
+                program.parameters.len()
+            )));
+        }
+        Ok(LoadedExport {
+            exported: exported.clone(),
+            client: client.clone(),
+            executable,
+            platform_index,
+            program,
+        })
+    }
+
+    /// The export.
+    pub fn exported(&self) -> &Exported {
+        &self.exported
+    }
+
+    /// The compiled executable.
+    pub fn executable(&self) -> &LoadedExecutable {
+        &self.executable
+    }
+
+    /// Checks `inputs` (the flat input leaves, in order) against the
+    /// exported types.
+    fn check_inputs(&self, inputs: &[HostArray]) -> Result<()> {
+        let avals = &self.exported.in_avals;
+        if inputs.len() != avals.len() {
+            return Err(ExportError::BadInput(format!(
+                "{} takes {} inputs ({}), {} given",
+                self.exported.function_name,
+                avals.len(),
+                avals
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                inputs.len()
+            )));
+        }
+        let paths = self.exported.in_tree.leaf_paths();
+        for (i, (input, aval)) in inputs.iter().zip(avals).enumerate() {
+            let want_type = element_type(aval, &format!("input {i}"))?;
+            let fits =
+                input.npy_type.feeds(want_type) && Some(&input.dims) == aval.static_dims().as_ref();
+            if !fits {
+                let dims: Vec<String> = input.dims.iter().map(i64::to_string).collect();
+                return Err(ExportError::BadInput(format!(
+                    "input {i} {} is {}[{}], but the export expects {aval}",
+                    paths.get(i).map_or("", String::as_str),
+                    input.element_type(),
+                    dims.join(",")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls the export on the host arrays of its flat input leaves; returns
+    /// its flat output leaves.
+    pub fn call(&self, inputs: &[HostArray]) -> Result<Vec<HostArray>> {
+        self.check_inputs(inputs)?;
+        let mut globals: Vec<HostArray> = Vec::with_capacity(self.program.parameters.len());
+        if let Some(index) = self.platform_index {
+            globals.push(HostArray::new(
+                ElementType::S32,
+                vec![],
+                index.to_le_bytes().to_vec(),
+            ));
+        }
+        globals.extend(
+            self.exported
+                .module_kept_var_idx
+                .iter()
+                .map(|&i| inputs[i].clone()),
+        );
+
+        let devices = self.executable.addressable_devices();
+        let replicated = HloSharding::Replicated;
+        let parameter_sharding = |k: usize| -> &HloSharding {
+            self.program
+                .parameter_shardings
+                .as_ref()
+                .and_then(|s| s.get(k))
+                .unwrap_or(&replicated)
+        };
+        let mut arguments: Vec<Vec<Buffer>> = Vec::with_capacity(devices.len());
+        for (partition, device) in devices.iter().enumerate() {
+            let mut list = Vec::with_capacity(globals.len());
+            for (k, global) in globals.iter().enumerate() {
+                let sharding = parameter_sharding(k);
+                let shard_dims = sharding.shard_dims(&global.dims)?;
+                let ranges = sharding
+                    .block(partition as i64, &global.dims)?
+                    .unwrap_or_else(|| global.dims.iter().map(|_| 0..0).collect());
+                let shard = global.block(&ranges, &shard_dims);
+                list.push(self.client.buffer_from_bytes(
+                    &shard.bytes,
+                    shard.element_type(),
+                    &shard.dims,
+                    Some(device),
+                )?);
+            }
+            arguments.push(list);
+        }
+        let lists: Vec<Vec<&Buffer>> = arguments.iter().map(|l| l.iter().collect()).collect();
+        let list_refs: Vec<&[&Buffer]> = lists.iter().map(Vec::as_slice).collect();
+        let outputs = self
+            .executable
+            .execute_sharded(&list_refs, &ExecuteOptions::default())?;
+        self.assemble_outputs(&outputs)
+    }
+
+    /// Puts each output together from the partitions' blocks.
+    fn assemble_outputs(&self, outputs: &[Vec<Buffer>]) -> Result<Vec<HostArray>> {
+        let replicated = HloSharding::Replicated;
+        self.exported
+            .out_avals
+            .iter()
+            .enumerate()
+            .map(|(j, aval)| {
+                let element_type = element_type(aval, &format!("output {j}"))?;
+                let dims = aval.static_dims().unwrap_or_default();
+                let sharding = self
+                    .program
+                    .output_shardings
+                    .as_ref()
+                    .and_then(|s| s.get(j))
+                    .unwrap_or(&replicated);
+                let size = oxla_pjrt::expected_byte_len(element_type, &dims)?;
+                let mut global = HostArray::new(element_type, dims.clone(), vec![0; size]);
+                for (partition, device_outputs) in outputs.iter().enumerate() {
+                    let buffer = device_outputs.get(j).ok_or_else(|| {
+                        cannot_run(format!("partition {partition} returned no output {j}"))
+                    })?;
+                    let Some(ranges) = sharding.block(partition as i64, &dims)? else {
+                        continue;
+                    };
+                    let (t, shard_dims) = buffer.array_type()?;
+                    let shard = HostArray::new(t, shard_dims.to_vec(), buffer.to_host_bytes()?);
+                    global.put_block(&ranges, &shard);
+                }
+                Ok(global)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,344 @@
+//! oxla-export against real `jax.export` files: a zoo exported by the venv's
+//! JAX when the tests run (tests/fixtures/export_zoo.py), read back field by
+//! field, run on both pinned CPU plugins and compared with JAX's outputs.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use oxla_export::{ExportError, Exported, LoadedExport, Sharding};
+use oxla_npy::HostArray;
+use oxla_pjrt::{Api, Client, ClientOptions, plugin_dir};
+use oxla_testing::assert_close;
+
+/// The zoo directory and JAX's manifest, made once per test binary.
+fn zoo() -> &'static (tempfile::TempDir, serde_json::Value) {
+    static ZOO: OnceLock<(tempfile::TempDir, serde_json::Value)> = OnceLock::new();
+    ZOO.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/export_zoo.py");
+        let manifest = oxla_testing::run_python(&script, &[dir.path()]);
+        let json: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+        (dir, json)
+    })
+}
+
+fn path(name: &str) -> PathBuf {
+    zoo().0.path().join(name)
+}
+
+fn manifest(case: &str) -> &'static serde_json::Value {
+    &zoo().1["cases"][case]
+}
+
+fn read(case: &str) -> Exported {
+    Exported::from_bytes(&std::fs::read(path(&format!("{case}.jaxexport"))).unwrap()).unwrap()
+}
+
+fn arrays(case: &str, kind: &str, count: usize) -> Vec<HostArray> {
+    (0..count)
+        .map(|i| HostArray::read_file(&path(&format!("{case}.{kind}_{i}.npy"))).unwrap())
+        .collect()
+}
+
+/// One client per pinned plugin, with 4 CPU devices.
+fn clients() -> Vec<(String, Client)> {
+    [
+        "xla-cpu-pjrt-0.0.1/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so",
+        "lammps-jax-pjrt-cpu-0.11.2/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
+    ]
+    .iter()
+    .map(|relative| {
+        let p = plugin_dir().join(relative);
+        assert!(
+            p.is_file(),
+            "{} is missing: run `bash ci/setup` first",
+            p.display()
+        );
+        let client = Client::new(
+            Api::load(&p).unwrap(),
+            &ClientOptions::new().cpu_device_count(4),
+        )
+        .unwrap();
+        (relative.split('/').next().unwrap().to_string(), client)
+    })
+    .collect()
+}
+
+const RUNNABLE: &[&str] = &[
+    "elementwise",
+    "mlp",
+    "cnn",
+    "scan_rnn",
+    "transformer_bf16",
+    "nested_pytree",
+    "cpu_and_cuda",
+    "unused_argument",
+    "with_vjp",
+    "sharded_4_devices",
+    "format_v9",
+    "format_v12",
+];
+
+fn strings(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_field_reads_as_jax_wrote_it() {
+    for case in RUNNABLE {
+        let m = manifest(case);
+        let e = read(case);
+        assert_eq!(
+            e.function_name,
+            m["function_name"].as_str().unwrap(),
+            "{case}"
+        );
+        assert_eq!(
+            e.in_tree.to_jax_string(),
+            m["in_tree"].as_str().unwrap(),
+            "{case}"
+        );
+        assert_eq!(
+            e.out_tree.to_jax_string(),
+            m["out_tree"].as_str().unwrap(),
+            "{case}"
+        );
+        let in_avals: Vec<String> = e.in_avals.iter().map(ToString::to_string).collect();
+        let out_avals: Vec<String> = e.out_avals.iter().map(ToString::to_string).collect();
+        assert_eq!(in_avals, strings(&m["in_avals"]), "{case}");
+        assert_eq!(out_avals, strings(&m["out_avals"]), "{case}");
+        assert_eq!(e.platforms, strings(&m["platforms"]), "{case}");
+        assert_eq!(
+            u64::from(e.nr_devices),
+            m["nr_devices"].as_u64().unwrap(),
+            "{case}"
+        );
+        assert_eq!(
+            u64::from(e.calling_convention_version),
+            m["calling_convention_version"].as_u64().unwrap(),
+            "{case}"
+        );
+        let kept: Vec<usize> = m["module_kept_var_idx"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as usize)
+            .collect();
+        assert_eq!(e.module_kept_var_idx, kept, "{case}");
+        assert_eq!(e.vjp.is_some(), m["has_vjp"].as_bool().unwrap(), "{case}");
+        assert!(
+            e.ordered_effects.is_empty() && e.unordered_effects.is_empty(),
+            "{case}"
+        );
+        assert!(
+            e.mlir_module.starts_with(b"ML\xefR"),
+            "{case}: not a portable artifact"
+        );
+        assert_eq!(
+            e.serialization_version, 3,
+            "{case}: JAX stores 3 for old readers"
+        );
+    }
+}
+
+#[test]
+fn formats_9_to_12_are_told_apart() {
+    assert_eq!(read("format_v9").format_version, 9);
+    let v12 = read("format_v12");
+    assert_eq!(v12.format_version, 12);
+    assert_eq!(v12.jax_version.as_deref(), Some("0.10.2-oxla-test"));
+    let current = read("elementwise");
+    assert!(current.format_version == 10 || current.format_version == 11);
+    assert_eq!(current.jax_version, None);
+    // The same function in the old and new layouts reads the same.
+    let (mut a, mut b) = (read("format_v9"), read("format_v12"));
+    (a.format_version, b.format_version, b.jax_version) = (0, 0, None);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn an_unknown_serialization_version_is_named() {
+    let err =
+        Exported::from_bytes(&std::fs::read(path("version_13.jaxexport")).unwrap()).unwrap_err();
+    assert!(matches!(err, ExportError::UnsupportedVersion(13)), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "unsupported jax.export serialization version 13 (oxla reads versions 2 to 12)"
+    );
+}
+
+#[test]
+fn shardings_and_mesh_are_read() {
+    let e = read("sharded_4_devices");
+    let Sharding::Named(x) = &e.in_shardings[0] else {
+        panic!("{:?}", e.in_shardings[0])
+    };
+    assert_eq!(x.mesh.axis_names, vec!["x", "y"]);
+    assert_eq!(x.mesh.axis_sizes, vec![2, 2]);
+    assert_eq!(x.spec, vec![vec!["x".to_string()], vec!["y".to_string()]]);
+    assert_eq!(x.to_string(), "P('x', 'y') over mesh {'x': 2, 'y': 2}");
+    let Sharding::Named(w) = &e.in_shardings[1] else {
+        panic!()
+    };
+    assert_eq!(w.to_string(), "P('y', None) over mesh {'x': 2, 'y': 2}");
+    assert_eq!(x.mesh.device_kind.as_deref(), Some("cpu"));
+    assert_eq!(e.out_shardings.len(), 2);
+}
+
+#[test]
+fn the_zoo_runs_and_matches_jax_on_both_plugins() {
+    for (plugin, client) in clients() {
+        for case in RUNNABLE {
+            let m = manifest(case);
+            let e = read(case);
+            let loaded = LoadedExport::new(&client, &e)
+                .unwrap_or_else(|err| panic!("{plugin} {case}: {err}"));
+            let inputs = arrays(case, "in", m["n_in"].as_u64().unwrap() as usize);
+            let expected = arrays(case, "out", m["n_out"].as_u64().unwrap() as usize);
+            let got = loaded
+                .call(&inputs)
+                .unwrap_or_else(|err| panic!("{plugin} {case}: {err}"));
+            assert_eq!(got.len(), expected.len(), "{plugin} {case}");
+            for (i, (g, w)) in got.iter().zip(&expected).enumerate() {
+                assert_close(g, w, &format!("{plugin} {case} output {i}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_sharded_export_runs_partitioned_over_four_devices() {
+    let (_, client) = clients().remove(0);
+    let loaded = LoadedExport::new(&client, &read("sharded_4_devices")).unwrap();
+    assert_eq!(loaded.executable().addressable_devices().len(), 4);
+    let program = loaded.executable().program_shape().unwrap();
+    // x: f32[8,4] split 2x2 -> f32[4,2] per device; w: f32[4,6] split on rows by 'y'.
+    assert_eq!(program.parameters[0].to_string(), "f32[4,2]");
+    assert_eq!(program.parameters[1].to_string(), "f32[2,6]");
+    let two = Client::new(
+        client.api().clone(),
+        &ClientOptions::new().cpu_device_count(2),
+    )
+    .unwrap();
+    let err = LoadedExport::new(&two, &read("sharded_4_devices"))
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string()
+            .contains("exported for 4 devices, but this client has 2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_vjp_export_matches_jax_and_finite_differences() {
+    let (_, client) = clients().remove(0);
+    let e = read("with_vjp");
+    let vjp = e.vjp.as_deref().expect("serialized with vjp_order=1");
+    let m = manifest("with_vjp");
+    let vjp_in: Vec<String> = vjp.in_avals.iter().map(ToString::to_string).collect();
+    assert_eq!(vjp_in, strings(&m["vjp_in_avals"]));
+    let loaded_vjp = LoadedExport::new(&client, vjp).unwrap();
+    let inputs = arrays("with_vjp", "vjp_in", 3);
+    let expected = arrays("with_vjp", "vjp_out", 2);
+    let grads = loaded_vjp.call(&inputs).unwrap();
+    for (i, (g, w)) in grads.iter().zip(&expected).enumerate() {
+        assert_close(g, w, &format!("vjp output {i}"));
+    }
+    // <grad_w, v> against central differences of the primal export along v.
+    let primal = LoadedExport::new(&client, &e).unwrap();
+    let f32s = |a: &HostArray| -> Vec<f64> { a.to_f64_vec() };
+    let w = f32s(&inputs[0]);
+    let direction: Vec<f64> = (0..w.len())
+        .map(|i| ((i * 7 % 5) as f64 - 2.0) / 2.0)
+        .collect();
+    let cotangent = f32s(&inputs[2]);
+    let value_along = |eps: f64| -> f64 {
+        let moved: Vec<u8> = w
+            .iter()
+            .zip(&direction)
+            .flat_map(|(a, d)| ((a + eps * d) as f32).to_le_bytes())
+            .collect();
+        let w_moved = HostArray::new(oxla_pjrt::ElementType::F32, inputs[0].dims.clone(), moved);
+        let out = primal.call(&[w_moved, inputs[1].clone()]).unwrap();
+        f32s(&out[0])
+            .iter()
+            .zip(&cotangent)
+            .map(|(y, c)| y * c)
+            .sum()
+    };
+    let eps = 1e-2;
+    let numeric = (value_along(eps) - value_along(-eps)) / (2.0 * eps);
+    let analytic: f64 = f32s(&grads[0])
+        .iter()
+        .zip(&direction)
+        .map(|(g, d)| g * d)
+        .sum();
+    assert!(
+        (numeric - analytic).abs() < 1e-2 * (1.0 + analytic.abs()),
+        "fd {numeric} vs vjp {analytic}"
+    );
+}
+
+#[test]
+fn shape_polymorphic_exports_name_their_symbolic_dimensions() {
+    let (_, client) = clients().remove(0);
+    let e = read("shape_poly");
+    assert_eq!(e.in_avals[0].to_string(), "float32[b,3]");
+    let err = LoadedExport::new(&client, &e).err().unwrap();
+    let text = err.to_string();
+    assert!(
+        text.contains("shape-polymorphic in dimension(s) b"),
+        "{text}"
+    );
+    assert!(text.contains("float32[b,3]"), "{text}");
+}
+
+#[test]
+fn inputs_are_checked_against_the_exported_types() {
+    let (_, client) = clients().remove(0);
+    let loaded = LoadedExport::new(&client, &read("mlp")).unwrap();
+    let mut inputs = arrays("mlp", "in", 7);
+    let err = loaded.call(&inputs[..6]).unwrap_err();
+    assert!(err.to_string().contains("takes 7 inputs"), "{err}");
+    inputs[3] = inputs[4].clone();
+    let err = loaded.call(&inputs).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "input 3 [0][0]['w1'] is f32[32,32], but the export expects float32[16,32]"
+    );
+}
+
+#[test]
+fn an_export_for_another_platform_is_refused() {
+    let (_, client) = clients().remove(0);
+    let mut e = read("elementwise");
+    e.platforms = vec!["cuda".into()];
+    let err = LoadedExport::new(&client, &e).err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "exported for platform(s) cuda, but this client's platform is cpu"
+    );
+}
+
+#[test]
+fn truncated_and_corrupted_files_are_errors() {
+    let bytes = std::fs::read(path("mlp.jaxexport")).unwrap();
+    for len in (0..bytes.len()).step_by(7) {
+        assert!(
+            Exported::from_bytes(&bytes[..len]).is_err(),
+            "prefix of {len} bytes read as valid"
+        );
+    }
+    let err = Exported::from_bytes(b"").unwrap_err();
+    assert!(matches!(err, ExportError::Malformed(_)), "{err}");
+    let err = Exported::from_bytes(b"module { func.func @main() { return } }").unwrap_err();
+    assert!(
+        err.to_string().starts_with("not a valid jax.export file"),
+        "{err}"
+    );
+}
