@@ -3,8 +3,10 @@
 //! Every failure prints one line, `error: ...`, and exits with status 1;
 //! nothing a user passes makes it abort.
 
+mod artifact;
 mod devices;
 mod doctor;
+mod inspect;
 mod plugin_args;
 mod run;
 mod summary;
@@ -25,9 +27,13 @@ struct Cli {
 enum Command {
     /// List the platform, versions, PJRT C API version and devices of a plugin.
     Devices(devices::DevicesArgs),
-    /// Compile a StableHLO module (.mlir text or MLIR bytecode) and run it on
-    /// .npy inputs; with no inputs, print the signature it expects.
+    /// Compile a StableHLO module (.mlir text or MLIR bytecode) or a
+    /// jax.export file and run it on .npy inputs; with no inputs, print the
+    /// signature it expects.
     Run(run::RunArgs),
+    /// Print what a jax.export file holds: signature, pytrees, shardings,
+    /// platforms, devices, effects, vjp.
+    Inspect(inspect::InspectArgs),
     /// Say which PJRT plugins were found where, their versions, and what is
     /// missing with how to get it.
     Doctor,
@@ -51,6 +57,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Devices(args) => devices::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Inspect(args) => inspect::run(&args),
         Command::Doctor => doctor::run(),
     };
     match result {

@@ -20,9 +20,21 @@ pub struct PluginArgs {
 impl PluginArgs {
     /// Loads the plugin and creates a client with the plugin's defaults.
     pub fn client(&self) -> anyhow::Result<Client> {
+        self.client_for_devices(None)
+    }
+
+    /// Loads the plugin and creates a client; on the CPU platform with
+    /// `devices` set, with that many CPU devices.
+    pub fn client_for_devices(&self, devices: Option<usize>) -> anyhow::Result<Client> {
         let path = find_plugin(self.platform, self.plugin.as_deref())?;
         let api = Api::load(&path)?;
-        Client::new(api, &ClientOptions::new())
+        let options = match devices {
+            Some(n) if self.platform == Platform::Cpu => {
+                ClientOptions::new().cpu_device_count(n as i64)
+            }
+            _ => ClientOptions::new(),
+        };
+        Client::new(api, &options)
             .with_context(|| format!("cannot create a client of {}", path.display()))
     }
 }

@@ -1,4 +1,5 @@
-//! `oxla run FILE`: compile a StableHLO module and run it on .npy inputs.
+//! `oxla run FILE`: compile a StableHLO module or a `jax.export` file and
+//! run it on .npy inputs.
 
 use std::path::{Path, PathBuf};
 
@@ -7,15 +8,20 @@ use clap::Args;
 use oxla_npy::HostArray;
 use oxla_pjrt::{Buffer, Client, CompileOptions, LoadedExecutable, Program, ProgramShape, Shape};
 
+use oxla_export::{Exported, LoadedExport};
+
+use crate::artifact::{Artifact, export_signature, read_artifact};
 use crate::plugin_args::PluginArgs;
 use crate::summary::{summarize, type_string};
 
 /// Arguments of `oxla run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The module: StableHLO as MLIR text (.mlir) or MLIR bytecode.
+    /// The program: StableHLO as MLIR text (.mlir) or MLIR bytecode, or a
+    /// file written by JAX's `Exported.serialize()`.
     file: PathBuf,
-    /// An input as a .npy file; give one per parameter, in order.
+    /// An input as a .npy file; give one per parameter (for an export, one
+    /// per leaf of its input pytree), in order.
     #[arg(long = "input", short = 'i', value_name = "X.npy")]
     inputs: Vec<PathBuf>,
     /// Directory to write the outputs to, as out_0.npy, out_1.npy, ...
@@ -26,19 +32,9 @@ pub struct RunArgs {
 }
 
 /// `main(f32[2,3], i32[]) -> (f32[2,3])`.
-fn signature(shape: &ProgramShape) -> String {
+pub fn signature(shape: &ProgramShape) -> String {
     let parameters: Vec<String> = shape.parameters.iter().map(Shape::to_string).collect();
     format!("main({}) -> {}", parameters.join(", "), shape.result)
-}
-
-/// Reads the module, refusing files that are neither MLIR text nor bytecode.
-fn read_program(file: &Path) -> anyhow::Result<Program> {
-    let code = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let program = Program::mlir(code);
-    if !program.is_mlir_bytecode() && std::str::from_utf8(program.code()).is_err() {
-        bail!("{} is neither MLIR text nor MLIR bytecode", file.display());
-    }
-    Ok(program)
 }
 
 /// Reads each input and checks it against the parameter it feeds.
@@ -113,12 +109,54 @@ fn execute(
         .collect()
 }
 
+/// Prints each output's summary and writes it to `out` if given.
+fn report_outputs(outputs: &[HostArray], out: Option<&Path>) -> anyhow::Result<()> {
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    for (i, output) in outputs.iter().enumerate() {
+        println!("out[{i}]: {}", summarize(output));
+        if let Some(dir) = out {
+            output.write_file(&dir.join(format!("out_{i}.npy")))?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs `oxla run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<()> {
-    let program = read_program(&args.file)?;
+    match read_artifact(&args.file)? {
+        Artifact::Module(program) => run_module(args, &program),
+        Artifact::Export(exported) => run_export(args, &exported),
+    }
+}
+
+/// Runs an export: one input per leaf of its input pytree.
+fn run_export(args: &RunArgs, exported: &Exported) -> anyhow::Result<()> {
+    if args.inputs.is_empty() && !exported.in_avals.is_empty() {
+        println!("{}", export_signature(exported));
+        println!("(give one --input X.npy per input leaf, in this order, to run it)");
+        return Ok(());
+    }
+    let devices = (exported.nr_devices > 1).then_some(exported.nr_devices as usize);
+    let client = args.plugin.client_for_devices(devices)?;
+    let loaded = LoadedExport::new(&client, exported)
+        .with_context(|| format!("cannot run {}", args.file.display()))?;
+    let inputs = args
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, path)| HostArray::read_file(path).with_context(|| format!("input {i}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let outputs = loaded.call(&inputs)?;
+    report_outputs(&outputs, args.out.as_deref())
+}
+
+/// Compiles and runs a StableHLO module.
+fn run_module(args: &RunArgs, program: &Program) -> anyhow::Result<()> {
     let client = args.plugin.client()?;
     let executable = client
-        .compile(&program, &CompileOptions::new())
+        .compile(program, &CompileOptions::new())
         .with_context(|| format!("cannot compile {}", args.file.display()))?;
     let shape = executable.program_shape()?.clone();
     if args.inputs.is_empty() && !shape.parameters.is_empty() {
@@ -128,15 +166,5 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     }
     let inputs = read_inputs(&args.file, &args.inputs, &shape)?;
     let outputs = execute(&client, &executable, &inputs, &shape)?;
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    for (i, output) in outputs.iter().enumerate() {
-        println!("out[{i}]: {}", summarize(output));
-        if let Some(dir) = &args.out {
-            let path = dir.join(format!("out_{i}.npy"));
-            output.write_file(&path)?;
-        }
-    }
-    Ok(())
+    report_outputs(&outputs, args.out.as_deref())
 }

@@ -245,7 +245,7 @@ fn bad_input_fails_with_one_clear_line() {
     std::fs::write(&binary, [0xffu8, 0xfe, 0x00, 0x80]).unwrap();
     assert_fails_with(
         &oxla(&["run", s(&binary)]),
-        "neither MLIR text nor MLIR bytecode",
+        "neither MLIR text, MLIR bytecode nor a jax.export file",
     );
     let fake_bytecode = d.join("fake.mlirbc");
     std::fs::write(&fake_bytecode, b"ML\xefR\x00\x01garbage").unwrap();
@@ -303,4 +303,115 @@ fn bad_input_fails_with_one_clear_line() {
         ]),
         "cannot create",
     );
+}
+
+/// A directory with oxla-export's zoo of jax.export files and JAX's values.
+fn export_zoo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let script = repo().join("crates/oxla-export/tests/fixtures/export_zoo.py");
+    oxla_testing::run_python(&script, &[dir.path()]);
+    dir
+}
+
+#[test]
+fn exports_run_inspect_and_fail_cleanly() {
+    let zoo = export_zoo();
+    let z = zoo.path();
+    let file = |name: &str| z.join(name).to_str().unwrap().to_string();
+
+    // Signature with pytree paths when no input is given.
+    let o = oxla(&["run", &file("mlp.jaxexport")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("function: f\ninputs: PyTreeDef((({'b1': *"),
+        "{text}"
+    );
+    assert!(text.contains("[3] [0][0]['w1'] float32[16,32]"), "{text}");
+
+    // Run with every leaf and compare with JAX.
+    let out = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        file("mlp.jaxexport"),
+        "--out".into(),
+        s(out.path()).into(),
+    ];
+    for i in 0..7 {
+        args.extend(["-i".to_string(), file(&format!("mlp.in_{i}.npy"))]);
+    }
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = oxla(&refs);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = HostArray::read_file(&out.path().join("out_0.npy")).unwrap();
+    let want = HostArray::read_file(&z.join("mlp.out_0.npy")).unwrap();
+    oxla_testing::assert_close(&got, &want, "oxla run mlp.jaxexport");
+
+    // A 4-device export runs on 4 CPU devices made for it.
+    let o = oxla(&[
+        "run",
+        &file("sharded_4_devices.jaxexport"),
+        "-i",
+        &file("sharded_4_devices.in_0.npy"),
+        "-i",
+        &file("sharded_4_devices.in_1.npy"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout(&o).contains("out[0]: f32[8,6]"), "{}", stdout(&o));
+
+    // inspect.
+    let o = oxla(&["inspect", &file("sharded_4_devices.jaxexport")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    for needle in [
+        "devices: 4",
+        "[0] P('x', 'y') over mesh {'x': 2, 'y': 2}",
+        "platforms: cpu",
+        "calling convention: 10",
+        "ordered effects: none",
+        "vjp: not included",
+    ] {
+        assert!(text.contains(needle), "{needle:?} not in {text}");
+    }
+    let o = oxla(&["inspect", &file("with_vjp.jaxexport")]);
+    assert!(
+        stdout(&o).contains("vjp: included\n  function: "),
+        "{}",
+        stdout(&o)
+    );
+    let o = oxla(&["inspect", &file("cpu_and_cuda.jaxexport")]);
+    assert!(
+        stdout(&o).contains("platforms: cpu, cuda"),
+        "{}",
+        stdout(&o)
+    );
+    let o = oxla(&["inspect", &file("format_v12.jaxexport")]);
+    assert!(
+        stdout(&o).contains("format 12, exported by JAX 0.10.2-oxla-test"),
+        "{}",
+        stdout(&o)
+    );
+
+    // Errors: one line each.
+    assert_fails_with(
+        &oxla(&[
+            "run",
+            &file("shape_poly.jaxexport"),
+            "-i",
+            &file("shape_poly.in_0.npy"),
+        ]),
+        "shape-polymorphic in dimension(s) b",
+    );
+    assert_fails_with(
+        &oxla(&["inspect", &file("version_13.jaxexport")]),
+        "serialization version 13",
+    );
+    assert_fails_with(
+        &oxla(&["run", &file("mlp.jaxexport"), "-i", &file("mlp.in_0.npy")]),
+        "takes 7 inputs",
+    );
+    let bytes = std::fs::read(z.join("mlp.jaxexport")).unwrap();
+    let truncated = z.join("truncated.jaxexport");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    assert_fails_with(&oxla(&["inspect", s(&truncated)]), "nor a jax.export file");
 }
