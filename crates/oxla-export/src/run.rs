@@ -229,11 +229,9 @@ impl LoadedExport {
             }
             arguments.push(list);
         }
-        let lists: Vec<Vec<&Buffer>> = arguments.iter().map(|l| l.iter().collect()).collect();
-        let list_refs: Vec<&[&Buffer]> = lists.iter().map(Vec::as_slice).collect();
         let outputs = self
             .executable
-            .execute_sharded(&list_refs, &ExecuteOptions::default())?;
+            .execute_sharded(&arguments, &ExecuteOptions::default())?;
         self.assemble_outputs(&outputs)
     }
 

@@ -1,6 +1,7 @@
 //! `PJRT_LoadedExecutable`: a compiled program loaded on devices, its
 //! metadata, execution and serialization.
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -375,12 +376,17 @@ impl LoadedExecutable {
     }
 
     /// Runs on every device of the executable: `args[d]` are the arguments of
-    /// the d-th addressable device; returns each device's outputs.
-    pub fn execute_sharded(
+    /// the d-th addressable device (a `Vec<Buffer>` or a `&[&Buffer]` each);
+    /// returns each device's outputs.
+    pub fn execute_sharded<L, B>(
         &self,
-        args: &[&[&Buffer]],
+        args: &[L],
         options: &ExecuteOptions,
-    ) -> Result<Vec<Vec<Buffer>>> {
+    ) -> Result<Vec<Vec<Buffer>>>
+    where
+        L: AsRef<[B]>,
+        B: Borrow<Buffer>,
+    {
         let num_devices = self.inner.devices.len();
         if args.len() != num_devices {
             return Err(Error::InvalidArgument(format!(
@@ -402,14 +408,18 @@ impl LoadedExecutable {
     /// `PJRT_LoadedExecutable_Execute`; returns the raw outputs, device by
     /// device. This is the hot path of every execution: no heap allocation
     /// for up to 16 arguments and outputs.
-    fn launch(
+    fn launch<L, B>(
         &self,
-        args: &[&[&Buffer]],
+        args: &[L],
         options: &ExecuteOptions,
-    ) -> Result<SmallVec<[*mut ffi::PJRT_Buffer; 16]>> {
+    ) -> Result<SmallVec<[*mut ffi::PJRT_Buffer; 16]>>
+    where
+        L: AsRef<[B]>,
+        B: Borrow<Buffer>,
+    {
         let inner = &*self.inner;
         let num_devices = args.len();
-        let num_args = args.first().map_or(0, |a| a.len());
+        let num_args = args.first().map_or(0, |a| a.as_ref().len());
         // Where the plugin tells the signature, check arguments against it:
         // some plugins only compare byte sizes and would reinterpret an i32
         // argument as f32.
@@ -425,6 +435,7 @@ impl LoadedExecutable {
         let mut arg_ptrs: SmallVec<[*mut ffi::PJRT_Buffer; 16]> =
             SmallVec::with_capacity(num_devices * num_args);
         for (d, list) in args.iter().enumerate() {
+            let list = list.as_ref();
             if list.len() != num_args {
                 return Err(Error::InvalidArgument(format!(
                     "device {d} has {} arguments, device 0 has {num_args}",
@@ -432,6 +443,7 @@ impl LoadedExecutable {
                 )));
             }
             for (i, buffer) in list.iter().enumerate() {
+                let buffer: &Buffer = buffer.borrow();
                 check_same_client(&inner.client, buffer.client_inner())?;
                 if let Some(parameters) = parameters {
                     check_argument(i, buffer, &parameters[i])?;

@@ -265,10 +265,8 @@ fn spmd_program_runs_partitioned_over_cpu_devices() {
                     .collect()
             })
             .collect();
-        let lists: Vec<Vec<&Buffer>> = shards.iter().map(|l| l.iter().collect()).collect();
-        let list_refs: Vec<&[&Buffer]> = lists.iter().map(Vec::as_slice).collect();
         let outputs = exe
-            .execute_sharded(&list_refs, &ExecuteOptions::default())
+            .execute_sharded(&shards, &ExecuteOptions::default())
             .unwrap();
         for (d, device_outputs) in outputs.iter().enumerate() {
             for (o, buffer) in device_outputs.iter().enumerate() {
@@ -280,7 +278,8 @@ fn spmd_program_runs_partitioned_over_cpu_devices() {
                 );
             }
         }
-        let err = exe.execute(&lists[0]).unwrap_err();
+        let first: Vec<&Buffer> = shards[0].iter().collect();
+        let err = exe.execute(&first).unwrap_err();
         assert!(err.to_string().contains("execute_sharded"), "{err}");
     }
 }
@@ -347,10 +346,8 @@ fn replicated_program_runs_on_each_device() {
                     .collect()
             })
             .collect();
-        let lists: Vec<Vec<&Buffer>> = inputs.iter().map(|l| l.iter().collect()).collect();
-        let list_refs: Vec<&[&Buffer]> = lists.iter().map(Vec::as_slice).collect();
         let outputs = exe
-            .execute_sharded(&list_refs, &ExecuteOptions::default())
+            .execute_sharded(&inputs, &ExecuteOptions::default())
             .unwrap();
         for (d, device_outputs) in outputs.iter().enumerate() {
             assert_eq!(device_outputs[0].device().unwrap(), devices[d]);
