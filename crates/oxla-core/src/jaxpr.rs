@@ -1,0 +1,197 @@
+//! Jaxprs: typed variables, equations `outs = prim[params](ins)` with the
+//! source line that made them, closed-over constants, and a printer in
+//! JAX's syntax.
+
+use std::fmt;
+
+use crate::aval::Aval;
+use crate::primitive::Primitive;
+
+/// A variable: a dense index into [`Jaxpr::avals`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Var(pub u32);
+
+/// A scalar constant written inline in an equation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    /// A boolean.
+    Bool(bool),
+    /// A signed integer.
+    Int(i64),
+    /// An unsigned integer.
+    UInt(u64),
+    /// A float.
+    Float(f64),
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::Bool(b) => write!(f, "{}", if *b { "True" } else { "False" }),
+            Scalar::Int(v) => write!(f, "{v}"),
+            Scalar::UInt(v) => write!(f, "{v}"),
+            Scalar::Float(v) if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e16 => {
+                write!(f, "{v:.1}")
+            }
+            Scalar::Float(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// A scalar literal with its (scalar) aval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Literal {
+    /// The value.
+    pub value: Scalar,
+    /// Its type (rank 0).
+    pub aval: Aval,
+}
+
+/// An equation operand: a variable or a literal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Atom {
+    /// A variable.
+    Var(Var),
+    /// A scalar literal.
+    Literal(Literal),
+}
+
+/// Where in the user's Rust code an equation was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Location {
+    /// Source file.
+    pub file: &'static str,
+    /// Line.
+    pub line: u32,
+    /// Column.
+    pub column: u32,
+}
+
+impl Location {
+    /// The location of a `std::panic::Location` (from `#[track_caller]`).
+    pub fn from_caller(l: &'static std::panic::Location<'static>) -> Self {
+        Self {
+            file: l.file(),
+            line: l.line(),
+            column: l.column(),
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// One equation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Equation {
+    /// The primitive and its parameters.
+    pub primitive: Primitive,
+    /// The operands.
+    pub inputs: Vec<Atom>,
+    /// The results.
+    pub outputs: Vec<Var>,
+    /// The user's source line.
+    pub location: Option<Location>,
+}
+
+/// A function in oxla's IR.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Jaxpr {
+    /// The aval of each variable, indexed by `Var.0`.
+    pub avals: Vec<Aval>,
+    /// Closed-over constants (passed as leading arguments when run).
+    pub constvars: Vec<Var>,
+    /// Parameters.
+    pub invars: Vec<Var>,
+    /// Equations in order.
+    pub eqns: Vec<Equation>,
+    /// Results.
+    pub outvars: Vec<Atom>,
+}
+
+impl Jaxpr {
+    /// The aval of a variable.
+    pub fn aval(&self, v: Var) -> &Aval {
+        &self.avals[v.0 as usize]
+    }
+
+    /// The aval of an atom.
+    pub fn atom_aval<'a>(&'a self, a: &'a Atom) -> &'a Aval {
+        match a {
+            Atom::Var(v) => self.aval(*v),
+            Atom::Literal(l) => &l.aval,
+        }
+    }
+}
+
+/// JAX's variable names: a, b, ..., z, ba, bb, ...
+fn var_name(mut n: usize) -> String {
+    let mut digits = Vec::new();
+    loop {
+        digits.push((b'a' + (n % 26) as u8) as char);
+        n /= 26;
+        if n == 0 {
+            break;
+        }
+    }
+    digits.iter().rev().collect()
+}
+
+impl fmt::Display for Jaxpr {
+    /// JAX's jaxpr syntax, one equation a line:
+    /// `{ lambda ; a:f32[2,3]. let b:f32[2,3] = sin a in (b,) }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut names = vec![String::new(); self.avals.len()];
+        let mut next = 0;
+        let mut name = |v: Var, names: &mut Vec<String>| {
+            names[v.0 as usize] = var_name(next);
+            next += 1;
+        };
+        for &v in self.constvars.iter().chain(&self.invars) {
+            name(v, &mut names);
+        }
+        for e in &self.eqns {
+            for &v in &e.outputs {
+                name(v, &mut names);
+            }
+        }
+        let binder = |v: &Var| format!("{}:{}", names[v.0 as usize], self.aval(*v));
+        let atom = |a: &Atom| match a {
+            Atom::Var(v) => names[v.0 as usize].clone(),
+            Atom::Literal(l) => format!("{}:{}", l.value, l.aval),
+        };
+        let consts: Vec<String> = self.constvars.iter().map(binder).collect();
+        let ins: Vec<String> = self.invars.iter().map(binder).collect();
+        write!(f, "{{ lambda {}; {}. let", consts.join(" "), ins.join(" "))?;
+        for e in &self.eqns {
+            let outs: Vec<String> = e.outputs.iter().map(binder).collect();
+            let args: Vec<String> = e.inputs.iter().map(atom).collect();
+            write!(
+                f,
+                "\n    {} = {} {}",
+                outs.join(" "),
+                e.primitive,
+                args.join(" ")
+            )?;
+        }
+        let outs: Vec<String> = self.outvars.iter().map(atom).collect();
+        let trailing = if outs.len() == 1 { "," } else { "" };
+        write!(f, "\n  in ({}{trailing}) }}", outs.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_run_like_jaxs() {
+        assert_eq!(var_name(0), "a");
+        assert_eq!(var_name(25), "z");
+        assert_eq!(var_name(26), "ba");
+        assert_eq!(var_name(27), "bb");
+    }
+}

@@ -1,0 +1,556 @@
+//! The closed set of primitives, each with its parameters.
+//!
+//! Every transformation is a `match` over [`Primitive`] in its own module
+//! (shape rules here in oxla-core, lowering in oxla-lower): adding a variant
+//! makes the compiler list every rule still missing.
+
+use std::fmt;
+
+use crate::aval::Dims;
+use crate::dtype::DType;
+
+/// Elementwise functions of one operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// -x
+    Neg,
+    /// -1, 0 or 1
+    Sign,
+    /// |x|
+    Abs,
+    /// Round down.
+    Floor,
+    /// Round up.
+    Ceil,
+    /// Round half away from zero.
+    Round,
+    /// e^x
+    Exp,
+    /// 2^x
+    Exp2,
+    /// e^x - 1
+    Expm1,
+    /// ln x
+    Log,
+    /// ln(1 + x)
+    Log1p,
+    /// √x
+    Sqrt,
+    /// 1/√x
+    Rsqrt,
+    /// ∛x
+    Cbrt,
+    /// tanh x
+    Tanh,
+    /// 1 / (1 + e^-x)
+    Logistic,
+    /// sin x
+    Sin,
+    /// cos x
+    Cos,
+    /// tan x
+    Tan,
+    /// asin x
+    Asin,
+    /// acos x
+    Acos,
+    /// atan x
+    Atan,
+    /// sinh x
+    Sinh,
+    /// cosh x
+    Cosh,
+    /// asinh x
+    Asinh,
+    /// acosh x
+    Acosh,
+    /// atanh x
+    Atanh,
+    /// The error function.
+    Erf,
+    /// 1 - erf x
+    Erfc,
+    /// The inverse error function.
+    ErfInv,
+    /// ln |Γ(x)|
+    Lgamma,
+    /// ψ(x) = d/dx ln Γ(x)
+    Digamma,
+    /// x * x
+    Square,
+    /// Whether x is finite (bool result).
+    IsFinite,
+    /// Logical or bitwise not.
+    Not,
+    /// Number of set bits.
+    PopulationCount,
+}
+
+impl UnaryOp {
+    /// JAX's name of the primitive.
+    pub fn name(self) -> &'static str {
+        use UnaryOp::*;
+        match self {
+            Neg => "neg",
+            Sign => "sign",
+            Abs => "abs",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Exp => "exp",
+            Exp2 => "exp2",
+            Expm1 => "expm1",
+            Log => "log",
+            Log1p => "log1p",
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Cbrt => "cbrt",
+            Tanh => "tanh",
+            Logistic => "logistic",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Asin => "asin",
+            Acos => "acos",
+            Atan => "atan",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Asinh => "asinh",
+            Acosh => "acosh",
+            Atanh => "atanh",
+            Erf => "erf",
+            Erfc => "erfc",
+            ErfInv => "erf_inv",
+            Lgamma => "lgamma",
+            Digamma => "digamma",
+            Square => "square",
+            IsFinite => "is_finite",
+            Not => "not",
+            PopulationCount => "population_count",
+        }
+    }
+
+    /// Which operand types the op accepts.
+    pub fn accepts(self) -> TypeClass {
+        use UnaryOp::*;
+        match self {
+            Neg | Sign | Abs | Square => TypeClass::Numeric,
+            Not => TypeClass::BoolOrInt,
+            PopulationCount => TypeClass::Int,
+            Floor | Ceil | Round | Exp | Exp2 | Expm1 | Log | Log1p | Sqrt | Rsqrt | Cbrt
+            | Tanh | Logistic | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh
+            | Acosh | Atanh | Erf | Erfc | ErfInv | Lgamma | Digamma | IsFinite => TypeClass::Float,
+        }
+    }
+}
+
+/// Elementwise functions of two operands of the same type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// x + y
+    Add,
+    /// x - y
+    Sub,
+    /// x * y
+    Mul,
+    /// x / y (rounding toward zero for integers)
+    Div,
+    /// Remainder with the sign of x.
+    Rem,
+    /// x ^ y
+    Pow,
+    /// max(x, y)
+    Max,
+    /// min(x, y)
+    Min,
+    /// atan2(x, y)
+    Atan2,
+    /// The next float after x toward y.
+    NextAfter,
+    /// Logical or bitwise and.
+    And,
+    /// Logical or bitwise or.
+    Or,
+    /// Logical or bitwise xor.
+    Xor,
+    /// x << y
+    ShiftLeft,
+    /// x >> y, filling with zeros.
+    ShiftRightLogical,
+    /// x >> y, filling with the sign bit.
+    ShiftRightArithmetic,
+}
+
+impl BinaryOp {
+    /// JAX's name of the primitive.
+    pub fn name(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Add => "add",
+            Sub => "sub",
+            Mul => "mul",
+            Div => "div",
+            Rem => "rem",
+            Pow => "pow",
+            Max => "max",
+            Min => "min",
+            Atan2 => "atan2",
+            NextAfter => "nextafter",
+            And => "and",
+            Or => "or",
+            Xor => "xor",
+            ShiftLeft => "shift_left",
+            ShiftRightLogical => "shift_right_logical",
+            ShiftRightArithmetic => "shift_right_arithmetic",
+        }
+    }
+
+    /// Which operand types the op accepts.
+    pub fn accepts(self) -> TypeClass {
+        use BinaryOp::*;
+        match self {
+            Add | Sub | Mul | Div | Rem | Max | Min => TypeClass::Numeric,
+            Pow | Atan2 | NextAfter => TypeClass::Float,
+            And | Or | Xor => TypeClass::BoolOrInt,
+            ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => TypeClass::Int,
+        }
+    }
+}
+
+/// Element comparisons (bool result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Comparison {
+    /// ==
+    Eq,
+    /// !=
+    Ne,
+    /// <
+    Lt,
+    /// <=
+    Le,
+    /// >
+    Gt,
+    /// >=
+    Ge,
+}
+
+impl Comparison {
+    /// JAX's name of the primitive.
+    pub fn name(self) -> &'static str {
+        match self {
+            Comparison::Eq => "eq",
+            Comparison::Ne => "ne",
+            Comparison::Lt => "lt",
+            Comparison::Le => "le",
+            Comparison::Gt => "gt",
+            Comparison::Ge => "ge",
+        }
+    }
+}
+
+/// The kinds of element types an op takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeClass {
+    /// Integers and floats (not bool).
+    Numeric,
+    /// Floats only.
+    Float,
+    /// Integers only.
+    Int,
+    /// Bools and integers.
+    BoolOrInt,
+}
+
+impl TypeClass {
+    /// Whether `dtype` belongs to the class.
+    pub fn contains(self, dtype: DType) -> bool {
+        match self {
+            TypeClass::Numeric => dtype != DType::Bool,
+            TypeClass::Float => dtype.is_float(),
+            TypeClass::Int => dtype.is_int(),
+            TypeClass::BoolOrInt => dtype == DType::Bool || dtype.is_int(),
+        }
+    }
+
+    /// How the class is described in errors.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TypeClass::Numeric => "a numeric type",
+            TypeClass::Float => "a floating-point type",
+            TypeClass::Int => "an integer type",
+            TypeClass::BoolOrInt => "bool or an integer type",
+        }
+    }
+}
+
+/// Reductions over axes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// Sum.
+    Sum,
+    /// Product.
+    Prod,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+    /// Logical and.
+    And,
+    /// Logical or.
+    Or,
+}
+
+impl ReduceOp {
+    /// JAX's name of the primitive.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "reduce_sum",
+            ReduceOp::Prod => "reduce_prod",
+            ReduceOp::Max => "reduce_max",
+            ReduceOp::Min => "reduce_min",
+            ReduceOp::And => "reduce_and",
+            ReduceOp::Or => "reduce_or",
+        }
+    }
+}
+
+/// A primitive operation with its parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Primitive {
+    /// An elementwise function of one operand.
+    Unary(UnaryOp),
+    /// An elementwise function of two operands of one type and shape.
+    Binary(BinaryOp),
+    /// An elementwise comparison.
+    Compare(Comparison),
+    /// x ^ y for a constant integer y.
+    IntegerPow {
+        /// The exponent.
+        y: i32,
+    },
+    /// `cases[which]` element by element: operand 0 is the selector (bool
+    /// for two cases, else i32), the others the cases.
+    SelectN,
+    /// min(max(x, lo), hi): operands lo, x, hi.
+    Clamp,
+    /// Converts the element type.
+    ConvertElementType {
+        /// The new dtype.
+        new_dtype: DType,
+        /// Whether the result is weakly typed.
+        weak_type: bool,
+    },
+    /// 0, 1, 2, ... along `dimension` of a new array.
+    Iota {
+        /// Element type.
+        dtype: DType,
+        /// Shape.
+        shape: Dims,
+        /// The counting dimension.
+        dimension: usize,
+    },
+    /// Broadcasts into `shape`, operand dim i going to `broadcast_dimensions[i]`.
+    BroadcastInDim {
+        /// Result shape.
+        shape: Dims,
+        /// Where each operand dimension goes.
+        broadcast_dimensions: Dims,
+    },
+    /// Same elements, new shape.
+    Reshape {
+        /// Result shape.
+        new_sizes: Dims,
+    },
+    /// Permutes the dimensions.
+    Transpose {
+        /// Result dim i is operand dim `permutation[i]`.
+        permutation: Dims,
+    },
+    /// Removes size-1 dimensions.
+    Squeeze {
+        /// The dimensions to remove.
+        dimensions: Dims,
+    },
+    /// Reverses the order of elements along dimensions.
+    Rev {
+        /// The dimensions to reverse.
+        dimensions: Dims,
+    },
+    /// Joins operands along a dimension.
+    Concatenate {
+        /// The dimension.
+        dimension: usize,
+    },
+    /// Pads with a value: operands x and the padding scalar.
+    Pad {
+        /// Per dimension: (low, high, interior) padding; low/high may be negative.
+        config: Vec<(i64, i64, i64)>,
+    },
+    /// A strided box of the operand.
+    Slice {
+        /// First index per dimension.
+        start_indices: Dims,
+        /// One past the last index per dimension.
+        limit_indices: Dims,
+        /// Step per dimension.
+        strides: Dims,
+    },
+    /// Reduces over axes.
+    Reduce {
+        /// The reduction.
+        op: ReduceOp,
+        /// The axes reduced away.
+        axes: Dims,
+    },
+    /// Generalized matrix product.
+    DotGeneral {
+        /// Contracting dimensions of the left operand.
+        lhs_contracting: Dims,
+        /// Contracting dimensions of the right operand.
+        rhs_contracting: Dims,
+        /// Batch dimensions of the left operand.
+        lhs_batch: Dims,
+        /// Batch dimensions of the right operand.
+        rhs_batch: Dims,
+        /// The result dtype, if not the operands'.
+        preferred_element_type: Option<DType>,
+    },
+}
+
+impl Primitive {
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Primitive::Unary(op) => op.name(),
+            Primitive::Binary(op) => op.name(),
+            Primitive::Compare(c) => c.name(),
+            Primitive::IntegerPow { .. } => "integer_pow",
+            Primitive::SelectN => "select_n",
+            Primitive::Clamp => "clamp",
+            Primitive::ConvertElementType { .. } => "convert_element_type",
+            Primitive::Iota { .. } => "iota",
+            Primitive::BroadcastInDim { .. } => "broadcast_in_dim",
+            Primitive::Reshape { .. } => "reshape",
+            Primitive::Transpose { .. } => "transpose",
+            Primitive::Squeeze { .. } => "squeeze",
+            Primitive::Rev { .. } => "rev",
+            Primitive::Concatenate { .. } => "concatenate",
+            Primitive::Pad { .. } => "pad",
+            Primitive::Slice { .. } => "slice",
+            Primitive::Reduce { op, .. } => op.name(),
+            Primitive::DotGeneral { .. } => "dot_general",
+        }
+    }
+
+    /// The parameters as jaxprs print them (`[axes=(0,)]`), empty if none.
+    pub fn params_string(&self) -> String {
+        let tuple = |d: &[i64]| match d.len() {
+            1 => format!("({},)", d[0]),
+            _ => format!(
+                "({})",
+                d.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        let params: Vec<String> = match self {
+            Primitive::Unary(_)
+            | Primitive::Binary(_)
+            | Primitive::Compare(_)
+            | Primitive::SelectN
+            | Primitive::Clamp => vec![],
+            Primitive::IntegerPow { y } => vec![format!("y={y}")],
+            Primitive::ConvertElementType {
+                new_dtype,
+                weak_type,
+            } => vec![
+                format!("new_dtype={}", new_dtype.numpy_name()),
+                "sharding=None".into(),
+                format!("weak_type={}", if *weak_type { "True" } else { "False" }),
+            ],
+            Primitive::Iota {
+                dtype,
+                shape,
+                dimension,
+            } => vec![
+                format!("dimension={dimension}"),
+                format!("dtype={}", dtype.numpy_name()),
+                "sharding=None".into(),
+                format!("shape={}", tuple(shape)),
+            ],
+            Primitive::BroadcastInDim {
+                shape,
+                broadcast_dimensions,
+            } => vec![
+                format!("broadcast_dimensions={}", tuple(broadcast_dimensions)),
+                "sharding=None".into(),
+                format!("shape={}", tuple(shape)),
+            ],
+            Primitive::Reshape { new_sizes } => vec![
+                "dimensions=None".into(),
+                format!("new_sizes={}", tuple(new_sizes)),
+                "sharding=None".into(),
+            ],
+            Primitive::Transpose { permutation } => {
+                vec![format!("permutation={}", tuple(permutation))]
+            }
+            Primitive::Squeeze { dimensions } | Primitive::Rev { dimensions } => {
+                vec![format!("dimensions={}", tuple(dimensions))]
+            }
+            Primitive::Concatenate { dimension } => vec![format!("dimension={dimension}")],
+            Primitive::Pad { config } => vec![format!(
+                "padding_config=({})",
+                config
+                    .iter()
+                    .map(|(l, h, i)| format!("({l}, {h}, {i})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )],
+            Primitive::Slice {
+                start_indices,
+                limit_indices,
+                strides,
+            } => vec![
+                format!("limit_indices={}", tuple(limit_indices)),
+                format!("start_indices={}", tuple(start_indices)),
+                format!(
+                    "strides={}",
+                    if strides.iter().all(|&s| s == 1) {
+                        "None".to_string()
+                    } else {
+                        tuple(strides)
+                    }
+                ),
+            ],
+            Primitive::Reduce { axes, .. } => vec![format!("axes={}", tuple(axes))],
+            Primitive::DotGeneral {
+                lhs_contracting,
+                rhs_contracting,
+                lhs_batch,
+                rhs_batch,
+                preferred_element_type,
+            } => vec![
+                format!(
+                    "dimension_numbers=(({}, {}), ({}, {}))",
+                    tuple(lhs_contracting),
+                    tuple(rhs_contracting),
+                    tuple(lhs_batch),
+                    tuple(rhs_batch)
+                ),
+                format!(
+                    "preferred_element_type={}",
+                    preferred_element_type.map_or("None", |d| d.numpy_name())
+                ),
+            ],
+        };
+        if params.is_empty() {
+            String::new()
+        } else {
+            format!("[{}]", params.join(" "))
+        }
+    }
+}
+
+impl fmt::Display for Primitive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.name(), self.params_string())
+    }
+}

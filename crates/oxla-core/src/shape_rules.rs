@@ -1,0 +1,491 @@
+//! The shape and dtype rule of each primitive: from the input avals to the
+//! output avals, or a message saying what is wrong.
+
+use crate::aval::{Aval, Dims};
+use crate::dtype::DType;
+use crate::primitive::{BinaryOp, Primitive, ReduceOp, TypeClass, UnaryOp};
+
+/// What is wrong with the inputs of a primitive (the caller adds the
+/// primitive, the input types and the source line).
+pub type RuleResult<T> = Result<T, String>;
+
+fn expect_arity(inputs: &[&Aval], n: usize) -> RuleResult<()> {
+    if inputs.len() == n {
+        Ok(())
+    } else {
+        Err(format!("takes {n} operand(s), got {}", inputs.len()))
+    }
+}
+
+fn expect_class(class: TypeClass, aval: &Aval) -> RuleResult<()> {
+    if class.contains(aval.dtype) {
+        Ok(())
+    } else {
+        Err(format!("needs {}, got {}", class.describe(), aval.dtype))
+    }
+}
+
+fn expect_same(a: &Aval, b: &Aval) -> RuleResult<()> {
+    if a.dtype != b.dtype {
+        return Err(format!(
+            "operands must have the same dtype, got {} and {}",
+            a.dtype, b.dtype
+        ));
+    }
+    if a.shape != b.shape {
+        return Err(format!(
+            "operands must have the same shape, got {a} and {b}"
+        ));
+    }
+    Ok(())
+}
+
+fn check_axes(axes: &[i64], rank: usize, what: &str) -> RuleResult<()> {
+    for (i, &a) in axes.iter().enumerate() {
+        if a < 0 || a as usize >= rank {
+            return Err(format!("{what} {a} is out of range for rank {rank}"));
+        }
+        if axes[..i].contains(&a) {
+            return Err(format!("{what} {a} appears twice"));
+        }
+    }
+    Ok(())
+}
+
+/// The output avals of `primitive` applied to `inputs`.
+pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    match primitive {
+        Primitive::Unary(op) => {
+            expect_arity(inputs, 1)?;
+            expect_class(op.accepts(), inputs[0])?;
+            Ok(vec![match op {
+                UnaryOp::IsFinite => inputs[0].with_dtype(DType::Bool),
+                _ => inputs[0].clone(),
+            }])
+        }
+        Primitive::Binary(op) => {
+            expect_arity(inputs, 2)?;
+            expect_same(inputs[0], inputs[1])?;
+            expect_class(op.accepts(), inputs[0])?;
+            let mut out = inputs[0].clone();
+            out.weak_type = inputs[0].weak_type && inputs[1].weak_type;
+            if matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor)
+                && out.dtype == DType::Bool
+            {
+                out.weak_type = false;
+            }
+            Ok(vec![out])
+        }
+        Primitive::Compare(_) => {
+            expect_arity(inputs, 2)?;
+            expect_same(inputs[0], inputs[1])?;
+            Ok(vec![inputs[0].with_dtype(DType::Bool)])
+        }
+        Primitive::IntegerPow { .. } => {
+            expect_arity(inputs, 1)?;
+            expect_class(TypeClass::Numeric, inputs[0])?;
+            Ok(vec![inputs[0].clone()])
+        }
+        Primitive::SelectN => {
+            if inputs.len() < 2 {
+                return Err(format!(
+                    "takes a selector and at least one case, got {} operand(s)",
+                    inputs.len()
+                ));
+            }
+            let (which, cases) = (inputs[0], &inputs[1..]);
+            match which.dtype {
+                DType::Bool if cases.len() > 2 => {
+                    return Err(format!(
+                        "a bool selector picks from at most 2 cases, got {}",
+                        cases.len()
+                    ));
+                }
+                DType::Bool | DType::I32 => {}
+                other => return Err(format!("the selector must be bool or i32, got {other}")),
+            }
+            for case in &cases[1..] {
+                expect_same(cases[0], case)?;
+            }
+            if which.rank() != 0 && which.shape != cases[0].shape {
+                return Err(format!(
+                    "the selector {which} must be a scalar or have the cases' shape {}",
+                    cases[0]
+                ));
+            }
+            let mut out = cases[0].clone();
+            out.weak_type = cases.iter().all(|c| c.weak_type);
+            Ok(vec![out])
+        }
+        Primitive::Clamp => {
+            expect_arity(inputs, 3)?;
+            let (lo, x, hi) = (inputs[0], inputs[1], inputs[2]);
+            for bound in [lo, hi] {
+                if bound.dtype != x.dtype {
+                    return Err(format!(
+                        "bounds must have the operand's dtype {}, got {}",
+                        x.dtype, bound.dtype
+                    ));
+                }
+                if bound.rank() != 0 && bound.shape != x.shape {
+                    return Err(format!(
+                        "bound {bound} must be a scalar or have the operand's shape {x}"
+                    ));
+                }
+            }
+            Ok(vec![x.clone()])
+        }
+        Primitive::ConvertElementType {
+            new_dtype,
+            weak_type,
+        } => {
+            expect_arity(inputs, 1)?;
+            let mut out = inputs[0].with_dtype(*new_dtype);
+            out.weak_type = *weak_type;
+            Ok(vec![out])
+        }
+        Primitive::Iota {
+            dtype,
+            shape,
+            dimension,
+        } => {
+            expect_arity(inputs, 0)?;
+            if *dimension >= shape.len() {
+                return Err(format!(
+                    "dimension {dimension} is out of range for shape {shape:?}"
+                ));
+            }
+            if shape.iter().any(|&d| d < 0) {
+                return Err(format!("negative dimension in shape {shape:?}"));
+            }
+            expect_class(TypeClass::Numeric, &Aval::new(*dtype, &[]))?;
+            Ok(vec![Aval::new(*dtype, shape)])
+        }
+        Primitive::BroadcastInDim {
+            shape,
+            broadcast_dimensions,
+        } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            if broadcast_dimensions.len() != x.rank() {
+                return Err(format!(
+                    "broadcast_dimensions {broadcast_dimensions:?} must have one entry per operand dimension ({})",
+                    x.rank()
+                ));
+            }
+            if shape.iter().any(|&d| d < 0) {
+                return Err(format!("negative dimension in shape {shape:?}"));
+            }
+            for (i, &b) in broadcast_dimensions.iter().enumerate() {
+                if b < 0 || b as usize >= shape.len() {
+                    return Err(format!(
+                        "broadcast dimension {b} is out of range for shape {shape:?}"
+                    ));
+                }
+                if i > 0 && b <= broadcast_dimensions[i - 1] {
+                    return Err(format!(
+                        "broadcast_dimensions {broadcast_dimensions:?} must be strictly increasing"
+                    ));
+                }
+                if x.shape[i] != 1 && x.shape[i] != shape[b as usize] {
+                    return Err(format!(
+                        "operand dimension {i} of size {} cannot broadcast to size {}",
+                        x.shape[i], shape[b as usize]
+                    ));
+                }
+            }
+            Ok(vec![x.with_shape(shape)])
+        }
+        Primitive::Reshape { new_sizes } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            if new_sizes.iter().any(|&d| d < 0) || new_sizes.iter().product::<i64>() != x.size() {
+                return Err(format!(
+                    "cannot reshape {x} ({} elements) to {new_sizes:?}",
+                    x.size()
+                ));
+            }
+            Ok(vec![x.with_shape(new_sizes)])
+        }
+        Primitive::Transpose { permutation } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            check_axes(permutation, x.rank(), "permutation entry")?;
+            if permutation.len() != x.rank() {
+                return Err(format!(
+                    "permutation {permutation:?} must have {} entries",
+                    x.rank()
+                ));
+            }
+            let shape: Dims = permutation.iter().map(|&p| x.shape[p as usize]).collect();
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Primitive::Squeeze { dimensions } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            check_axes(dimensions, x.rank(), "dimension")?;
+            if let Some(&d) = dimensions.iter().find(|&&d| x.shape[d as usize] != 1) {
+                return Err(format!(
+                    "cannot squeeze dimension {d} of size {}",
+                    x.shape[d as usize]
+                ));
+            }
+            let shape: Dims = (0..x.rank())
+                .filter(|i| !dimensions.contains(&(*i as i64)))
+                .map(|i| x.shape[i])
+                .collect();
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Primitive::Rev { dimensions } => {
+            expect_arity(inputs, 1)?;
+            check_axes(dimensions, inputs[0].rank(), "dimension")?;
+            Ok(vec![inputs[0].clone()])
+        }
+        Primitive::Concatenate { dimension } => {
+            let first = inputs.first().ok_or("takes at least one operand")?;
+            if *dimension >= first.rank() {
+                return Err(format!(
+                    "dimension {dimension} is out of range for rank {}",
+                    first.rank()
+                ));
+            }
+            let mut size = 0;
+            for x in inputs {
+                if x.dtype != first.dtype || x.rank() != first.rank() {
+                    return Err(format!(
+                        "operands must have one dtype and rank, got {first} and {x}"
+                    ));
+                }
+                for d in 0..x.rank() {
+                    if d != *dimension && x.shape[d] != first.shape[d] {
+                        return Err(format!(
+                            "operands differ outside dimension {dimension}: {first} and {x}"
+                        ));
+                    }
+                }
+                size += x.shape[*dimension];
+            }
+            let mut shape = first.shape.clone();
+            shape[*dimension] = size;
+            let mut out = first.with_shape(&shape);
+            out.weak_type = inputs.iter().all(|x| x.weak_type);
+            Ok(vec![out])
+        }
+        Primitive::Pad { config } => {
+            expect_arity(inputs, 2)?;
+            let (x, value) = (inputs[0], inputs[1]);
+            if value.rank() != 0 || value.dtype != x.dtype {
+                return Err(format!(
+                    "the padding value must be a {} scalar, got {value}",
+                    x.dtype
+                ));
+            }
+            if config.len() != x.rank() {
+                return Err(format!(
+                    "padding config has {} entries for rank {}",
+                    config.len(),
+                    x.rank()
+                ));
+            }
+            let mut shape = Dims::new();
+            for (&d, &(lo, hi, interior)) in x.shape.iter().zip(config) {
+                if interior < 0 {
+                    return Err(format!("interior padding {interior} is negative"));
+                }
+                let size = lo + hi + d + (d - 1).max(0) * interior;
+                if size < 0 {
+                    return Err(format!(
+                        "padding ({lo}, {hi}, {interior}) of size {d} leaves a negative size"
+                    ));
+                }
+                shape.push(size);
+            }
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Primitive::Slice {
+            start_indices,
+            limit_indices,
+            strides,
+        } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            if start_indices.len() != x.rank()
+                || limit_indices.len() != x.rank()
+                || strides.len() != x.rank()
+            {
+                return Err(format!(
+                    "start, limit and strides need {} entries each",
+                    x.rank()
+                ));
+            }
+            let mut shape = Dims::new();
+            for d in 0..x.rank() {
+                let (s, l, st) = (start_indices[d], limit_indices[d], strides[d]);
+                if s < 0 || l > x.shape[d] || s > l || st < 1 {
+                    return Err(format!(
+                        "slice {s}:{l}:{st} is invalid for dimension {d} of size {}",
+                        x.shape[d]
+                    ));
+                }
+                shape.push((l - s + st - 1) / st);
+            }
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Primitive::Reduce { op, axes } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            check_axes(axes, x.rank(), "axis")?;
+            let class = match op {
+                ReduceOp::Sum | ReduceOp::Prod => TypeClass::Numeric,
+                ReduceOp::Max | ReduceOp::Min => TypeClass::Numeric,
+                ReduceOp::And | ReduceOp::Or => TypeClass::BoolOrInt,
+            };
+            expect_class(class, x)?;
+            let shape: Dims = (0..x.rank())
+                .filter(|i| !axes.contains(&(*i as i64)))
+                .map(|i| x.shape[i])
+                .collect();
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Primitive::DotGeneral {
+            lhs_contracting,
+            rhs_contracting,
+            lhs_batch,
+            rhs_batch,
+            preferred_element_type,
+        } => {
+            expect_arity(inputs, 2)?;
+            let (l, r) = (inputs[0], inputs[1]);
+            if l.dtype != r.dtype {
+                return Err(format!(
+                    "operands must have the same dtype, got {} and {}",
+                    l.dtype, r.dtype
+                ));
+            }
+            expect_class(TypeClass::Numeric, l)?;
+            if lhs_contracting.len() != rhs_contracting.len() || lhs_batch.len() != rhs_batch.len()
+            {
+                return Err("contracting and batch dimensions must pair up".into());
+            }
+            let lhs_dims: Vec<i64> = lhs_batch.iter().chain(lhs_contracting).copied().collect();
+            let rhs_dims: Vec<i64> = rhs_batch.iter().chain(rhs_contracting).copied().collect();
+            check_axes(&lhs_dims, l.rank(), "lhs dimension")?;
+            check_axes(&rhs_dims, r.rank(), "rhs dimension")?;
+            for (&a, &b) in lhs_dims.iter().zip(&rhs_dims) {
+                if l.shape[a as usize] != r.shape[b as usize] {
+                    return Err(format!(
+                        "lhs dimension {a} (size {}) does not match rhs dimension {b} (size {})",
+                        l.shape[a as usize], r.shape[b as usize]
+                    ));
+                }
+            }
+            let mut shape: Dims = lhs_batch.iter().map(|&d| l.shape[d as usize]).collect();
+            shape.extend(
+                (0..l.rank() as i64)
+                    .filter(|d| !lhs_dims.contains(d))
+                    .map(|d| l.shape[d as usize]),
+            );
+            shape.extend(
+                (0..r.rank() as i64)
+                    .filter(|d| !rhs_dims.contains(d))
+                    .map(|d| r.shape[d as usize]),
+            );
+            let mut out = Aval::new(preferred_element_type.unwrap_or(l.dtype), &shape);
+            out.weak_type = preferred_element_type.is_none() && l.weak_type && r.weak_type;
+            Ok(vec![out])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::primitive::Comparison;
+
+    fn f32s(shape: &[i64]) -> Aval {
+        Aval::new(DType::F32, shape)
+    }
+
+    #[test]
+    fn dot_general_puts_batch_then_free_dims() {
+        let p = Primitive::DotGeneral {
+            lhs_contracting: [2].into_iter().collect(),
+            rhs_contracting: [1].into_iter().collect(),
+            lhs_batch: [0].into_iter().collect(),
+            rhs_batch: [0].into_iter().collect(),
+            preferred_element_type: None,
+        };
+        let out = abstract_eval(&p, &[&f32s(&[5, 2, 3]), &f32s(&[5, 3, 4])]).unwrap();
+        assert_eq!(out[0].to_string(), "f32[5,2,4]");
+        let err = abstract_eval(&p, &[&f32s(&[5, 2, 3]), &f32s(&[5, 4, 4])]).unwrap_err();
+        assert!(err.contains("does not match"), "{err}");
+    }
+
+    #[test]
+    fn binary_ops_need_equal_types() {
+        let add = Primitive::Binary(BinaryOp::Add);
+        assert!(
+            abstract_eval(&add, &[&f32s(&[2]), &f32s(&[3])])
+                .unwrap_err()
+                .contains("same shape")
+        );
+        let i = Aval::new(DType::I32, &[2]);
+        assert!(
+            abstract_eval(&add, &[&f32s(&[2]), &i])
+                .unwrap_err()
+                .contains("same dtype")
+        );
+        let shl = Primitive::Binary(BinaryOp::ShiftLeft);
+        assert!(
+            abstract_eval(&shl, &[&f32s(&[2]), &f32s(&[2])])
+                .unwrap_err()
+                .contains("integer")
+        );
+        let lt = Primitive::Compare(Comparison::Lt);
+        assert_eq!(abstract_eval(&lt, &[&i, &i]).unwrap()[0].dtype, DType::Bool);
+    }
+
+    #[test]
+    fn structural_rules_compute_shapes() {
+        let x = f32s(&[2, 1, 3]);
+        let squeeze = Primitive::Squeeze {
+            dimensions: [1].into_iter().collect(),
+        };
+        assert_eq!(
+            abstract_eval(&squeeze, &[&x]).unwrap()[0].to_string(),
+            "f32[2,3]"
+        );
+        let slice = Primitive::Slice {
+            start_indices: [0, 0, 1].into_iter().collect(),
+            limit_indices: [2, 1, 3].into_iter().collect(),
+            strides: [1, 1, 2].into_iter().collect(),
+        };
+        assert_eq!(
+            abstract_eval(&slice, &[&x]).unwrap()[0].to_string(),
+            "f32[2,1,1]"
+        );
+        let pad = Primitive::Pad {
+            config: vec![(1, 2, 0), (0, 0, 0), (-1, 0, 1)],
+        };
+        assert_eq!(
+            abstract_eval(&pad, &[&x, &f32s(&[])]).unwrap()[0].to_string(),
+            "f32[5,1,4]"
+        );
+        let bcast = Primitive::BroadcastInDim {
+            shape: [4, 2, 5, 3].into_iter().collect(),
+            broadcast_dimensions: [1, 2, 3].into_iter().collect(),
+        };
+        assert_eq!(
+            abstract_eval(&bcast, &[&x]).unwrap()[0].to_string(),
+            "f32[4,2,5,3]"
+        );
+        let reshape = Primitive::Reshape {
+            new_sizes: [7].into_iter().collect(),
+        };
+        assert!(
+            abstract_eval(&reshape, &[&x])
+                .unwrap_err()
+                .contains("6 elements")
+        );
+    }
+}
