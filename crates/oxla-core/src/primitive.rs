@@ -451,6 +451,12 @@ impl Primitive {
                 d.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
             ),
         };
+        let list = |d: &[i64]| {
+            format!(
+                "[{}]",
+                d.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+            )
+        };
         let params: Vec<String> = match self {
             Primitive::Unary(_)
             | Primitive::Binary(_)
@@ -520,6 +526,12 @@ impl Primitive {
                     }
                 ),
             ],
+            Primitive::Reduce {
+                op: ReduceOp::Sum,
+                axes,
+            } => {
+                vec![format!("axes={}", tuple(axes)), "out_sharding=None".into()]
+            }
             Primitive::Reduce { axes, .. } => vec![format!("axes={}", tuple(axes))],
             Primitive::DotGeneral {
                 lhs_contracting,
@@ -530,10 +542,10 @@ impl Primitive {
             } => vec![
                 format!(
                     "dimension_numbers=(({}, {}), ({}, {}))",
-                    tuple(lhs_contracting),
-                    tuple(rhs_contracting),
-                    tuple(lhs_batch),
-                    tuple(rhs_batch)
+                    list(lhs_contracting),
+                    list(rhs_contracting),
+                    list(lhs_batch),
+                    list(rhs_batch)
                 ),
                 format!(
                     "preferred_element_type={}",

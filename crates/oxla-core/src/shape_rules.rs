@@ -40,6 +40,36 @@ fn expect_same(a: &Aval, b: &Aval) -> RuleResult<()> {
     Ok(())
 }
 
+/// The shape two operands of an elementwise op broadcast to: equal ranks
+/// whose dims are equal or 1, or a rank-0 operand (as `lax.add` accepts).
+pub fn broadcast_shapes(a: &Aval, b: &Aval) -> RuleResult<Dims> {
+    if a.dtype != b.dtype {
+        return Err(format!(
+            "operands must have the same dtype, got {} and {}",
+            a.dtype, b.dtype
+        ));
+    }
+    if a.rank() == 0 {
+        return Ok(b.shape.clone());
+    }
+    if b.rank() == 0 {
+        return Ok(a.shape.clone());
+    }
+    if a.rank() != b.rank() {
+        return Err(format!("operands must have the same rank, got {a} and {b}"));
+    }
+    a.shape
+        .iter()
+        .zip(&b.shape)
+        .map(|(&x, &y)| match (x, y) {
+            (x, y) if x == y => Ok(x),
+            (1, y) => Ok(y),
+            (x, 1) => Ok(x),
+            _ => Err(format!("operands have incompatible shapes {a} and {b}")),
+        })
+        .collect()
+}
+
 fn check_axes(axes: &[i64], rank: usize, what: &str) -> RuleResult<()> {
     for (i, &a) in axes.iter().enumerate() {
         if a < 0 || a as usize >= rank {
@@ -65,9 +95,9 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
         }
         Primitive::Binary(op) => {
             expect_arity(inputs, 2)?;
-            expect_same(inputs[0], inputs[1])?;
+            let shape = broadcast_shapes(inputs[0], inputs[1])?;
             expect_class(op.accepts(), inputs[0])?;
-            let mut out = inputs[0].clone();
+            let mut out = inputs[0].with_shape(&shape);
             out.weak_type = inputs[0].weak_type && inputs[1].weak_type;
             if matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor)
                 && out.dtype == DType::Bool
@@ -78,8 +108,8 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
         }
         Primitive::Compare(_) => {
             expect_arity(inputs, 2)?;
-            expect_same(inputs[0], inputs[1])?;
-            Ok(vec![inputs[0].with_dtype(DType::Bool)])
+            let shape = broadcast_shapes(inputs[0], inputs[1])?;
+            Ok(vec![Aval::new(DType::Bool, &shape)])
         }
         Primitive::IntegerPow { .. } => {
             expect_arity(inputs, 1)?;
@@ -424,11 +454,12 @@ mod tests {
     #[test]
     fn binary_ops_need_equal_types() {
         let add = Primitive::Binary(BinaryOp::Add);
-        assert!(
-            abstract_eval(&add, &[&f32s(&[2]), &f32s(&[3])])
-                .unwrap_err()
-                .contains("same shape")
-        );
+        let err = abstract_eval(&add, &[&f32s(&[2]), &f32s(&[3])]).unwrap_err();
+        assert!(err.contains("incompatible shapes"), "{err}");
+        let out = abstract_eval(&add, &[&f32s(&[2, 1]), &f32s(&[1, 3])]).unwrap();
+        assert_eq!(out[0].to_string(), "f32[2,3]");
+        let out = abstract_eval(&add, &[&f32s(&[]), &f32s(&[4])]).unwrap();
+        assert_eq!(out[0].to_string(), "f32[4]");
         let i = Aval::new(DType::I32, &[2]);
         assert!(
             abstract_eval(&add, &[&f32s(&[2]), &i])

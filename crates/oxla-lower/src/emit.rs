@@ -1,0 +1,193 @@
+//! Building generic StableHLO operations into a block.
+
+use std::collections::HashMap;
+
+use melior::Context;
+use melior::ir::attribute::Attribute;
+use melior::ir::operation::OperationBuilder;
+use melior::ir::{Block, BlockLike, Identifier, Location, Region, RegionLike, Type, Value};
+use oxla_core::{Atom, Aval, Jaxpr, Scalar, Var};
+
+use crate::attrs;
+
+/// Why a jaxpr could not be lowered.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LowerError {
+    /// A primitive's lowering failed.
+    #[error("{}lowering {primitive}: {message}", location.map(|l| format!("{l}: ")).unwrap_or_default())]
+    Primitive {
+        /// The primitive's name.
+        primitive: String,
+        /// What went wrong.
+        message: String,
+        /// The user's source line.
+        location: Option<oxla_core::Location>,
+    },
+    /// MLIR refused something oxla built.
+    #[error("MLIR: {0}")]
+    Mlir(String),
+}
+
+impl LowerError {
+    /// Attributes the error to a primitive at a source line.
+    pub(crate) fn in_primitive(
+        self,
+        primitive: &str,
+        location: Option<oxla_core::Location>,
+    ) -> Self {
+        match self {
+            LowerError::Mlir(message) => LowerError::Primitive {
+                primitive: primitive.to_string(),
+                message,
+                location,
+            },
+            other => other,
+        }
+    }
+}
+
+/// A melior error as a [`LowerError`].
+pub(crate) fn melior_error(e: melior::Error) -> LowerError {
+    LowerError::Mlir(e.to_string())
+}
+
+/// The SSA value of each jaxpr variable.
+pub(crate) type Values<'c, 'a> = HashMap<Var, Value<'c, 'a>>;
+
+/// The MLIR tensor type of an aval.
+pub(crate) fn tensor_type<'c>(context: &'c Context, aval: &Aval) -> Result<Type<'c>, LowerError> {
+    let text = aval.mlir_type();
+    Type::parse(context, &text).ok_or_else(|| LowerError::Mlir(format!("cannot parse type {text}")))
+}
+
+/// Appends operations to one block.
+pub(crate) struct Emitter<'c, 'a> {
+    context: &'c Context,
+    block: &'a Block<'c>,
+}
+
+impl<'c, 'a> Emitter<'c, 'a> {
+    pub(crate) fn new(context: &'c Context, block: &'a Block<'c>) -> Self {
+        Self { context, block }
+    }
+
+    /// The MLIR location of a source line.
+    pub(crate) fn location(&self, location: Option<oxla_core::Location>) -> Location<'c> {
+        match location {
+            Some(l) => Location::new(self.context, l.file, l.line as usize, l.column as usize),
+            None => Location::unknown(self.context),
+        }
+    }
+
+    fn attributes(
+        &self,
+        attrs: &[(&str, String)],
+    ) -> Result<Vec<(Identifier<'c>, Attribute<'c>)>, LowerError> {
+        attrs
+            .iter()
+            .map(|(name, text)| {
+                let attribute = Attribute::parse(self.context, text).ok_or_else(|| {
+                    LowerError::Mlir(format!("cannot parse attribute {name} = {text}"))
+                })?;
+                Ok((Identifier::new(self.context, name), attribute))
+            })
+            .collect()
+    }
+
+    /// Appends `name(operands) {attrs} : results` and returns its results.
+    pub(crate) fn op(
+        &mut self,
+        name: &str,
+        operands: &[Value<'c, 'a>],
+        results: &[&Aval],
+        attrs: &[(&str, String)],
+        location: Location<'c>,
+    ) -> Result<Vec<Value<'c, 'a>>, LowerError> {
+        self.op_with_regions(name, operands, results, attrs, Vec::new(), location)
+    }
+
+    /// [`op`](Self::op) with regions (reducers, comparators).
+    pub(crate) fn op_with_regions(
+        &mut self,
+        name: &str,
+        operands: &[Value<'c, 'a>],
+        results: &[&Aval],
+        attrs: &[(&str, String)],
+        regions: Vec<Region<'c>>,
+        location: Location<'c>,
+    ) -> Result<Vec<Value<'c, 'a>>, LowerError> {
+        let result_types = results
+            .iter()
+            .map(|a| tensor_type(self.context, a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let operation = OperationBuilder::new(name, location)
+            .add_operands(operands)
+            .add_results(&result_types)
+            .add_attributes(&self.attributes(attrs)?)
+            .add_regions_vec(regions)
+            .build()
+            .map_err(melior_error)?;
+        let appended = self.block.append_operation(operation);
+        (0..results.len())
+            .map(|i| appended.result(i).map(Into::into).map_err(melior_error))
+            .collect()
+    }
+
+    /// A constant splat of `value` with `aval`'s type.
+    pub(crate) fn constant(
+        &mut self,
+        aval: &Aval,
+        value: Scalar,
+        location: Location<'c>,
+    ) -> Result<Value<'c, 'a>, LowerError> {
+        let dense = attrs::dense_splat(aval, value);
+        Ok(self.op(
+            "stablehlo.constant",
+            &[],
+            &[aval],
+            &[("value", dense)],
+            location,
+        )?[0])
+    }
+
+    /// The value of an operand: a variable's, or a new constant for a literal.
+    pub(crate) fn atom(
+        &mut self,
+        atom: &Atom,
+        jaxpr: &Jaxpr,
+        values: &Values<'c, 'a>,
+        location: Location<'c>,
+    ) -> Result<Value<'c, 'a>, LowerError> {
+        match atom {
+            Atom::Var(v) => values.get(v).copied().ok_or_else(|| {
+                LowerError::Mlir(format!("variable {} used before it is defined", v.0))
+            }),
+            Atom::Literal(l) => {
+                let _ = jaxpr;
+                self.constant(&l.aval, l.value, location)
+            }
+        }
+    }
+
+    /// A region with one block of two scalar arguments of `scalar` type that
+    /// returns `op(lhs, rhs)`: the body of a reduction.
+    pub(crate) fn binary_region(
+        &self,
+        op: &str,
+        scalar: &Aval,
+        location: Location<'c>,
+    ) -> Result<Region<'c>, LowerError> {
+        let t = tensor_type(self.context, scalar)?;
+        let block = Block::new(&[(t, location), (t, location)]);
+        {
+            let mut inner = Emitter::new(self.context, &block);
+            let lhs = block.argument(0).map_err(melior_error)?.into();
+            let rhs = block.argument(1).map_err(melior_error)?.into();
+            let result = inner.op(op, &[lhs, rhs], &[scalar], &[], location)?;
+            inner.op("stablehlo.return", &result, &[], &[], location)?;
+        }
+        let region = Region::new();
+        region.append_block(block);
+        Ok(region)
+    }
+}
