@@ -1,0 +1,368 @@
+//! `Array`: the one array type users see, concrete (on a device), traced
+//! (inside `jit`), a host scalar, or an error carried from an operator.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use oxla_core::{Atom, Aval, DType, Location, Scalar};
+use oxla_npy::{HostArray, NpyType};
+use oxla_pjrt::Buffer;
+
+use crate::config::x64_enabled;
+use crate::element::{Element, dtype_of, element_type, scalar_bytes};
+use crate::error::{Error, Result};
+use crate::runtime::client;
+
+/// What an [`Array`] is.
+pub(crate) enum Inner {
+    /// A value on a device.
+    Concrete {
+        /// The device buffer.
+        buffer: Buffer,
+        /// Its type (with weak type, which the buffer does not know).
+        aval: Aval,
+    },
+    /// A value being traced by `jit`.
+    Traced {
+        /// The trace it belongs to.
+        trace: u64,
+        /// Its variable in that trace.
+        atom: Atom,
+        /// Its type.
+        aval: Aval,
+    },
+    /// A Rust scalar, weakly typed, not yet on a device.
+    Scalar {
+        /// The value.
+        value: Scalar,
+        /// Its (weak, rank-0) type.
+        aval: Aval,
+    },
+    /// The error an operator ran into; every op on it returns it again.
+    Error(Error),
+}
+
+/// An n-dimensional array. Cloning is cheap (shared, immutable).
+///
+/// Operators (`a + b`) cannot return a `Result`: when one fails (say, on
+/// incompatible shapes), the result is an array carrying the error, which
+/// every later op passes on and the next `Result`-returning call reports
+/// (`to_vec`, `jit(f).call`, [`Array::check`]).
+#[derive(Clone)]
+pub struct Array {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Array {
+    pub(crate) fn from_inner(inner: Inner) -> Array {
+        Array {
+            inner: Arc::new(inner),
+        }
+    }
+
+    pub(crate) fn error(e: Error) -> Array {
+        Array::from_inner(Inner::Error(e))
+    }
+
+    /// An array from host data in row-major order. 64-bit data becomes
+    /// 32-bit unless x64 is enabled (as `jnp.asarray` does).
+    #[track_caller]
+    pub fn from_slice<T: Element>(data: &[T], shape: &[i64]) -> Result<Array> {
+        let bytes = T::as_bytes(data).to_vec();
+        Array::from_bytes(T::DTYPE, shape, &bytes)
+    }
+
+    /// A strongly typed scalar array.
+    #[track_caller]
+    pub fn scalar<T: Element>(value: T) -> Result<Array> {
+        Array::from_slice(&[value], &[])
+    }
+
+    /// A weakly typed scalar, as a Rust literal in an expression is.
+    pub fn weak_scalar<T: Element>(value: T) -> Array {
+        let dtype = if T::DTYPE.is_float() {
+            crate::promotion_default_float()
+        } else if T::DTYPE.is_int() {
+            crate::promotion_default_int()
+        } else {
+            T::DTYPE
+        };
+        let mut aval = Aval::weak_scalar(dtype);
+        aval.weak_type = dtype != DType::Bool;
+        Array::from_inner(Inner::Scalar {
+            value: value.to_scalar(),
+            aval,
+        })
+    }
+
+    /// An array from raw little-endian bytes of `dtype`.
+    pub fn from_bytes(dtype: DType, shape: &[i64], bytes: &[u8]) -> Result<Array> {
+        let (dtype, bytes) = canonicalize_host(dtype, bytes);
+        let buffer = client()?.buffer_from_bytes(&bytes, element_type(dtype), shape, None)?;
+        Ok(Array::from_inner(Inner::Concrete {
+            buffer,
+            aval: Aval::new(dtype, shape),
+        }))
+    }
+
+    /// Reads a `.npy` file (bfloat16 as saved by ml_dtypes, `<V2`).
+    pub fn from_npy(path: impl AsRef<Path>) -> Result<Array> {
+        let host = HostArray::read_file(path.as_ref())?;
+        let dtype = dtype_of(host.element_type()).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{}: complex arrays are not supported yet",
+                path.as_ref().display()
+            ))
+        })?;
+        Array::from_bytes(dtype, &host.dims, &host.bytes)
+    }
+
+    /// Writes the array to a `.npy` file.
+    #[track_caller]
+    pub fn to_npy(&self, path: impl AsRef<Path>) -> Result<()> {
+        Ok(self.to_host()?.write_file(path.as_ref())?)
+    }
+
+    pub(crate) fn wrap_buffer(buffer: Buffer, aval: Aval) -> Array {
+        Array::from_inner(Inner::Concrete { buffer, aval })
+    }
+
+    /// The abstract value (dtype, shape, weak type); for an error array, the error.
+    pub fn aval(&self) -> Result<&Aval> {
+        match &*self.inner {
+            Inner::Concrete { aval, .. }
+            | Inner::Traced { aval, .. }
+            | Inner::Scalar { aval, .. } => Ok(aval),
+            Inner::Error(e) => Err(e.clone()),
+        }
+    }
+
+    /// The dimensions (empty for an error array).
+    pub fn shape(&self) -> &[i64] {
+        self.aval().map(|a| a.shape.as_slice()).unwrap_or(&[])
+    }
+
+    /// The element type (bool for an error array).
+    pub fn dtype(&self) -> DType {
+        self.aval().map(|a| a.dtype).unwrap_or(DType::Bool)
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape().len()
+    }
+
+    /// Number of elements.
+    pub fn size(&self) -> i64 {
+        self.shape().iter().product()
+    }
+
+    /// Whether the dtype is weak.
+    pub fn weak_type(&self) -> bool {
+        self.aval().is_ok_and(|a| a.weak_type)
+    }
+
+    /// `Ok(self)`, or the error this array carries.
+    pub fn check(&self) -> Result<&Array> {
+        self.aval().map(|_| self)
+    }
+
+    /// Whether this array is being traced.
+    pub fn is_traced(&self) -> bool {
+        matches!(&*self.inner, Inner::Traced { .. })
+    }
+
+    /// The device buffer of a concrete array (a host scalar is put on the
+    /// device first).
+    #[track_caller]
+    pub(crate) fn buffer(&self) -> Result<BufferRef<'_>> {
+        let location = Location::from_caller(std::panic::Location::caller());
+        match &*self.inner {
+            Inner::Concrete { buffer, .. } => Ok(BufferRef::Borrowed(buffer)),
+            Inner::Scalar { value, aval } => {
+                let bytes = scalar_bytes(aval.dtype, *value);
+                Ok(BufferRef::Owned(client()?.buffer_from_bytes(
+                    &bytes,
+                    element_type(aval.dtype),
+                    &[],
+                    None,
+                )?))
+            }
+            Inner::Traced { aval, .. } => Err(Error::Concretization {
+                aval: aval.clone(),
+                location,
+            }),
+            Inner::Error(e) => Err(e.clone()),
+        }
+    }
+
+    /// Waits until the value is computed.
+    #[track_caller]
+    pub fn block_until_ready(&self) -> Result<&Array> {
+        self.buffer()?.get().block_until_ready()?;
+        Ok(self)
+    }
+
+    /// The value on the host.
+    #[track_caller]
+    pub fn to_host(&self) -> Result<HostArray> {
+        let aval = self.aval()?.clone();
+        let buffer = self.buffer()?;
+        let bytes = buffer.get().to_host_bytes()?;
+        Ok(HostArray::new(
+            element_type(aval.dtype),
+            aval.shape.to_vec(),
+            bytes,
+        ))
+    }
+
+    /// The elements, row-major, as `T` (which must be the dtype's type).
+    #[track_caller]
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        let aval = self.aval()?;
+        if aval.dtype != T::DTYPE {
+            return Err(Error::InvalidArgument(format!(
+                "to_vec::<{}>() of a {} array",
+                T::DTYPE,
+                aval
+            )));
+        }
+        let host = self.to_host()?;
+        Ok(T::from_bytes(&host.bytes)?)
+    }
+
+    /// The single element of a size-1 array.
+    #[track_caller]
+    pub fn item<T: Element>(&self) -> Result<T> {
+        let v = self.to_vec::<T>()?;
+        match v.as_slice() {
+            [x] => Ok(*x),
+            _ => Err(Error::InvalidArgument(format!(
+                "item() of an array with {} elements",
+                v.len()
+            ))),
+        }
+    }
+}
+
+/// A buffer borrowed from an array or made for a host scalar.
+pub(crate) enum BufferRef<'a> {
+    Borrowed(&'a Buffer),
+    Owned(Buffer),
+}
+
+impl BufferRef<'_> {
+    pub(crate) fn get(&self) -> &Buffer {
+        match self {
+            BufferRef::Borrowed(b) => b,
+            BufferRef::Owned(b) => b,
+        }
+    }
+}
+
+/// Without x64, 64-bit host data becomes 32-bit (as JAX canonicalizes).
+fn canonicalize_host(dtype: DType, bytes: &[u8]) -> (DType, Vec<u8>) {
+    if x64_enabled() {
+        return (dtype, bytes.to_vec());
+    }
+    match dtype {
+        DType::F64 => (
+            DType::F32,
+            bytes
+                .chunks_exact(8)
+                .flat_map(|c| {
+                    (f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32).to_le_bytes()
+                })
+                .collect(),
+        ),
+        DType::I64 => (
+            DType::I32,
+            bytes
+                .chunks_exact(8)
+                .flat_map(|c| {
+                    (i64::from_le_bytes(c.try_into().expect("8 bytes")) as i32).to_le_bytes()
+                })
+                .collect(),
+        ),
+        DType::U64 => (
+            DType::U32,
+            bytes
+                .chunks_exact(8)
+                .flat_map(|c| {
+                    (u64::from_le_bytes(c.try_into().expect("8 bytes")) as u32).to_le_bytes()
+                })
+                .collect(),
+        ),
+        other => (other, bytes.to_vec()),
+    }
+}
+
+impl fmt::Debug for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &*self.inner {
+            Inner::Concrete { aval, .. } => write!(f, "Array({aval}: {self})"),
+            Inner::Traced { aval, .. } => write!(f, "Traced<{aval}>"),
+            Inner::Scalar { value, aval } => write!(f, "{value}:{aval}"),
+            Inner::Error(e) => write!(f, "Error({e})"),
+        }
+    }
+}
+
+impl fmt::Display for Array {
+    /// Like numpy: `[[1. 2.]\n [3. 4.]]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &*self.inner {
+            Inner::Traced { aval, .. } => return write!(f, "Traced<{aval}>"),
+            Inner::Error(e) => return write!(f, "<error: {e}>"),
+            Inner::Scalar { value, .. } => return write!(f, "{value}"),
+            Inner::Concrete { .. } => {}
+        }
+        let host = match self.to_host() {
+            Ok(h) => h,
+            Err(e) => return write!(f, "<error: {e}>"),
+        };
+        let is_float = matches!(host.npy_type, NpyType::Void2) || self.dtype().is_float();
+        let values: Vec<String> = host
+            .to_f64_vec()
+            .into_iter()
+            .map(|v| match self.dtype() {
+                DType::Bool => (if v != 0.0 { "True" } else { "False" }).to_string(),
+                _ if is_float && v.fract() == 0.0 && v.is_finite() && v.abs() < 1e16 => {
+                    format!("{v}.")
+                }
+                _ if is_float && self.dtype() != DType::F64 => format!("{}", v as f32),
+                _ => format!("{v}"),
+            })
+            .collect();
+        write_nested(f, &values, self.shape(), 0)
+    }
+}
+
+fn write_nested(
+    f: &mut fmt::Formatter<'_>,
+    values: &[String],
+    shape: &[i64],
+    depth: usize,
+) -> fmt::Result {
+    match shape {
+        [] => f.write_str(values.first().map_or("", String::as_str)),
+        [_] => write!(f, "[{}]", values.join(" ")),
+        [n, rest @ ..] => {
+            let chunk = rest.iter().product::<i64>().max(0) as usize;
+            f.write_str("[")?;
+            for i in 0..*n as usize {
+                if i > 0 {
+                    write!(f, "\n{}", " ".repeat(depth + 1))?;
+                }
+                let part = if chunk == 0 {
+                    &[][..]
+                } else {
+                    &values[i * chunk..(i + 1) * chunk]
+                };
+                write_nested(f, part, rest, depth + 1)?;
+            }
+            f.write_str("]")
+        }
+    }
+}

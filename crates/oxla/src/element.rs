@@ -1,0 +1,113 @@
+//! Rust types that hold array elements on the host.
+
+use half::{bf16, f16};
+use oxla_core::{DType, Scalar};
+use oxla_pjrt::{ElementType, NativeType};
+
+/// A Rust type that is the element type of an oxla array.
+pub trait Element: NativeType {
+    /// The dtype.
+    const DTYPE: DType;
+
+    /// The value as an IR scalar.
+    fn to_scalar(self) -> Scalar;
+}
+
+macro_rules! element {
+    ($($t:ty => $d:ident, $v:ident, $conv:expr;)*) => {$(
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+
+            fn to_scalar(self) -> Scalar {
+                let f: fn($t) -> _ = $conv;
+                Scalar::$v(f(self))
+            }
+        }
+    )*};
+}
+
+element! {
+    bool => Bool, Bool, |v| v;
+    i8 => I8, Int, i64::from;
+    i16 => I16, Int, i64::from;
+    i32 => I32, Int, i64::from;
+    i64 => I64, Int, |v| v;
+    u8 => U8, UInt, u64::from;
+    u16 => U16, UInt, u64::from;
+    u32 => U32, UInt, u64::from;
+    u64 => U64, UInt, |v| v;
+    f16 => F16, Float, f64::from;
+    bf16 => BF16, Float, f64::from;
+    f32 => F32, Float, f64::from;
+    f64 => F64, Float, |v| v;
+}
+
+/// The device element type of a dtype.
+pub(crate) fn element_type(dtype: DType) -> ElementType {
+    match dtype {
+        DType::Bool => ElementType::Pred,
+        DType::I8 => ElementType::S8,
+        DType::I16 => ElementType::S16,
+        DType::I32 => ElementType::S32,
+        DType::I64 => ElementType::S64,
+        DType::U8 => ElementType::U8,
+        DType::U16 => ElementType::U16,
+        DType::U32 => ElementType::U32,
+        DType::U64 => ElementType::U64,
+        DType::F16 => ElementType::F16,
+        DType::BF16 => ElementType::Bf16,
+        DType::F32 => ElementType::F32,
+        DType::F64 => ElementType::F64,
+    }
+}
+
+/// The dtype of a device element type, if oxla's IR has it.
+pub(crate) fn dtype_of(element: ElementType) -> Option<DType> {
+    match element {
+        ElementType::Pred => Some(DType::Bool),
+        ElementType::S8 => Some(DType::I8),
+        ElementType::S16 => Some(DType::I16),
+        ElementType::S32 => Some(DType::I32),
+        ElementType::S64 => Some(DType::I64),
+        ElementType::U8 => Some(DType::U8),
+        ElementType::U16 => Some(DType::U16),
+        ElementType::U32 => Some(DType::U32),
+        ElementType::U64 => Some(DType::U64),
+        ElementType::F16 => Some(DType::F16),
+        ElementType::Bf16 => Some(DType::BF16),
+        ElementType::F32 => Some(DType::F32),
+        ElementType::F64 => Some(DType::F64),
+        ElementType::C64 | ElementType::C128 => None,
+    }
+}
+
+/// Little-endian bytes of one `dtype` element holding `value`.
+pub(crate) fn scalar_bytes(dtype: DType, value: Scalar) -> Vec<u8> {
+    let f = match value {
+        Scalar::Bool(b) => f64::from(u8::from(b)),
+        Scalar::Int(i) => i as f64,
+        Scalar::UInt(u) => u as f64,
+        Scalar::Float(x) => x,
+    };
+    let i = match value {
+        Scalar::Bool(b) => i128::from(b),
+        Scalar::Int(i) => i128::from(i),
+        Scalar::UInt(u) => i128::from(u),
+        Scalar::Float(x) => x as i128,
+    };
+    match dtype {
+        DType::Bool => vec![u8::from(i != 0)],
+        DType::I8 => (i as i8).to_le_bytes().to_vec(),
+        DType::I16 => (i as i16).to_le_bytes().to_vec(),
+        DType::I32 => (i as i32).to_le_bytes().to_vec(),
+        DType::I64 => (i as i64).to_le_bytes().to_vec(),
+        DType::U8 => (i as u8).to_le_bytes().to_vec(),
+        DType::U16 => (i as u16).to_le_bytes().to_vec(),
+        DType::U32 => (i as u32).to_le_bytes().to_vec(),
+        DType::U64 => (i as u64).to_le_bytes().to_vec(),
+        DType::F16 => f16::from_f64(f).to_le_bytes().to_vec(),
+        DType::BF16 => bf16::from_f64(f).to_le_bytes().to_vec(),
+        DType::F32 => (f as f32).to_le_bytes().to_vec(),
+        DType::F64 => f.to_le_bytes().to_vec(),
+    }
+}

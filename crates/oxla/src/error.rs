@@ -1,0 +1,67 @@
+//! oxla's errors: every way a user's program can go wrong, as a value.
+
+use std::sync::Arc;
+
+use oxla_core::{Aval, CoreError, Location};
+
+/// An error of oxla. Cloneable: an error that happens inside an operator
+/// (`a + b` cannot return a `Result`) is carried by the resulting [`crate::Array`]
+/// and reported by the next call that returns a `Result`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// An op's shape or dtype rule rejected its operands.
+    #[error(transparent)]
+    Shape(#[from] CoreError),
+    /// A traced value was read as a host value inside `jit`.
+    #[error(
+        "{location}: cannot read a traced {aval} as a host value inside jit: its value is not \
+         known until the compiled function runs (return it from the function instead)"
+    )]
+    Concretization {
+        /// The traced value's type.
+        aval: Aval,
+        /// Where it was read.
+        location: Location,
+    },
+    /// A traced value was used after the `jit` call that made it returned.
+    #[error("{location}: a traced value escaped the jit call that made it and cannot be used here")]
+    EscapedTracer {
+        /// Where it was used.
+        location: Location,
+    },
+    /// Lowering to StableHLO failed.
+    #[error(transparent)]
+    Lowering(#[from] oxla_lower::LowerError),
+    /// The plugin refused to compile the lowered module.
+    #[error("the plugin rejected the lowered module of {function}: {source}")]
+    Compile {
+        /// The function being compiled.
+        function: String,
+        /// The plugin's error.
+        source: Arc<oxla_pjrt::Error>,
+    },
+    /// The runtime failed (transfer, execution, plugin loading).
+    #[error(transparent)]
+    Runtime(Arc<oxla_pjrt::Error>),
+    /// An argument is not what the function needs.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// Reading or writing a .npy file failed.
+    #[error(transparent)]
+    Npy(Arc<oxla_npy::NpyError>),
+}
+
+impl From<oxla_pjrt::Error> for Error {
+    fn from(e: oxla_pjrt::Error) -> Self {
+        Error::Runtime(Arc::new(e))
+    }
+}
+
+impl From<oxla_npy::NpyError> for Error {
+    fn from(e: oxla_npy::NpyError) -> Self {
+        Error::Npy(Arc::new(e))
+    }
+}
+
+/// Result type of oxla.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

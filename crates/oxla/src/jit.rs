@@ -1,0 +1,365 @@
+//! `jit`: trace a function once per signature, lower it, compile it, keep
+//! it in a memory cache, and run the compiled code on later calls.
+//!
+//! The cache key is the input pytree's structure (with the values of static
+//! fields), each leaf's dtype, shape and weak type, and the x64 flag. Arrays
+//! the function captures (closes over) become constants of the jaxpr and are
+//! passed to the compiled program as leading arguments, never embedded in
+//! the module; Rust scalars in the function become literals in it.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use oxla_core::{Atom, Aval, Jaxpr, Location};
+use oxla_pjrt::LoadedExecutable;
+
+use crate::array::{Array, Inner};
+use crate::config::{explain_cache_misses, log_compiles, x64_enabled};
+use crate::error::{Error, Result};
+use crate::pytree::{Pytree, TreeDef};
+use crate::trace::{TraceGuard, with_top};
+
+/// What a compiled function is specialized on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CacheKey {
+    /// The input structure, static values included.
+    pub tree: TreeDef,
+    /// Each input leaf's abstract value.
+    pub avals: Vec<Aval>,
+    /// The x64 flag.
+    pub x64: bool,
+}
+
+/// A traced, lowered and compiled function.
+struct Compiled {
+    executable: LoadedExecutable,
+    consts: Vec<Array>,
+    out_tree: TreeDef,
+    out_avals: Vec<Aval>,
+}
+
+/// A traced function: its jaxpr, the arrays it captured, its output structure.
+pub struct Traced {
+    /// The jaxpr (constants first, then the inputs).
+    pub jaxpr: Jaxpr,
+    /// The captured arrays, in the order of `jaxpr.constvars`.
+    pub consts: Vec<Array>,
+    /// The structure of the outputs.
+    pub out_tree: TreeDef,
+}
+
+/// A jitted function; see [`jit`].
+pub struct Jit<In, Out, F> {
+    f: F,
+    name: String,
+    cache: Mutex<HashMap<CacheKey, Arc<Compiled>>>,
+    order: Mutex<Vec<CacheKey>>,
+    _signature: PhantomData<fn(In) -> Out>,
+}
+
+/// Compiles `f` on first call for each new signature (see the module docs).
+pub fn jit<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F) -> Jit<In, Out, F> {
+    Jit {
+        f,
+        name: short_name(std::any::type_name::<F>()),
+        cache: Mutex::new(HashMap::new()),
+        order: Mutex::new(Vec::new()),
+        _signature: PhantomData,
+    }
+}
+
+fn short_name(type_name: &str) -> String {
+    type_name.replace("::{{closure}}", "::<closure>")
+}
+
+fn abstract_leaves(leaves: &[Array]) -> Result<Vec<Aval>> {
+    leaves.iter().map(|x| x.aval().cloned()).collect()
+}
+
+/// Traces `f` on arguments shaped like `args` (their leaves replaced by tracers).
+fn trace<In: Pytree, Out: Pytree>(
+    f: &impl Fn(In) -> Out,
+    args: &In,
+    avals: &[Aval],
+    location: Location,
+) -> Result<Traced> {
+    let guard = TraceGuard::open();
+    let tracers: Vec<Array> = avals
+        .iter()
+        .map(|aval| {
+            let var = with_top(|frame| frame.builder.add_invar(aval.clone()))
+                .expect("the trace just opened");
+            Array::from_inner(Inner::Traced {
+                trace: guard.id(),
+                atom: Atom::Var(var),
+                aval: aval.clone(),
+            })
+        })
+        .collect();
+    let traced_args = args.with_leaves(&mut tracers.into_iter())?;
+    let out = f(traced_args);
+    let (out_leaves, out_tree) = out.flatten();
+    let atoms = with_top(|frame| {
+        out_leaves
+            .iter()
+            .map(|x| frame.atom(x, location))
+            .collect::<Result<Vec<_>>>()
+    })
+    .expect("the trace is open")?;
+    let frame = guard.finish();
+    Ok(Traced {
+        consts: frame.consts.iter().map(|(a, _)| a.clone()).collect(),
+        jaxpr: frame.builder.finish(atoms),
+        out_tree,
+    })
+}
+
+/// The jaxpr of `f` on arguments like `args`, as `jax.make_jaxpr(f)(*args)`.
+#[track_caller]
+pub fn make_jaxpr<In: Pytree, Out: Pytree>(f: impl Fn(In) -> Out, args: &In) -> Result<Jaxpr> {
+    let location = Location::from_caller(std::panic::Location::caller());
+    let (leaves, _) = args.flatten();
+    Ok(trace(&f, args, &abstract_leaves(&leaves)?, location)?.jaxpr)
+}
+
+impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
+    /// Gives the function a name for logs and errors.
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = name.to_string();
+        self
+    }
+
+    /// Number of compiled signatures in the memory cache.
+    pub fn cache_size(&self) -> usize {
+        self.cache.lock().map(|c| c.len()).unwrap_or(0)
+    }
+
+    fn key(&self, args: &In) -> Result<(Vec<Array>, CacheKey)> {
+        let (leaves, tree) = args.flatten();
+        let avals = abstract_leaves(&leaves)?;
+        Ok((
+            leaves,
+            CacheKey {
+                tree,
+                avals,
+                x64: x64_enabled(),
+            },
+        ))
+    }
+
+    /// The traced jaxpr for `args`.
+    #[track_caller]
+    pub fn trace(&self, args: &In) -> Result<Traced> {
+        let location = Location::from_caller(std::panic::Location::caller());
+        let (_, key) = self.key(args)?;
+        trace(&self.f, args, &key.avals, location)
+    }
+
+    /// The StableHLO text the function lowers to for `args`.
+    #[track_caller]
+    pub fn lower(&self, args: &In) -> Result<String> {
+        Ok(oxla_lower::lower_to_text(&self.trace(args)?.jaxpr)?)
+    }
+
+    /// Compiles ahead of time for `args` (filling the cache).
+    #[track_caller]
+    pub fn compile(&self, args: &In) -> Result<()> {
+        let location = Location::from_caller(std::panic::Location::caller());
+        let (_, key) = self.key(args)?;
+        self.compiled(args, key, location).map(|_| ())
+    }
+
+    fn compiled(&self, args: &In, key: CacheKey, location: Location) -> Result<Arc<Compiled>> {
+        if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return Ok(hit);
+        }
+        if explain_cache_misses() {
+            eprintln!("oxla: cache miss for {}: {}", self.name, self.explain(&key));
+        }
+        let start = Instant::now();
+        let traced = trace(&self.f, args, &key.avals, location)?;
+        let traced_at = start.elapsed();
+        let (executable, _) = crate::runtime::compile(&traced.jaxpr, &self.name)?;
+        let compiled_at = start.elapsed();
+        if log_compiles() {
+            log_compile(&self.name, &key, traced_at, compiled_at - traced_at);
+        }
+        let out_avals = traced
+            .jaxpr
+            .outvars
+            .iter()
+            .map(|a| traced.jaxpr.atom_aval(a).clone())
+            .collect();
+        let compiled = Arc::new(Compiled {
+            executable,
+            consts: traced.consts,
+            out_tree: traced.out_tree,
+            out_avals,
+        });
+        if let (Ok(mut cache), Ok(mut order)) = (self.cache.lock(), self.order.lock()) {
+            cache.insert(key.clone(), compiled.clone());
+            order.push(key);
+        }
+        Ok(compiled)
+    }
+
+    /// Why `args` would miss the cache, against the closest earlier key
+    /// (`None` if it would hit or nothing was compiled yet).
+    pub fn explain_miss(&self, args: &In) -> Result<Option<String>> {
+        let (_, key) = self.key(args)?;
+        if self
+            .cache
+            .lock()
+            .map(|c| c.contains_key(&key))
+            .unwrap_or(false)
+        {
+            return Ok(None);
+        }
+        let seen = self.order.lock().map(|o| !o.is_empty()).unwrap_or(false);
+        Ok(seen.then(|| self.explain(&key)))
+    }
+
+    fn explain(&self, key: &CacheKey) -> String {
+        let order = match self.order.lock() {
+            Ok(o) => o.clone(),
+            Err(_) => return "the cache is unavailable".into(),
+        };
+        let Some(closest) = order.iter().min_by_key(|old| distance(old, key)) else {
+            return "first call: nothing compiled yet".into();
+        };
+        explain_difference(closest, key)
+    }
+
+    /// Calls the function: compiled code on a cache hit, trace + compile on
+    /// a miss. Inside another trace, the function is traced inline.
+    #[track_caller]
+    pub fn call(&self, args: In) -> Result<Out> {
+        if crate::trace::is_tracing() {
+            return Ok((self.f)(args));
+        }
+        let location = Location::from_caller(std::panic::Location::caller());
+        let (leaves, key) = self.key(&args)?;
+        let compiled = self.compiled(&args, key, location)?;
+        let buffers = compiled
+            .consts
+            .iter()
+            .chain(&leaves)
+            .map(|x| x.buffer())
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
+        let outputs = compiled.executable.execute(&refs).map_err(Error::from)?;
+        let arrays: Vec<Array> = outputs
+            .into_iter()
+            .zip(&compiled.out_avals)
+            .map(|(b, aval)| Array::wrap_buffer(b, aval.clone()))
+            .collect();
+        Out::unflatten_from(&compiled.out_tree, &mut arrays.into_iter())
+    }
+}
+
+/// How different two keys are (for picking the closest earlier one).
+fn distance(a: &CacheKey, b: &CacheKey) -> usize {
+    let tree = usize::from(a.tree != b.tree) * 1000;
+    let leaves = a.avals.iter().zip(&b.avals).filter(|(x, y)| x != y).count()
+        + a.avals.len().abs_diff(b.avals.len());
+    tree + leaves + usize::from(a.x64 != b.x64)
+}
+
+/// A sentence per difference between an earlier key and a new one.
+fn explain_difference(old: &CacheKey, new: &CacheKey) -> String {
+    let mut reasons = Vec::new();
+    if old.x64 != new.x64 {
+        reasons.push(format!(
+            "config flag x64 changed from {} to {}",
+            old.x64, new.x64
+        ));
+    }
+    if old.tree != new.tree {
+        let (old_statics, new_statics) = (statics(&old.tree), statics(&new.tree));
+        if old_statics != new_statics && strip_statics(&old.tree) == strip_statics(&new.tree) {
+            reasons.push(format!(
+                "static argument values changed from {} to {}",
+                old_statics.join(", "),
+                new_statics.join(", ")
+            ));
+        } else {
+            reasons.push(format!(
+                "the input structure changed from {} to {}",
+                old.tree, new.tree
+            ));
+        }
+    } else {
+        let paths = new.tree.leaf_paths();
+        for (i, (a, b)) in old.avals.iter().zip(&new.avals).enumerate() {
+            let path = paths.get(i).map(String::as_str).unwrap_or("");
+            let where_ = format!(
+                "input {i}{}",
+                if path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {path}")
+                }
+            );
+            if a.dtype != b.dtype {
+                reasons.push(format!(
+                    "{where_} changed dtype from {} to {}",
+                    a.dtype, b.dtype
+                ));
+            }
+            if a.shape != b.shape {
+                reasons.push(format!("{where_} changed shape from {a} to {b}"));
+            }
+            if a.weak_type != b.weak_type {
+                reasons.push(format!(
+                    "{where_} changed weak type from {} to {}",
+                    a.weak_type, b.weak_type
+                ));
+            }
+        }
+    }
+    if reasons.is_empty() {
+        "no difference from the closest earlier call was found".into()
+    } else {
+        reasons.join("; ")
+    }
+}
+
+fn statics(tree: &TreeDef) -> Vec<String> {
+    match tree {
+        TreeDef::Static(v) => vec![v.clone()],
+        TreeDef::Leaf | TreeDef::None => Vec::new(),
+        TreeDef::Tuple(c) | TreeDef::List(c) => c.iter().flat_map(statics).collect(),
+        TreeDef::Dict(c) => c.iter().flat_map(|(_, t)| statics(t)).collect(),
+        TreeDef::Struct(_, c) => c.iter().flat_map(|(_, t)| statics(t)).collect(),
+    }
+}
+
+fn strip_statics(tree: &TreeDef) -> TreeDef {
+    match tree {
+        TreeDef::Static(_) => TreeDef::Static(String::new()),
+        TreeDef::Leaf => TreeDef::Leaf,
+        TreeDef::None => TreeDef::None,
+        TreeDef::Tuple(c) => TreeDef::Tuple(c.iter().map(strip_statics).collect()),
+        TreeDef::List(c) => TreeDef::List(c.iter().map(strip_statics).collect()),
+        TreeDef::Dict(c) => TreeDef::Dict(
+            c.iter()
+                .map(|(k, t)| (k.clone(), strip_statics(t)))
+                .collect(),
+        ),
+        TreeDef::Struct(n, c) => {
+            TreeDef::Struct(n, c.iter().map(|(k, t)| (*k, strip_statics(t))).collect())
+        }
+    }
+}
+
+fn log_compile(name: &str, key: &CacheKey, trace: Duration, lower_and_compile: Duration) {
+    let signature: Vec<String> = key.avals.iter().map(ToString::to_string).collect();
+    eprintln!(
+        "oxla: compiled {name} for ({}): trace {:.2} ms, lower + compile {:.2} ms",
+        signature.join(", "),
+        trace.as_secs_f64() * 1e3,
+        lower_and_compile.as_secs_f64() * 1e3
+    );
+}

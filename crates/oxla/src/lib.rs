@@ -1,0 +1,39 @@
+//! oxla: JAX's programming model in Rust, on the XLA runtime.
+//!
+//! [`Array`]s live on a PJRT device; operators and [`numpy`] / [`lax`] /
+//! [`nn`] functions run eagerly, or are traced into a jaxpr inside [`jit`],
+//! which lowers it to StableHLO, compiles it once per signature and caches
+//! it. Inputs and outputs are [`Pytree`]s.
+#![warn(missing_docs)]
+
+mod array;
+pub mod config;
+mod element;
+mod error;
+mod jit;
+pub mod lax;
+pub mod nn;
+pub mod numpy;
+mod operators;
+mod ops;
+pub mod pytree;
+mod runtime;
+mod trace;
+
+pub use array::Array;
+pub use config::{enable_x64, x64_enabled};
+pub use element::Element;
+pub use error::{Error, Result};
+pub use jit::{CacheKey, Jit, Traced, jit, make_jaxpr};
+pub use ops::eager_cache_size;
+pub use oxla_core::{Aval, DType, Jaxpr};
+pub use pytree::{Pytree, Static, TreeDef, tree_leaves, tree_map, tree_structure, tree_unflatten};
+pub use runtime::client;
+
+fn promotion_default_float() -> DType {
+    oxla_core::promotion::default_float(x64_enabled())
+}
+
+fn promotion_default_int() -> DType {
+    oxla_core::promotion::default_int(x64_enabled())
+}

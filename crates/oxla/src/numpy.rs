@@ -1,0 +1,571 @@
+//! `oxla::numpy`: functions named as in `jax.numpy`, with its type
+//! promotion (weak types included) and broadcasting.
+
+use oxla_core::promotion::{default_float, promote};
+use oxla_core::{DType, Scalar};
+
+use crate::array::Array;
+use crate::config::x64_enabled;
+use crate::error::{Error, Result};
+use crate::lax;
+
+/// The dtype and weakness all of `xs` promote to.
+fn result_type(xs: &[&Array]) -> (DType, bool) {
+    let mut avals = xs.iter().filter_map(|x| x.aval().ok());
+    let Some(first) = avals.next() else {
+        return (DType::F32, false);
+    };
+    avals.fold((first.dtype, first.weak_type), |(d, w), a| {
+        promote(d, w, a.dtype, a.weak_type, x64_enabled())
+    })
+}
+
+/// Converts every operand to the promoted type.
+#[track_caller]
+pub(crate) fn promote_args(xs: &[&Array]) -> Vec<Array> {
+    let (dtype, weak) = result_type(xs);
+    xs.iter()
+        .map(|x| lax::convert_element_type_weak(x, dtype, weak && x.weak_type()))
+        .collect()
+}
+
+/// Gives lower-rank operands leading size-1 dims (rank-0 ones stay scalars).
+#[track_caller]
+fn broadcast_ranks(xs: Vec<Array>) -> Vec<Array> {
+    let rank = xs.iter().map(Array::ndim).max().unwrap_or(0);
+    xs.into_iter()
+        .map(|x| {
+            let r = x.ndim();
+            if r == 0 || r == rank || x.check().is_err() {
+                return x;
+            }
+            let mut shape = vec![1i64; rank - r];
+            shape.extend_from_slice(x.shape());
+            let dims: Vec<i64> = ((rank - r) as i64..rank as i64).collect();
+            lax::broadcast_in_dim(&x, &shape, &dims)
+        })
+        .collect()
+}
+
+macro_rules! elementwise2 {
+    ($($name:ident => $lax:ident: $doc:literal;)*) => {$(
+        #[doc = $doc]
+        #[track_caller]
+        pub fn $name(x: &Array, y: &Array) -> Array {
+            let v = broadcast_ranks(promote_args(&[x, y]));
+            lax::$lax(&v[0], &v[1])
+        }
+    )*};
+}
+
+elementwise2! {
+    add => add: "`jnp.add`";
+    subtract => sub: "`jnp.subtract`";
+    multiply => mul: "`jnp.multiply`";
+    maximum => max: "`jnp.maximum`";
+    minimum => min: "`jnp.minimum`";
+    equal => eq: "`jnp.equal`";
+    not_equal => ne: "`jnp.not_equal`";
+    less => lt: "`jnp.less`";
+    less_equal => le: "`jnp.less_equal`";
+    greater => gt: "`jnp.greater`";
+    greater_equal => ge: "`jnp.greater_equal`";
+    arctan2 => atan2: "`jnp.arctan2`";
+    remainder_trunc => rem: "Remainder with the sign of x (`lax.rem` after promotion).";
+}
+
+/// Converts integer and bool operands to the default float (as true
+/// division and transcendental functions do).
+#[track_caller]
+fn to_inexact(x: &Array) -> Array {
+    match x.aval() {
+        Ok(a) if !a.dtype.is_float() => {
+            lax::convert_element_type_weak(x, default_float(x64_enabled()), a.weak_type)
+        }
+        _ => x.clone(),
+    }
+}
+
+/// `jnp.true_divide` (`/`): integers divide as floats.
+#[track_caller]
+pub fn divide(x: &Array, y: &Array) -> Array {
+    let v = promote_args(&[x, y]);
+    let v = broadcast_ranks(vec![to_inexact(&v[0]), to_inexact(&v[1])]);
+    lax::div(&v[0], &v[1])
+}
+
+/// `jnp.power`.
+#[track_caller]
+pub fn power(x: &Array, y: &Array) -> Array {
+    let v = promote_args(&[x, y]);
+    let v = broadcast_ranks(vec![to_inexact(&v[0]), to_inexact(&v[1])]);
+    lax::pow(&v[0], &v[1])
+}
+
+macro_rules! float_unary {
+    ($($name:ident => $lax:ident;)*) => {$(
+        #[doc = concat!("`jnp.", stringify!($name), "`")]
+        #[track_caller]
+        pub fn $name(x: &Array) -> Array {
+            lax::$lax(&to_inexact(x))
+        }
+    )*};
+}
+
+float_unary! {
+    exp => exp; exp2 => exp2; expm1 => expm1; log => log; log1p => log1p; sqrt => sqrt;
+    cbrt => cbrt; tanh => tanh; sin => sin; cos => cos; tan => tan; arcsin => asin;
+    arccos => acos; arctan => atan; sinh => sinh; cosh => cosh; arcsinh => asinh;
+    arccosh => acosh; arctanh => atanh;
+}
+
+/// `jnp.abs`.
+#[track_caller]
+pub fn abs(x: &Array) -> Array {
+    lax::abs(x)
+}
+
+/// `jnp.negative`.
+#[track_caller]
+pub fn negative(x: &Array) -> Array {
+    lax::neg(x)
+}
+
+/// `jnp.sign`.
+#[track_caller]
+pub fn sign(x: &Array) -> Array {
+    lax::sign(x)
+}
+
+/// `jnp.square`.
+#[track_caller]
+pub fn square(x: &Array) -> Array {
+    lax::square(x)
+}
+
+/// `jnp.floor`.
+#[track_caller]
+pub fn floor(x: &Array) -> Array {
+    lax::floor(x)
+}
+
+/// `jnp.ceil`.
+#[track_caller]
+pub fn ceil(x: &Array) -> Array {
+    lax::ceil(x)
+}
+
+/// `jnp.where(condition, x, y)`.
+#[track_caller]
+pub fn where_(condition: &Array, x: &Array, y: &Array) -> Array {
+    let v = promote_args(&[x, y]);
+    let all = broadcast_ranks(vec![condition.clone(), v[0].clone(), v[1].clone()]);
+    let shape = broadcast_shape(&all.iter().collect::<Vec<_>>());
+    let full: Vec<Array> = all.iter().map(|a| broadcast_to(a, &shape)).collect();
+    lax::select_n(&full[0], &[&full[2], &full[1]])
+}
+
+/// `jnp.clip(x, lo, hi)`.
+#[track_caller]
+pub fn clip(x: &Array, lo: &Array, hi: &Array) -> Array {
+    minimum(&maximum(x, lo), hi)
+}
+
+/// The numpy broadcast of the operands' shapes (assumed rank-aligned or scalar).
+fn broadcast_shape(xs: &[&Array]) -> Vec<i64> {
+    let rank = xs.iter().map(|x| x.ndim()).max().unwrap_or(0);
+    (0..rank)
+        .map(|d| {
+            xs.iter()
+                .filter(|x| x.ndim() == rank)
+                .map(|x| x.shape()[d])
+                .fold(1, |acc, s| if s != 1 { s } else { acc })
+        })
+        .collect()
+}
+
+/// `jnp.broadcast_to`.
+#[track_caller]
+pub fn broadcast_to(x: &Array, shape: &[i64]) -> Array {
+    if x.shape() == shape {
+        return x.clone();
+    }
+    let offset = shape.len().saturating_sub(x.ndim()) as i64;
+    let dims: Vec<i64> = (0..x.ndim() as i64).map(|d| d + offset).collect();
+    lax::broadcast_in_dim(x, shape, &dims)
+}
+
+/// Normalizes possibly negative axes; `None` means all axes.
+fn axes_of(x: &Array, axis: Option<&[i64]>) -> Vec<i64> {
+    let rank = x.ndim() as i64;
+    match axis {
+        None => (0..rank).collect(),
+        Some(a) => a
+            .iter()
+            .map(|&d| if d < 0 { d + rank } else { d })
+            .collect(),
+    }
+}
+
+/// Re-inserts the reduced axes as size-1 dims.
+#[track_caller]
+fn keep_dims(reduced: Array, x: &Array, axes: &[i64]) -> Array {
+    let shape: Vec<i64> = x
+        .shape()
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| if axes.contains(&(i as i64)) { 1 } else { d })
+        .collect();
+    lax::reshape(&reduced, &shape)
+}
+
+/// Whether sums of this dtype are computed in f32 (as JAX upcasts f16/bf16).
+fn upcast_for_sum(dtype: DType) -> bool {
+    matches!(dtype, DType::F16 | DType::BF16)
+}
+
+/// `jnp.sum(x, axis, keepdims)`; bools and small ints sum as the default int.
+#[track_caller]
+pub fn sum(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
+    let axes = axes_of(x, axis);
+    let dtype = x.dtype();
+    let reduced = if upcast_for_sum(dtype) {
+        let wide = lax::convert_element_type(x, DType::F32);
+        lax::convert_element_type(&lax::reduce_sum(&wide, &axes), dtype)
+    } else if dtype == DType::Bool || (dtype.is_int() && dtype.byte_size() < 4) {
+        let int = if dtype.is_unsigned_int() {
+            DType::U32
+        } else {
+            DType::I32
+        };
+        let int = oxla_core::promotion::canonicalize(
+            if x64_enabled() && int == DType::I32 {
+                DType::I64
+            } else {
+                int
+            },
+            x64_enabled(),
+        );
+        lax::reduce_sum(&lax::convert_element_type(x, int), &axes)
+    } else {
+        lax::reduce_sum(x, &axes)
+    };
+    if keepdims {
+        keep_dims(reduced, x, &axes)
+    } else {
+        reduced
+    }
+}
+
+/// `jnp.prod(x, axis, keepdims)`.
+#[track_caller]
+pub fn prod(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
+    let axes = axes_of(x, axis);
+    let reduced = lax::reduce_prod(x, &axes);
+    if keepdims {
+        keep_dims(reduced, x, &axes)
+    } else {
+        reduced
+    }
+}
+
+/// `jnp.max(x, axis, keepdims)`.
+#[track_caller]
+pub fn max(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
+    let axes = axes_of(x, axis);
+    let reduced = lax::reduce_max(x, &axes);
+    if keepdims {
+        keep_dims(reduced, x, &axes)
+    } else {
+        reduced
+    }
+}
+
+/// `jnp.min(x, axis, keepdims)`.
+#[track_caller]
+pub fn min(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
+    let axes = axes_of(x, axis);
+    let reduced = lax::reduce_min(x, &axes);
+    if keepdims {
+        keep_dims(reduced, x, &axes)
+    } else {
+        reduced
+    }
+}
+
+/// `jnp.mean(x, axis, keepdims)`.
+#[track_caller]
+pub fn mean(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
+    let axes = axes_of(x, axis);
+    let count: i64 = axes
+        .iter()
+        .map(|&a| x.shape().get(a as usize).copied().unwrap_or(1))
+        .product();
+    let total = sum(&to_inexact(x), Some(&axes), keepdims);
+    divide(&total, &Array::weak_scalar(count as f64))
+}
+
+/// `jnp.var(x, axis, keepdims)` (population variance, ddof = 0).
+#[track_caller]
+pub fn var(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
+    let x = to_inexact(x);
+    let centered = subtract(&x, &mean(&x, axis, true));
+    mean(&square(&centered), axis, keepdims)
+}
+
+/// `jnp.std(x, axis, keepdims)`.
+#[track_caller]
+pub fn std(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
+    sqrt(&var(x, axis, keepdims))
+}
+
+/// `jnp.matmul` for 1-D and 2-D operands, and batched ones of equal rank.
+#[track_caller]
+pub fn matmul(x: &Array, y: &Array) -> Array {
+    let v = promote_args(&[x, y]);
+    let (x, y) = (&v[0], &v[1]);
+    let preferred = Some(x.dtype());
+    match (x.ndim(), y.ndim()) {
+        (1, 1) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
+        (2, 1) => lax::dot_general(x, y, ((&[1], &[0]), (&[], &[])), preferred),
+        (1, 2) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
+        (a, b) if a == b && a >= 2 => {
+            let batch: Vec<i64> = (0..a as i64 - 2).collect();
+            lax::dot_general(
+                x,
+                y,
+                ((&[a as i64 - 1], &[a as i64 - 2]), (&batch, &batch)),
+                preferred,
+            )
+        }
+        (a, b) => Array::error(Error::InvalidArgument(format!(
+            "{}: matmul of ranks {a} and {b} is not supported (give both operands the same batch rank)",
+            oxla_core::Location::from_caller(std::panic::Location::caller())
+        ))),
+    }
+}
+
+/// `jnp.dot` (for 1-D and 2-D operands, as matmul).
+#[track_caller]
+pub fn dot(x: &Array, y: &Array) -> Array {
+    matmul(x, y)
+}
+
+/// `jnp.outer`.
+#[track_caller]
+pub fn outer(x: &Array, y: &Array) -> Array {
+    let n = x.size();
+    let m = y.size();
+    multiply(&lax::reshape(x, &[n, 1]), &lax::reshape(y, &[1, m]))
+}
+
+/// `jnp.reshape` (one dim may be -1).
+#[track_caller]
+pub fn reshape(x: &Array, shape: &[i64]) -> Array {
+    let known: i64 = shape.iter().filter(|&&d| d != -1).product();
+    let resolved: Vec<i64> = shape
+        .iter()
+        .map(|&d| {
+            if d == -1 && known > 0 {
+                x.size() / known
+            } else {
+                d
+            }
+        })
+        .collect();
+    lax::reshape(x, &resolved)
+}
+
+/// `jnp.transpose` (reverses the axes when `axes` is `None`).
+#[track_caller]
+pub fn transpose(x: &Array, axes: Option<&[i64]>) -> Array {
+    let perm: Vec<i64> = match axes {
+        Some(a) => a.to_vec(),
+        None => (0..x.ndim() as i64).rev().collect(),
+    };
+    lax::transpose(x, &perm)
+}
+
+/// `jnp.swapaxes`.
+#[track_caller]
+pub fn swapaxes(x: &Array, a: i64, b: i64) -> Array {
+    let rank = x.ndim() as i64;
+    let (a, b) = ((a + rank) % rank.max(1), (b + rank) % rank.max(1));
+    let mut perm: Vec<i64> = (0..rank).collect();
+    perm.swap(a as usize, b as usize);
+    lax::transpose(x, &perm)
+}
+
+/// `jnp.concatenate`.
+#[track_caller]
+pub fn concatenate(xs: &[&Array], axis: i64) -> Array {
+    let promoted = promote_args(xs);
+    let refs: Vec<&Array> = promoted.iter().collect();
+    let rank = xs.first().map_or(0, |x| x.ndim()) as i64;
+    lax::concatenate(&refs, (if axis < 0 { axis + rank } else { axis }) as usize)
+}
+
+/// `jnp.stack`.
+#[track_caller]
+pub fn stack(xs: &[&Array], axis: i64) -> Array {
+    let rank = xs.first().map_or(0, |x| x.ndim()) as i64 + 1;
+    let axis = if axis < 0 { axis + rank } else { axis };
+    let expanded: Vec<Array> = xs.iter().map(|x| lax::expand_dims(x, &[axis])).collect();
+    let refs: Vec<&Array> = expanded.iter().collect();
+    concatenate(&refs, axis)
+}
+
+/// `jnp.expand_dims`.
+#[track_caller]
+pub fn expand_dims(x: &Array, axis: i64) -> Array {
+    lax::expand_dims(x, &[axis])
+}
+
+/// `jnp.squeeze` (all size-1 dims when `axis` is `None`).
+#[track_caller]
+pub fn squeeze(x: &Array, axis: Option<&[i64]>) -> Array {
+    let dims: Vec<i64> = match axis {
+        Some(a) => axes_of(x, Some(a)),
+        None => x
+            .shape()
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| **d == 1)
+            .map(|(i, _)| i as i64)
+            .collect(),
+    };
+    lax::squeeze(x, &dims)
+}
+
+/// A host value as an array of the default dtype of its kind (or `dtype`).
+fn filled(shape: &[i64], value: Scalar, dtype: DType) -> Result<Array> {
+    let count: i64 = shape.iter().product();
+    let one = crate::element::scalar_bytes(dtype, value);
+    let bytes: Vec<u8> = one
+        .iter()
+        .copied()
+        .cycle()
+        .take(one.len() * count.max(0) as usize)
+        .collect();
+    Array::from_bytes(dtype, shape, &bytes)
+}
+
+/// `jnp.zeros(shape, dtype)`.
+pub fn zeros(shape: &[i64], dtype: DType) -> Result<Array> {
+    filled(shape, Scalar::Int(0), dtype)
+}
+
+/// `jnp.ones(shape, dtype)`.
+pub fn ones(shape: &[i64], dtype: DType) -> Result<Array> {
+    filled(shape, Scalar::Int(1), dtype)
+}
+
+/// `jnp.full(shape, value, dtype)`.
+pub fn full(shape: &[i64], value: f64, dtype: DType) -> Result<Array> {
+    filled(shape, Scalar::Float(value), dtype)
+}
+
+/// `jnp.zeros_like(x)`.
+#[track_caller]
+pub fn zeros_like(x: &Array) -> Array {
+    multiply(x, &Array::weak_scalar(0i32))
+}
+
+/// `jnp.ones_like(x)`.
+#[track_caller]
+pub fn ones_like(x: &Array) -> Array {
+    add(&zeros_like(x), &Array::weak_scalar(1i32))
+}
+
+/// `jnp.arange(start, stop, step)` as `dtype`.
+#[track_caller]
+pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Array {
+    let n = ((stop - start) / step).ceil().max(0.0) as i64;
+    let i = lax::iota(dtype, &[n], 0);
+    add(
+        &multiply(&i, &Array::weak_scalar(step)),
+        &Array::weak_scalar(start),
+    )
+}
+
+/// `jnp.linspace(start, stop, num)` (endpoint included), as `dtype`.
+#[track_caller]
+pub fn linspace(start: f64, stop: f64, num: i64, dtype: DType) -> Array {
+    let step = if num > 1 {
+        (stop - start) / (num - 1) as f64
+    } else {
+        0.0
+    };
+    let i = lax::iota(dtype, &[num], 0);
+    add(
+        &multiply(&i, &Array::weak_scalar(step)),
+        &Array::weak_scalar(start),
+    )
+}
+
+/// `jnp.eye(n, dtype)`.
+#[track_caller]
+pub fn eye(n: i64, dtype: DType) -> Array {
+    let rows = lax::iota(DType::I32, &[n, n], 0);
+    let cols = lax::iota(DType::I32, &[n, n], 1);
+    lax::convert_element_type(&lax::eq(&rows, &cols), dtype)
+}
+
+/// `jnp.tril(x, k)`: zeros above the k-th diagonal of the last two dims.
+#[track_caller]
+pub fn tril(x: &Array, k: i64) -> Array {
+    triangle(x, k, true)
+}
+
+/// `jnp.triu(x, k)`: zeros below the k-th diagonal of the last two dims.
+#[track_caller]
+pub fn triu(x: &Array, k: i64) -> Array {
+    triangle(x, k, false)
+}
+
+#[track_caller]
+fn triangle(x: &Array, k: i64, lower: bool) -> Array {
+    let rank = x.ndim();
+    if rank < 2 {
+        return Array::error(Error::InvalidArgument(format!(
+            "tril/triu needs rank >= 2, got {}",
+            rank
+        )));
+    }
+    let (n, m) = (x.shape()[rank - 2], x.shape()[rank - 1]);
+    let rows = lax::iota(DType::I32, &[n, m], 0);
+    let cols = lax::iota(DType::I32, &[n, m], 1);
+    let shifted = lax::add(&rows, &Array::weak_scalar(k as i32));
+    let keep = if lower {
+        lax::ge(&shifted, &cols)
+    } else {
+        lax::le(&shifted, &cols)
+    };
+    where_(&keep, x, &zeros_like(x))
+}
+
+/// `jax.nn.one_hot(x, num_classes)` (also `oxla::nn::one_hot`), as `dtype`.
+#[track_caller]
+pub fn one_hot(x: &Array, num_classes: i64, dtype: DType) -> Array {
+    let mut shape = x.shape().to_vec();
+    shape.push(num_classes);
+    let classes = lax::iota(x.dtype(), &shape, shape.len() - 1);
+    let expanded = lax::expand_dims(x, &[x.ndim() as i64]);
+    lax::convert_element_type(&equal(&expanded, &classes), dtype)
+}
+
+/// `jnp.logical_not`.
+#[track_caller]
+pub fn logical_not(x: &Array) -> Array {
+    lax::not(&lax::convert_element_type(x, DType::Bool))
+}
+
+/// Elementwise `jnp.isfinite`.
+#[track_caller]
+pub fn isfinite(x: &Array) -> Array {
+    match x.aval() {
+        Ok(a) if a.dtype.is_float() => lax::is_finite(x),
+        Ok(_) => lax::eq(x, x),
+        Err(e) => Array::error(e),
+    }
+}

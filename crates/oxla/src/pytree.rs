@@ -1,0 +1,344 @@
+//! Pytrees: nested containers of arrays that functions take and return.
+//! A [`Pytree`] flattens to its array leaves plus a [`TreeDef`] (the
+//! structure, with the values of static fields), and is rebuilt from them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+
+/// The structure of a pytree: everything but the array leaves.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TreeDef {
+    /// An array.
+    Leaf,
+    /// `None`.
+    None,
+    /// A tuple.
+    Tuple(Vec<TreeDef>),
+    /// A list (`Vec` or fixed array).
+    List(Vec<TreeDef>),
+    /// A map with string keys, in key order.
+    Dict(Vec<(String, TreeDef)>),
+    /// A value that is not traced: its `Debug` text is part of the structure
+    /// (and so of every jit cache key).
+    Static(String),
+    /// A user struct: its name and fields.
+    Struct(&'static str, Vec<(&'static str, TreeDef)>),
+}
+
+impl TreeDef {
+    /// Number of leaves.
+    pub fn num_leaves(&self) -> usize {
+        match self {
+            TreeDef::Leaf => 1,
+            TreeDef::None | TreeDef::Static(_) => 0,
+            TreeDef::Tuple(c) | TreeDef::List(c) => c.iter().map(TreeDef::num_leaves).sum(),
+            TreeDef::Dict(c) => c.iter().map(|(_, t)| t.num_leaves()).sum(),
+            TreeDef::Struct(_, c) => c.iter().map(|(_, t)| t.num_leaves()).sum(),
+        }
+    }
+
+    /// The key path of each leaf (`[0]['w']`, `.layers[1]`).
+    pub fn leaf_paths(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.paths(String::new(), &mut out);
+        out
+    }
+
+    fn paths(&self, prefix: String, out: &mut Vec<String>) {
+        match self {
+            TreeDef::Leaf => out.push(prefix),
+            TreeDef::None | TreeDef::Static(_) => {}
+            TreeDef::Tuple(c) | TreeDef::List(c) => {
+                for (i, t) in c.iter().enumerate() {
+                    t.paths(format!("{prefix}[{i}]"), out);
+                }
+            }
+            TreeDef::Dict(c) => {
+                for (k, t) in c {
+                    t.paths(format!("{prefix}['{k}']"), out);
+                }
+            }
+            TreeDef::Struct(_, c) => {
+                for (k, t) in c {
+                    t.paths(format!("{prefix}.{k}"), out);
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for TreeDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let join = |c: &[TreeDef]| {
+            c.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            TreeDef::Leaf => f.write_str("*"),
+            TreeDef::None => f.write_str("None"),
+            TreeDef::Tuple(c) if c.len() == 1 => write!(f, "({},)", c[0]),
+            TreeDef::Tuple(c) => write!(f, "({})", join(c)),
+            TreeDef::List(c) => write!(f, "[{}]", join(c)),
+            TreeDef::Dict(c) => write!(
+                f,
+                "{{{}}}",
+                c.iter()
+                    .map(|(k, t)| format!("'{k}': {t}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            TreeDef::Static(v) => write!(f, "static({v})"),
+            TreeDef::Struct(name, c) => write!(
+                f,
+                "{name}({})",
+                c.iter()
+                    .map(|(k, t)| format!("{k}={t}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
+/// A container of arrays that oxla's transformations can take apart and
+/// rebuild.
+pub trait Pytree: Sized {
+    /// Appends the leaves to `leaves`, returns the structure.
+    fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef;
+
+    /// Rebuilds a value of structure `def` from `leaves`.
+    fn unflatten_from(def: &TreeDef, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self>;
+
+    /// A copy of `self` with its leaves replaced by `leaves` (static values
+    /// are copied from `self`): how jit builds the traced arguments.
+    fn with_leaves(&self, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        let (_, def) = self.flatten();
+        Self::unflatten_from(&def, leaves)
+    }
+
+    /// The leaves and the structure.
+    fn flatten(&self) -> (Vec<Array>, TreeDef) {
+        let mut leaves = Vec::new();
+        let def = self.flatten_into(&mut leaves);
+        (leaves, def)
+    }
+}
+
+fn mismatch(def: &TreeDef, what: &str) -> Error {
+    Error::InvalidArgument(format!("pytree structure {def} does not fit a {what}"))
+}
+
+impl Pytree for Array {
+    fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
+        leaves.push(self.clone());
+        TreeDef::Leaf
+    }
+
+    fn unflatten_from(def: &TreeDef, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        match def {
+            TreeDef::Leaf => leaves
+                .next()
+                .ok_or_else(|| Error::InvalidArgument("too few leaves for the pytree".into())),
+            other => Err(mismatch(other, "leaf")),
+        }
+    }
+}
+
+impl Pytree for () {
+    fn flatten_into(&self, _: &mut Vec<Array>) -> TreeDef {
+        TreeDef::Tuple(Vec::new())
+    }
+
+    fn unflatten_from(def: &TreeDef, _: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        match def {
+            TreeDef::Tuple(c) if c.is_empty() => Ok(()),
+            other => Err(mismatch(other, "()")),
+        }
+    }
+}
+
+macro_rules! tuple_pytree {
+    ($($n:tt $t:ident),+) => {
+        impl<$($t: Pytree),+> Pytree for ($($t,)+) {
+            fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
+                TreeDef::Tuple(vec![$(self.$n.flatten_into(leaves)),+])
+            }
+
+            fn unflatten_from(def: &TreeDef, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+                const ARITY: usize = [$($n),+].len();
+                match def {
+                    TreeDef::Tuple(c) if c.len() == ARITY => Ok(($($t::unflatten_from(&c[$n], leaves)?,)+)),
+                    other => Err(mismatch(other, "tuple")),
+                }
+            }
+
+            fn with_leaves(&self, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+                Ok(($(self.$n.with_leaves(leaves)?,)+))
+            }
+        }
+    };
+}
+
+tuple_pytree!(0 A);
+tuple_pytree!(0 A, 1 B);
+tuple_pytree!(0 A, 1 B, 2 C);
+tuple_pytree!(0 A, 1 B, 2 C, 3 D);
+tuple_pytree!(0 A, 1 B, 2 C, 3 D, 4 E);
+tuple_pytree!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F);
+tuple_pytree!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G);
+tuple_pytree!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H);
+tuple_pytree!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I);
+tuple_pytree!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J);
+tuple_pytree!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K);
+tuple_pytree!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L);
+
+impl<T: Pytree> Pytree for Vec<T> {
+    fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
+        TreeDef::List(self.iter().map(|x| x.flatten_into(leaves)).collect())
+    }
+
+    fn unflatten_from(def: &TreeDef, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        match def {
+            TreeDef::List(c) => c.iter().map(|d| T::unflatten_from(d, leaves)).collect(),
+            other => Err(mismatch(other, "Vec")),
+        }
+    }
+
+    fn with_leaves(&self, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        self.iter().map(|x| x.with_leaves(leaves)).collect()
+    }
+}
+
+impl<T: Pytree, const N: usize> Pytree for [T; N] {
+    fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
+        TreeDef::List(self.iter().map(|x| x.flatten_into(leaves)).collect())
+    }
+
+    fn unflatten_from(def: &TreeDef, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        let items: Vec<T> = Vec::unflatten_from(def, leaves)?;
+        items
+            .try_into()
+            .map_err(|_| mismatch(def, "fixed-size array"))
+    }
+}
+
+impl<T: Pytree> Pytree for Option<T> {
+    fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
+        match self {
+            Some(x) => x.flatten_into(leaves),
+            None => TreeDef::None,
+        }
+    }
+
+    fn unflatten_from(def: &TreeDef, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        match def {
+            TreeDef::None => Ok(None),
+            other => Ok(Some(T::unflatten_from(other, leaves)?)),
+        }
+    }
+
+    fn with_leaves(&self, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        self.as_ref().map(|x| x.with_leaves(leaves)).transpose()
+    }
+}
+
+impl<T: Pytree> Pytree for BTreeMap<String, T> {
+    fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
+        TreeDef::Dict(
+            self.iter()
+                .map(|(k, v)| (k.clone(), v.flatten_into(leaves)))
+                .collect(),
+        )
+    }
+
+    fn unflatten_from(def: &TreeDef, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        match def {
+            TreeDef::Dict(c) => c
+                .iter()
+                .map(|(k, d)| Ok((k.clone(), T::unflatten_from(d, leaves)?)))
+                .collect(),
+            other => Err(mismatch(other, "map")),
+        }
+    }
+
+    fn with_leaves(&self, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        self.iter()
+            .map(|(k, v)| Ok((k.clone(), v.with_leaves(leaves)?)))
+            .collect()
+    }
+}
+
+/// A value passed to a jitted function as a compile-time constant: not
+/// traced, part of the cache key by its `Debug` text (so equal values hit,
+/// different values compile again), as JAX's `static_argnums`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Static<T>(pub T);
+
+impl<T: fmt::Debug + Clone> Pytree for Static<T> {
+    fn flatten_into(&self, _: &mut Vec<Array>) -> TreeDef {
+        TreeDef::Static(format!("{:?}", self.0))
+    }
+
+    fn unflatten_from(def: &TreeDef, _: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        Err(Error::InvalidArgument(format!(
+            "a static value ({def}) can be passed into a jitted function, not returned from one"
+        )))
+    }
+
+    fn with_leaves(&self, _: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        Ok(self.clone())
+    }
+}
+
+/// Applies `f` to every leaf.
+pub fn tree_map<T: Pytree>(tree: &T, f: impl FnMut(&Array) -> Array) -> Result<T> {
+    let (leaves, def) = tree.flatten();
+    let mapped: Vec<Array> = leaves.iter().map(f).collect();
+    T::unflatten_from(&def, &mut mapped.into_iter())
+}
+
+/// The leaves of a pytree.
+pub fn tree_leaves<T: Pytree>(tree: &T) -> Vec<Array> {
+    tree.flatten().0
+}
+
+/// The structure of a pytree.
+pub fn tree_structure<T: Pytree>(tree: &T) -> TreeDef {
+    tree.flatten().1
+}
+
+/// Rebuilds a pytree of structure `def` from leaves.
+pub fn tree_unflatten<T: Pytree>(def: &TreeDef, leaves: Vec<Array>) -> Result<T> {
+    T::unflatten_from(def, &mut leaves.into_iter())
+}
+
+/// A function traced by `jit` may fail (`?` on a concretization error, for
+/// one): an `Err` flattens to a single leaf carrying the error, which the
+/// trace reports; an `Ok` is its value's pytree.
+impl<T: Pytree> Pytree for Result<T> {
+    fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
+        match self {
+            Ok(x) => x.flatten_into(leaves),
+            Err(e) => {
+                leaves.push(Array::error(e.clone()));
+                TreeDef::Leaf
+            }
+        }
+    }
+
+    fn unflatten_from(def: &TreeDef, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        Ok(T::unflatten_from(def, leaves))
+    }
+
+    fn with_leaves(&self, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
+        match self {
+            Ok(x) => Ok(x.with_leaves(leaves)),
+            Err(e) => Ok(Err(e.clone())),
+        }
+    }
+}

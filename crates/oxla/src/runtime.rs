@@ -1,0 +1,36 @@
+//! The process's default PJRT client, and compiling lowered jaxprs.
+
+use std::sync::{Arc, OnceLock};
+
+use oxla_core::Jaxpr;
+use oxla_pjrt::{Client, ClientOptions, CompileOptions, LoadedExecutable, Platform, Program};
+
+use crate::error::{Error, Result};
+
+/// The default client: the plugin of `OXLA_PLATFORM` (default `cpu`),
+/// created on first use and kept for the process.
+pub fn client() -> Result<&'static Client> {
+    static CLIENT: OnceLock<std::result::Result<Client, Arc<oxla_pjrt::Error>>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            let platform = std::env::var("OXLA_PLATFORM")
+                .ok()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(Platform::Cpu);
+            Client::for_platform(platform, &ClientOptions::new()).map_err(Arc::new)
+        })
+        .as_ref()
+        .map_err(|e| Error::Runtime(e.clone()))
+}
+
+/// Lowers and compiles a jaxpr for one device of the default client.
+pub(crate) fn compile(jaxpr: &Jaxpr, function: &str) -> Result<(LoadedExecutable, String)> {
+    let text = oxla_lower::lower_to_text(jaxpr)?;
+    let executable = client()?
+        .compile(&Program::mlir(text.clone()), &CompileOptions::new())
+        .map_err(|e| Error::Compile {
+            function: function.to_string(),
+            source: Arc::new(e),
+        })?;
+    Ok((executable, text))
+}
