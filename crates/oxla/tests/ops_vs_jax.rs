@@ -1,0 +1,183 @@
+//! Every op against JAX: each case of reference/ops.py runs in oxla eagerly
+//! and under jit, and must match JAX's output within the dtype's tolerance.
+
+mod reference;
+
+use oxla::{Array, DType, jit, lax, nn, numpy as jnp};
+use oxla_testing::assert_close;
+
+/// oxla's version of each reference case.
+fn apply(name: &str, a: &[Array]) -> Array {
+    let x = || &a[0];
+    let y = || &a[1];
+    match name {
+        "neg" => lax::neg(x()),
+        "sign" => lax::sign(x()),
+        "abs" | "abs_int" => lax::abs(x()),
+        "floor" => lax::floor(x()),
+        "ceil" => lax::ceil(x()),
+        "round" => lax::round(x()),
+        "exp" | "exp_f16" => lax::exp(x()),
+        "exp2" => lax::exp2(x()),
+        "expm1" => lax::expm1(x()),
+        "log" => lax::log(x()),
+        "log1p" => lax::log1p(x()),
+        "sqrt" => lax::sqrt(x()),
+        "rsqrt" => lax::rsqrt(x()),
+        "cbrt" => lax::cbrt(x()),
+        "tanh" => lax::tanh(x()),
+        "logistic" => lax::logistic(x()),
+        "sin" => lax::sin(x()),
+        "cos" => lax::cos(x()),
+        "tan" => lax::tan(x()),
+        "asin" => lax::asin(x()),
+        "acos" => lax::acos(x()),
+        "atan" => lax::atan(x()),
+        "sinh" => lax::sinh(x()),
+        "cosh" => lax::cosh(x()),
+        "asinh" => lax::asinh(x()),
+        "acosh" => lax::acosh(x()),
+        "atanh" => lax::atanh(x()),
+        "erf" => lax::erf(x()),
+        "erfc" => lax::erfc(x()),
+        "erf_inv" => lax::erf_inv(x()),
+        "lgamma" => lax::lgamma(x()),
+        "digamma" => lax::digamma(x()),
+        "square" => lax::square(x()),
+        "is_finite" => lax::is_finite(x()),
+        "not_bool" | "not_int" => lax::not(x()),
+        "population_count" => lax::population_count(x()),
+        "add" => lax::add(x(), y()),
+        "sub" => lax::sub(x(), y()),
+        "mul" => lax::mul(x(), y()),
+        "div" | "div_int" => lax::div(x(), y()),
+        "rem" | "rem_int" => lax::rem(x(), y()),
+        "pow" => lax::pow(x(), y()),
+        "max" => lax::max(x(), y()),
+        "min" => lax::min(x(), y()),
+        "atan2" => lax::atan2(x(), y()),
+        "nextafter" => lax::nextafter(x(), y()),
+        "and" => lax::and(x(), y()),
+        "or" => lax::or(x(), y()),
+        "xor" => lax::xor(x(), y()),
+        "shift_left" => lax::shift_left(x(), y()),
+        "shift_right_logical" => lax::shift_right_logical(x(), y()),
+        "shift_right_arithmetic" => lax::shift_right_arithmetic(x(), y()),
+        "eq" => lax::eq(x(), y()),
+        "ne" => lax::ne(x(), y()),
+        "lt" => lax::lt(x(), y()),
+        "le" => lax::le(x(), y()),
+        "gt" => lax::gt(x(), y()),
+        "ge" => lax::ge(x(), y()),
+        "integer_pow" => lax::integer_pow(x(), 3),
+        "integer_pow_neg" => lax::integer_pow(x(), -2),
+        "select_n" => lax::select_n(x(), &[y(), &a[2]]),
+        "select_n_3" => lax::select_n(x(), &[y(), &a[2], &a[3]]),
+        "clamp" => lax::clamp(
+            &Array::weak_scalar(-0.5f32),
+            x(),
+            &Array::weak_scalar(0.5f32),
+        ),
+        "convert_f32_i32" => lax::convert_element_type(x(), DType::I32),
+        "convert_i32_f16" => lax::convert_element_type(x(), DType::F16),
+        "convert_f32_bool" => lax::convert_element_type(x(), DType::Bool),
+        "iota" => lax::iota(DType::I32, &[5], 0),
+        "iota_2d" => lax::iota(DType::F32, &[2, 3], 1),
+        "broadcast_in_dim" => lax::broadcast_in_dim(x(), &[2, 3, 4], &[1, 2]),
+        "reshape" => lax::reshape(x(), &[2, 6]),
+        "transpose" => lax::transpose(x(), &[1, 0]),
+        "squeeze" => lax::squeeze(x(), &[0]),
+        "expand_dims" => lax::expand_dims(x(), &[1]),
+        "rev" => lax::rev(x(), &[0, 1]),
+        "concatenate" => lax::concatenate(&[x(), y()], 1),
+        "pad" => lax::pad(x(), &Array::weak_scalar(0.5f32), &[(1, 2, 1), (-1, 0, 0)]),
+        "slice" => lax::slice(x(), &[1, 0], &[3, 4], Some(&[1, 2])),
+        "reduce_sum" => lax::reduce_sum(x(), &[1]),
+        "reduce_max" => lax::reduce_max(x(), &[0, 1]),
+        "reduce_min" => lax::reduce_min(x(), &[0]),
+        "reduce_prod" => lax::reduce_prod(x(), &[1]),
+        "reduce_and" => lax::reduce_and(x(), &[1]),
+        "reduce_or" => lax::reduce_or(x(), &[0]),
+        "dot_general" => lax::dot_general(x(), y(), ((&[1], &[0]), (&[], &[])), None),
+        "dot_general_batch" => lax::dot_general(x(), y(), ((&[2], &[1]), (&[0], &[0])), None),
+        "jnp_add_broadcast" => x() + y(),
+        "jnp_mul_weak" => x() * 2.5,
+        "jnp_int_plus_float" => x() + 1.5,
+        "jnp_true_divide_int" => x() / y(),
+        "jnp_u8_plus_i8" => x() + y(),
+        "jnp_sum" => jnp::sum(x(), Some(&[0]), false),
+        "jnp_sum_keepdims" => jnp::sum(x(), Some(&[1]), true),
+        "jnp_sum_f16" => jnp::sum(x(), Some(&[1]), false),
+        "jnp_sum_bool" => jnp::sum(x(), None, false),
+        "jnp_mean" => jnp::mean(x(), Some(&[1]), false),
+        "jnp_var" => jnp::var(x(), Some(&[0]), false),
+        "jnp_std" => jnp::std(x(), None, false),
+        "jnp_max" => jnp::max(x(), Some(&[1]), false),
+        "jnp_min" => jnp::min(x(), None, false),
+        "jnp_prod" => jnp::prod(x(), Some(&[0]), false),
+        "jnp_matmul" | "jnp_matvec" | "jnp_batched_matmul" => jnp::matmul(x(), y()),
+        "jnp_outer" => jnp::outer(x(), y()),
+        "jnp_where" => jnp::where_(x(), y(), &a[2]),
+        "jnp_clip" => jnp::clip(
+            x(),
+            &Array::weak_scalar(-0.5f32),
+            &Array::weak_scalar(0.5f32),
+        ),
+        "jnp_power" => jnp::power(x(), y()),
+        "jnp_swapaxes" => jnp::swapaxes(x(), 0, 1),
+        "jnp_stack" => jnp::stack(&[x(), y()], 1),
+        "jnp_concatenate" => jnp::concatenate(&[x(), y()], -1),
+        "jnp_reshape" => jnp::reshape(x(), &[-1, 2]),
+        "jnp_transpose" => jnp::transpose(x(), None),
+        "jnp_tril" => jnp::tril(x(), 0),
+        "jnp_triu" => jnp::triu(x(), 1),
+        "jnp_eye" => jnp::eye(3, DType::F32),
+        "jnp_arange" => jnp::arange(0.0, 3.0, 0.5, DType::F32),
+        "jnp_linspace" => jnp::linspace(0.0, 1.0, 5, DType::F32),
+        "jnp_one_hot" => nn::one_hot(x(), 5),
+        "jnp_maximum" => jnp::maximum(x(), y()),
+        "jnp_minimum" => jnp::minimum(x(), y()),
+        "relu" => nn::relu(x()),
+        "sigmoid" => nn::sigmoid(x()),
+        "silu" => nn::silu(x()),
+        "gelu" => nn::gelu(x()),
+        "softmax" => nn::softmax(x(), None),
+        "log_softmax" => nn::log_softmax(x(), None),
+        "logsumexp" => nn::logsumexp(x(), Some(&[1]), false),
+        "mlp_loss" => {
+            let (w1, b1, w2, b2, xs, ys) = (&a[0], &a[1], &a[2], &a[3], &a[4], &a[5]);
+            let h = nn::relu(&(jnp::matmul(xs, w1) + b1));
+            let logits = jnp::matmul(&h, w2) + b2;
+            jnp::mean(
+                &-jnp::sum(&(nn::log_softmax(&logits, None) * ys), Some(&[-1]), false),
+                None,
+                false,
+            )
+        }
+        other => panic!("no oxla mapping for reference case {other}"),
+    }
+}
+
+#[test]
+fn every_op_matches_jax_eagerly_and_under_jit() {
+    let mut checked = 0;
+    for name in reference::cases().keys() {
+        let case = reference::case(name);
+        let eager = apply(name, &case.inputs)
+            .to_host()
+            .unwrap_or_else(|e| panic!("{name} eager: {e}"));
+        assert_close(&eager, &case.output, &format!("{name} (eager)"));
+        let n = name.clone();
+        let jitted = jit(move |xs: Vec<Array>| apply(&n, &xs));
+        let traced = jitted
+            .call(case.inputs.clone())
+            .unwrap_or_else(|e| panic!("{name} jit: {e}"));
+        assert_close(
+            &traced.to_host().unwrap(),
+            &case.output,
+            &format!("{name} (jit)"),
+        );
+        checked += 1;
+    }
+    assert!(checked > 120, "only {checked} cases");
+}

@@ -1,0 +1,81 @@
+//! JAX's reference values, computed once per test binary by ops.py.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use base64::Engine;
+use oxla::{Array, DType};
+
+/// One case: JAX's inputs and output.
+pub struct Case {
+    pub inputs: Vec<Array>,
+    pub output: oxla_npy::HostArray,
+}
+
+fn dtype(name: &str) -> DType {
+    DType::from_name(name).unwrap_or_else(|| panic!("dtype {name}"))
+}
+
+fn decode(v: &serde_json::Value) -> (DType, Vec<i64>, Vec<u8>) {
+    let dims = v["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_i64().unwrap())
+        .collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(v["data"].as_str().unwrap())
+        .unwrap();
+    (dtype(v["dtype"].as_str().unwrap()), dims, bytes)
+}
+
+/// Every case, by name.
+pub fn cases() -> &'static BTreeMap<String, serde_json::Value> {
+    static CASES: OnceLock<BTreeMap<String, serde_json::Value>> = OnceLock::new();
+    CASES.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/ops.py");
+        let json: serde_json::Value =
+            serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap();
+        json["cases"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    })
+}
+
+/// The case `name` with its inputs on the device.
+pub fn case(name: &str) -> Case {
+    let v = &cases()[name];
+    let inputs = v["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let (d, dims, bytes) = decode(a);
+            Array::from_bytes(d, &dims, &bytes).unwrap()
+        })
+        .collect();
+    let (d, dims, bytes) = decode(&v["output"]);
+    let element = match d {
+        DType::Bool => oxla_pjrt::ElementType::Pred,
+        DType::I8 => oxla_pjrt::ElementType::S8,
+        DType::I16 => oxla_pjrt::ElementType::S16,
+        DType::I32 => oxla_pjrt::ElementType::S32,
+        DType::I64 => oxla_pjrt::ElementType::S64,
+        DType::U8 => oxla_pjrt::ElementType::U8,
+        DType::U16 => oxla_pjrt::ElementType::U16,
+        DType::U32 => oxla_pjrt::ElementType::U32,
+        DType::U64 => oxla_pjrt::ElementType::U64,
+        DType::F16 => oxla_pjrt::ElementType::F16,
+        DType::BF16 => oxla_pjrt::ElementType::Bf16,
+        DType::F32 => oxla_pjrt::ElementType::F32,
+        DType::F64 => oxla_pjrt::ElementType::F64,
+    };
+    Case {
+        inputs,
+        output: oxla_npy::HostArray::new(element, dims, bytes),
+    }
+}

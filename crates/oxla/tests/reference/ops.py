@@ -1,0 +1,146 @@
+"""Reference values for oxla's ops, computed by JAX (CPU) when the tests run.
+
+Prints JSON: {"cases": {name: {"inputs": [...], "output": {...}}}} where each
+array is {"dtype", "shape", "data": base64 of little-endian bytes}. oxla's
+test maps each case name to the same function in oxla and compares.
+"""
+
+import base64
+import json
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+rng = np.random.default_rng(1234)
+
+
+def enc(a):
+    a = np.asarray(a)
+    name = {"bfloat16": "bf16"}.get(a.dtype.name, a.dtype.name)
+    return {"dtype": name, "shape": list(a.shape), "data": base64.b64encode(np.ascontiguousarray(a).tobytes()).decode()}
+
+
+def normal(*shape, dtype=np.float32):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def uniform(lo, hi, *shape, dtype=np.float32):
+    return rng.uniform(lo, hi, shape).astype(dtype)
+
+
+def ints(lo, hi, *shape, dtype=np.int32):
+    return rng.integers(lo, hi, shape).astype(dtype)
+
+
+x = normal(3, 4)
+y = normal(3, 4)
+pos = uniform(0.1, 3.0, 3, 4)
+unit = uniform(-0.9, 0.9, 3, 4)
+big = uniform(1.1, 4.0, 3, 4)
+i = ints(-20, 20, 3, 4)
+j = ints(1, 7, 3, 4)
+u = ints(0, 200, 3, 4, dtype=np.uint8)
+b = rng.integers(0, 2, (3, 4)).astype(bool)
+b2 = rng.integers(0, 2, (3, 4)).astype(bool)
+h = normal(3, 4, dtype=np.float16)
+
+CASES = {
+    # unary
+    "neg": (lax.neg, [x]), "sign": (lax.sign, [x]), "abs": (lax.abs, [x]), "abs_int": (lax.abs, [i]),
+    "floor": (lax.floor, [x * 3]), "ceil": (lax.ceil, [x * 3]), "round": (lax.round, [x * 3]),
+    "exp": (lax.exp, [x]), "exp2": (lax.exp2, [x]), "expm1": (lax.expm1, [x]), "log": (lax.log, [pos]),
+    "log1p": (lax.log1p, [pos]), "sqrt": (lax.sqrt, [pos]), "rsqrt": (lax.rsqrt, [pos]), "cbrt": (lax.cbrt, [x]),
+    "tanh": (lax.tanh, [x]), "logistic": (lax.logistic, [x]), "sin": (lax.sin, [x]), "cos": (lax.cos, [x]),
+    "tan": (lax.tan, [unit]), "asin": (lax.asin, [unit]), "acos": (lax.acos, [unit]), "atan": (lax.atan, [x]),
+    "sinh": (lax.sinh, [x]), "cosh": (lax.cosh, [x]), "asinh": (lax.asinh, [x]), "acosh": (lax.acosh, [big]),
+    "atanh": (lax.atanh, [unit]), "erf": (lax.erf, [x]), "erfc": (lax.erfc, [x]), "erf_inv": (lax.erf_inv, [unit]),
+    "lgamma": (lax.lgamma, [pos]), "digamma": (lax.digamma, [pos]), "square": (lax.square, [x]),
+    "is_finite": (lax.is_finite, [np.array([1.0, np.inf, -np.inf, np.nan], np.float32)]),
+    "not_bool": (lax.bitwise_not, [b]), "not_int": (lax.bitwise_not, [i]),
+    "population_count": (lax.population_count, [i]),
+    "exp_f16": (lax.exp, [h]),
+    # binary
+    "add": (lax.add, [x, y]), "sub": (lax.sub, [x, y]), "mul": (lax.mul, [x, y]), "div": (lax.div, [x, y]),
+    "div_int": (lax.div, [i, j]), "rem": (lax.rem, [x, y]), "rem_int": (lax.rem, [i, j]),
+    "pow": (lax.pow, [pos, y]), "max": (lax.max, [x, y]), "min": (lax.min, [x, y]),
+    "atan2": (lax.atan2, [x, y]), "nextafter": (lax.nextafter, [x, y]),
+    "and": (lax.bitwise_and, [b, b2]), "or": (lax.bitwise_or, [i, j]), "xor": (lax.bitwise_xor, [b, b2]),
+    "shift_left": (lax.shift_left, [i, j]), "shift_right_logical": (lax.shift_right_logical, [i, j]),
+    "shift_right_arithmetic": (lax.shift_right_arithmetic, [i, j]),
+    "eq": (lax.eq, [i, j]), "ne": (lax.ne, [x, y]), "lt": (lax.lt, [x, y]), "le": (lax.le, [u, u[::-1]]),
+    "gt": (lax.gt, [x, y]), "ge": (lax.ge, [i, j]),
+    "integer_pow": (lambda a: lax.integer_pow(a, 3), [x]), "integer_pow_neg": (lambda a: lax.integer_pow(a, -2), [pos]),
+    "select_n": (lambda p, a, c: lax.select_n(p, a, c), [b, x, y]),
+    "select_n_3": (lambda w, a, c, d: lax.select_n(w, a, c, d), [ints(0, 3, 3, 4), x, y, pos]),
+    "clamp": (lambda a: lax.clamp(-0.5, a, 0.5), [x]),
+    "convert_f32_i32": (lambda a: lax.convert_element_type(a, jnp.int32), [x * 10]),
+    "convert_i32_f16": (lambda a: lax.convert_element_type(a, jnp.float16), [i]),
+    "convert_f32_bool": (lambda a: lax.convert_element_type(a, jnp.bool_), [i.astype(np.float32)]),
+    "iota": (lambda: lax.iota(jnp.int32, 5), []),
+    "iota_2d": (lambda: lax.broadcasted_iota(jnp.float32, (2, 3), 1), []),
+    "broadcast_in_dim": (lambda a: lax.broadcast_in_dim(a, (2, 3, 4), (1, 2)), [x]),
+    "reshape": (lambda a: lax.reshape(a, (2, 6)), [x]),
+    "transpose": (lambda a: lax.transpose(a, (1, 0)), [x]),
+    "squeeze": (lambda a: lax.squeeze(a, (0,)), [x[None]]),
+    "expand_dims": (lambda a: lax.expand_dims(a, (1,)), [x]),
+    "rev": (lambda a: lax.rev(a, (0, 1)), [x]),
+    "concatenate": (lambda a, c: lax.concatenate([a, c], 1), [x, y]),
+    "pad": (lambda a: lax.pad(a, 0.5, [(1, 2, 1), (-1, 0, 0)]), [x]),
+    "slice": (lambda a: lax.slice(a, (1, 0), (3, 4), (1, 2)), [x]),
+    "reduce_sum": (lambda a: lax.reduce_sum_p.bind(a, axes=(1,), out_sharding=None), [x]),
+    "reduce_max": (lambda a: lax.reduce_max_p.bind(a, axes=(0, 1)), [x]),
+    "reduce_min": (lambda a: lax.reduce_min_p.bind(a, axes=(0,)), [i]),
+    "reduce_prod": (lambda a: lax.reduce_prod_p.bind(a, axes=(1,)), [unit]),
+    "reduce_and": (lambda a: lax.reduce_and_p.bind(a, axes=(1,)), [b]),
+    "reduce_or": (lambda a: lax.reduce_or_p.bind(a, axes=(0,)), [b]),
+    "dot_general": (lambda a, c: lax.dot_general(a, c, (((1,), (0,)), ((), ()))), [x, normal(4, 5)]),
+    "dot_general_batch": (lambda a, c: lax.dot_general(a, c, (((2,), (1,)), ((0,), (0,)))), [normal(2, 3, 4), normal(2, 4, 5)]),
+    # jax.numpy with promotion and broadcasting
+    "jnp_add_broadcast": (jnp.add, [x, normal(4)]),
+    "jnp_mul_weak": (lambda a: a * 2.5, [h]),
+    "jnp_int_plus_float": (lambda a: a + 1.5, [i]),
+    "jnp_true_divide_int": (lambda a, c: a / c, [i, j]),
+    "jnp_u8_plus_i8": (lambda a, c: a + c, [u, ints(-5, 5, 3, 4, dtype=np.int8)]),
+    "jnp_sum": (lambda a: jnp.sum(a, axis=0), [x]), "jnp_sum_keepdims": (lambda a: jnp.sum(a, axis=1, keepdims=True), [x]),
+    "jnp_sum_f16": (lambda a: jnp.sum(a, axis=1), [h]), "jnp_sum_bool": (lambda a: jnp.sum(a), [b]),
+    "jnp_mean": (lambda a: jnp.mean(a, axis=1), [x]), "jnp_var": (lambda a: jnp.var(a, axis=0), [x]),
+    "jnp_std": (lambda a: jnp.std(a), [x]), "jnp_max": (lambda a: jnp.max(a, axis=1), [x]),
+    "jnp_min": (lambda a: jnp.min(a), [i]), "jnp_prod": (lambda a: jnp.prod(a, axis=0), [unit]),
+    "jnp_matmul": (jnp.matmul, [x, normal(4, 2)]), "jnp_matvec": (jnp.matmul, [x, normal(4)]),
+    "jnp_batched_matmul": (jnp.matmul, [normal(2, 3, 4), normal(2, 4, 5)]),
+    "jnp_outer": (jnp.outer, [normal(3), normal(2)]),
+    "jnp_where": (jnp.where, [b, x, y]), "jnp_clip": (lambda a: jnp.clip(a, -0.5, 0.5), [x]),
+    "jnp_power": (jnp.power, [pos, y]), "jnp_swapaxes": (lambda a: jnp.swapaxes(a, 0, 1), [x]),
+    "jnp_stack": (lambda a, c: jnp.stack([a, c], axis=1), [x, y]),
+    "jnp_concatenate": (lambda a, c: jnp.concatenate([a, c], axis=-1), [x, y]),
+    "jnp_reshape": (lambda a: jnp.reshape(a, (-1, 2)), [x]),
+    "jnp_transpose": (lambda a: jnp.transpose(a), [normal(2, 3, 4)]),
+    "jnp_tril": (lambda a: jnp.tril(a), [x]), "jnp_triu": (lambda a: jnp.triu(a, 1), [x]),
+    "jnp_eye": (lambda: jnp.eye(3), []), "jnp_arange": (lambda: jnp.arange(0.0, 3.0, 0.5), []),
+    "jnp_linspace": (lambda: jnp.linspace(0.0, 1.0, 5), []),
+    "jnp_one_hot": (lambda a: jax.nn.one_hot(a, 5), [ints(0, 5, 6)]),
+    "jnp_maximum": (jnp.maximum, [x, y]), "jnp_minimum": (jnp.minimum, [x, y]),
+    # jax.nn
+    "relu": (jax.nn.relu, [x]), "sigmoid": (jax.nn.sigmoid, [x]), "silu": (jax.nn.silu, [x]),
+    "gelu": (jax.nn.gelu, [x]), "softmax": (jax.nn.softmax, [x]), "log_softmax": (jax.nn.log_softmax, [x]),
+    "logsumexp": (lambda a: jax.nn.logsumexp(a, axis=1), [x]),
+    "mlp_loss": (lambda w1, b1, w2, b2, xs, ys: jnp.mean(
+        -jnp.sum(jax.nn.log_softmax(jax.nn.relu(xs @ w1 + b1) @ w2 + b2) * ys, axis=-1)),
+        [normal(8, 16) * 0.3, normal(16) * 0.1, normal(16, 4) * 0.3, normal(4) * 0.1, normal(5, 8),
+         np.eye(4, dtype=np.float32)[ints(0, 4, 5)]]),
+}
+
+
+def main():
+    out = {}
+    for name, (fn, args) in CASES.items():
+        result = jax.jit(fn)(*[jnp.asarray(a) for a in args])
+        out[name] = {"inputs": [enc(a) for a in args], "output": enc(result)}
+    json.dump({"cases": out}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
