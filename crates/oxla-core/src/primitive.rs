@@ -134,7 +134,8 @@ impl UnaryOp {
     pub fn accepts(self) -> TypeClass {
         use UnaryOp::*;
         match self {
-            Neg | Sign | Abs | Square => TypeClass::Numeric,
+            Abs => TypeClass::Signed,
+            Neg | Sign | Square => TypeClass::Numeric,
             Not => TypeClass::BoolOrInt,
             PopulationCount => TypeClass::Int,
             Floor | Ceil | Round | Exp | Exp2 | Expm1 | Log | Log1p | Sqrt | Rsqrt | Cbrt
@@ -209,7 +210,8 @@ impl BinaryOp {
     pub fn accepts(self) -> TypeClass {
         use BinaryOp::*;
         match self {
-            Add | Sub | Mul | Div | Rem | Max | Min => TypeClass::Numeric,
+            Add | Sub | Mul | Div | Rem => TypeClass::Numeric,
+            Max | Min => TypeClass::Any,
             Pow | Atan2 | NextAfter => TypeClass::Float,
             And | Or | Xor => TypeClass::BoolOrInt,
             ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => TypeClass::Int,
@@ -251,8 +253,12 @@ impl Comparison {
 /// The kinds of element types an op takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TypeClass {
+    /// Every dtype, bool included.
+    Any,
     /// Integers and floats (not bool).
     Numeric,
+    /// Signed integers and floats.
+    Signed,
     /// Floats only.
     Float,
     /// Integers only.
@@ -265,7 +271,9 @@ impl TypeClass {
     /// Whether `dtype` belongs to the class.
     pub fn contains(self, dtype: DType) -> bool {
         match self {
+            TypeClass::Any => true,
             TypeClass::Numeric => dtype != DType::Bool,
+            TypeClass::Signed => dtype.is_float() || dtype.is_signed_int(),
             TypeClass::Float => dtype.is_float(),
             TypeClass::Int => dtype.is_int(),
             TypeClass::BoolOrInt => dtype == DType::Bool || dtype.is_int(),
@@ -275,7 +283,9 @@ impl TypeClass {
     /// How the class is described in errors.
     pub fn describe(self) -> &'static str {
         match self {
+            TypeClass::Any => "any type",
             TypeClass::Numeric => "a numeric type",
+            TypeClass::Signed => "a signed integer or floating-point type",
             TypeClass::Float => "a floating-point type",
             TypeClass::Int => "an integer type",
             TypeClass::BoolOrInt => "bool or an integer type",
@@ -469,7 +479,6 @@ impl Primitive {
                 weak_type,
             } => vec![
                 format!("new_dtype={}", new_dtype.numpy_name()),
-                "sharding=None".into(),
                 format!("weak_type={}", if *weak_type { "True" } else { "False" }),
             ],
             Primitive::Iota {
@@ -482,14 +491,14 @@ impl Primitive {
                 "sharding=None".into(),
                 format!("shape={}", tuple(shape)),
             ],
+            // JAX prints only the dims: the shape is the result's.
             Primitive::BroadcastInDim {
-                shape,
                 broadcast_dimensions,
-            } => vec![
-                format!("broadcast_dimensions={}", tuple(broadcast_dimensions)),
-                "sharding=None".into(),
-                format!("shape={}", tuple(shape)),
-            ],
+                ..
+            } => vec![format!(
+                "broadcast_dimensions={}",
+                tuple(broadcast_dimensions)
+            )],
             Primitive::Reshape { new_sizes } => vec![
                 "dimensions=None".into(),
                 format!("new_sizes={}", tuple(new_sizes)),

@@ -367,7 +367,7 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
             check_axes(axes, x.rank(), "axis")?;
             let class = match op {
                 ReduceOp::Sum | ReduceOp::Prod => TypeClass::Numeric,
-                ReduceOp::Max | ReduceOp::Min => TypeClass::Numeric,
+                ReduceOp::Max | ReduceOp::Min => TypeClass::Any,
                 ReduceOp::And | ReduceOp::Or => TypeClass::BoolOrInt,
             };
             expect_class(class, x)?;

@@ -112,11 +112,12 @@ fn reduction(op: ReduceOp, dtype: DType) -> (Scalar, &'static str) {
         ReduceOp::Prod => (Scalar::Int(1), "stablehlo.multiply"),
         ReduceOp::Max => (lowest, "stablehlo.maximum"),
         ReduceOp::Min => (highest, "stablehlo.minimum"),
+        // All bits set: true, -1, or the unsigned maximum.
         ReduceOp::And => (
-            if dtype == DType::Bool {
-                Scalar::Bool(true)
-            } else {
-                Scalar::Int(-1)
+            match dtype {
+                DType::Bool => Scalar::Bool(true),
+                d if d.is_unsigned_int() => highest,
+                _ => Scalar::Int(-1),
             },
             "stablehlo.and",
         ),
@@ -262,6 +263,27 @@ pub(crate) fn lower_equation<'c, 'a>(
             let ln2 = e.constant(in_avals[0], Scalar::Float(std::f64::consts::LN_2), loc)?;
             let scaled = e.op("stablehlo.multiply", &[inputs[0], ln2], &[out], &[], loc)?[0];
             e.op("stablehlo.exponential", &[scaled], &[out], &[], loc)
+        }
+        // StableHLO's sign takes signed types only; for unsigned integers it
+        // is (x != 0), as JAX lowers it.
+        Primitive::Unary(UnaryOp::Sign) if in_avals[0].dtype.is_unsigned_int() => {
+            let zero = e.constant(out, Scalar::Int(0), loc)?;
+            let one = e.constant(out, Scalar::Int(1), loc)?;
+            let predicate_aval = out.with_dtype(DType::Bool);
+            let is_zero = e.op(
+                "stablehlo.compare",
+                &[inputs[0], zero],
+                &[&predicate_aval],
+                &[
+                    (
+                        "comparison_direction",
+                        "#stablehlo<comparison_direction EQ>".into(),
+                    ),
+                    ("compare_type", attrs::compare_type(out.dtype).into()),
+                ],
+                loc,
+            )?[0];
+            e.op("stablehlo.select", &[is_zero, zero, one], &[out], &[], loc)
         }
         Primitive::Unary(op) => e.op(unary_op_name(*op), inputs, &[out], &[], loc),
         Primitive::Binary(op) => {

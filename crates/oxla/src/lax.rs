@@ -4,7 +4,7 @@
 //! broadcast as the primitive allows (rank-0 operands, size-1 dims).
 
 use oxla_core::promotion::promote as promote_pair;
-use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, UnaryOp};
+use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, Scalar, UnaryOp};
 
 use crate::array::{Array, Inner};
 use crate::config::x64_enabled;
@@ -23,7 +23,7 @@ pub fn convert_element_type_weak(x: &Array, dtype: DType, weak_type: bool) -> Ar
             let mut aval = aval.with_dtype(dtype);
             aval.weak_type = weak_type;
             Array::from_inner(Inner::Scalar {
-                value: *value,
+                value: scalar_as(*value, dtype),
                 aval,
             })
         }
@@ -45,6 +45,30 @@ pub fn convert_element_type_weak(x: &Array, dtype: DType, weak_type: bool) -> Ar
 #[track_caller]
 pub fn convert_element_type(x: &Array, dtype: DType) -> Array {
     convert_element_type_weak(x, dtype, false)
+}
+
+/// A host scalar's value as an element of `dtype` (so `1` added to an f32
+/// array is the literal `1.0:f32[]`, as in JAX).
+fn scalar_as(value: Scalar, dtype: DType) -> Scalar {
+    let as_f64 = match value {
+        Scalar::Bool(b) => f64::from(u8::from(b)),
+        Scalar::Int(i) => i as f64,
+        Scalar::UInt(u) => u as f64,
+        Scalar::Float(f) => f,
+    };
+    match dtype {
+        DType::Bool => Scalar::Bool(as_f64 != 0.0),
+        d if d.is_float() => Scalar::Float(as_f64),
+        d if d.is_unsigned_int() => Scalar::UInt(as_f64 as u64),
+        _ => match value {
+            Scalar::Int(i) => Scalar::Int(i),
+            Scalar::UInt(u) => Scalar::Int(u as i64),
+            other => Scalar::Int(match other {
+                Scalar::Bool(b) => i64::from(b),
+                _ => as_f64 as i64,
+            }),
+        },
+    }
 }
 
 /// Gives weakly typed operands the type of the strongly typed one.

@@ -1,7 +1,7 @@
 //! Every op against JAX: each case of reference/ops.py runs in oxla eagerly
 //! and under jit, and must match JAX's output within the dtype's tolerance.
 
-mod reference;
+use crate::reference;
 
 use oxla::{Array, DType, jit, lax, nn, numpy as jnp};
 use oxla_testing::assert_close;
@@ -12,7 +12,7 @@ fn apply(name: &str, a: &[Array]) -> Array {
     let y = || &a[1];
     match name {
         "neg" => lax::neg(x()),
-        "sign" => lax::sign(x()),
+        "sign" | "sign_u8" | "sign_int" => lax::sign(x()),
         "abs" | "abs_int" => lax::abs(x()),
         "floor" => lax::floor(x()),
         "ceil" => lax::ceil(x()),
@@ -53,7 +53,7 @@ fn apply(name: &str, a: &[Array]) -> Array {
         "div" | "div_int" => lax::div(x(), y()),
         "rem" | "rem_int" => lax::rem(x(), y()),
         "pow" => lax::pow(x(), y()),
-        "max" => lax::max(x(), y()),
+        "max" | "max_bool" => lax::max(x(), y()),
         "min" => lax::min(x(), y()),
         "atan2" => lax::atan2(x(), y()),
         "nextafter" => lax::nextafter(x(), y()),
@@ -94,10 +94,13 @@ fn apply(name: &str, a: &[Array]) -> Array {
         "slice" => lax::slice(x(), &[1, 0], &[3, 4], Some(&[1, 2])),
         "reduce_sum" => lax::reduce_sum(x(), &[1]),
         "reduce_max" => lax::reduce_max(x(), &[0, 1]),
+        "reduce_max_bool" => lax::reduce_max(x(), &[1]),
         "reduce_min" => lax::reduce_min(x(), &[0]),
         "reduce_prod" => lax::reduce_prod(x(), &[1]),
-        "reduce_and" => lax::reduce_and(x(), &[1]),
+        "reduce_and" | "reduce_and_u8" => lax::reduce_and(x(), &[1]),
+        "reduce_and_int" => lax::reduce_and(x(), &[0]),
         "reduce_or" => lax::reduce_or(x(), &[0]),
+        "reduce_or_u8" => lax::reduce_or(x(), &[1]),
         "dot_general" => lax::dot_general(x(), y(), ((&[1], &[0]), (&[], &[])), None),
         "dot_general_batch" => lax::dot_general(x(), y(), ((&[2], &[1]), (&[0], &[0])), None),
         "jnp_add_broadcast" => x() + y(),

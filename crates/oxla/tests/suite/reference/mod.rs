@@ -34,7 +34,7 @@ fn decode(v: &serde_json::Value) -> (DType, Vec<i64>, Vec<u8>) {
 pub fn cases() -> &'static BTreeMap<String, serde_json::Value> {
     static CASES: OnceLock<BTreeMap<String, serde_json::Value>> = OnceLock::new();
     CASES.get_or_init(|| {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/ops.py");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/reference/ops.py");
         let json: serde_json::Value =
             serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap();
         json["cases"]
@@ -78,4 +78,13 @@ pub fn case(name: &str) -> Case {
         inputs,
         output: oxla_npy::HostArray::new(element, dims, bytes),
     }
+}
+
+/// JAX's jaxpr texts and promotion table (reference/jaxprs.py).
+pub fn jaxprs_and_promotion() -> &'static serde_json::Value {
+    static DATA: OnceLock<serde_json::Value> = OnceLock::new();
+    DATA.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/reference/jaxprs.py");
+        serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap()
+    })
 }

@@ -61,7 +61,10 @@ CASES = {
     "is_finite": (lax.is_finite, [np.array([1.0, np.inf, -np.inf, np.nan], np.float32)]),
     "not_bool": (lax.bitwise_not, [b]), "not_int": (lax.bitwise_not, [i]),
     "population_count": (lax.population_count, [i]),
-    "exp_f16": (lax.exp, [h]),
+    "exp_f16": (lax.exp, [h]),  "max_bool": (lax.max, [b, b2]), "reduce_max_bool": (lambda a: lax.reduce_max_p.bind(a, axes=(1,)), [b]), "sign_u8": (lax.sign, [u]), "sign_int": (lax.sign, [i]),
+    "reduce_and_u8": (lambda a: lax.reduce_and_p.bind(a, axes=(1,)), [u]),
+    "reduce_and_int": (lambda a: lax.reduce_and_p.bind(a, axes=(0,)), [i]),
+    "reduce_or_u8": (lambda a: lax.reduce_or_p.bind(a, axes=(1,)), [u]),
     # binary
     "add": (lax.add, [x, y]), "sub": (lax.sub, [x, y]), "mul": (lax.mul, [x, y]), "div": (lax.div, [x, y]),
     "div_int": (lax.div, [i, j]), "rem": (lax.rem, [x, y]), "rem_int": (lax.rem, [i, j]),

@@ -1,0 +1,107 @@
+//! jit's memory cache: new values hit; a new shape, dtype, weak type, static
+//! value or structure misses, and the explanation says why.
+
+use oxla::{Array, DType, Static, jit, numpy as jnp};
+
+fn f32s(values: &[f32]) -> Array {
+    Array::from_slice(values, &[values.len() as i64]).unwrap()
+}
+
+#[test]
+fn new_values_hit_and_new_signatures_miss_with_a_reason() {
+    let f = jit(|(x, scale): (Array, Static<i32>)| -> Array { &x * (scale.0 as f64) + 1.0 });
+    let out = f.call((f32s(&[1.0, 2.0, 3.0]), Static(2))).unwrap();
+    assert_eq!(out.to_vec::<f32>().unwrap(), vec![3.0, 5.0, 7.0]);
+    assert_eq!(f.cache_size(), 1);
+
+    // New values, same signature: a hit.
+    assert_eq!(
+        f.explain_miss(&(f32s(&[4.0, 5.0, 6.0]), Static(2)))
+            .unwrap(),
+        None
+    );
+    f.call((f32s(&[4.0, 5.0, 6.0]), Static(2))).unwrap();
+    assert_eq!(f.cache_size(), 1);
+
+    // New shape.
+    let why = f
+        .explain_miss(&(f32s(&[1.0, 2.0]), Static(2)))
+        .unwrap()
+        .unwrap();
+    assert_eq!(why, "input 0 [0] changed shape from f32[3] to f32[2]");
+    f.call((f32s(&[1.0, 2.0]), Static(2))).unwrap();
+    assert_eq!(f.cache_size(), 2);
+
+    // New dtype.
+    let ints = Array::from_slice(&[1i32, 2, 3], &[3]).unwrap();
+    let why = f.explain_miss(&(ints.clone(), Static(2))).unwrap().unwrap();
+    assert_eq!(why, "input 0 [0] changed dtype from f32 to i32");
+    let out = f.call((ints, Static(2))).unwrap();
+    assert_eq!(
+        out.dtype(),
+        DType::F32,
+        "i32 * weak int + weak float is f32"
+    );
+
+    // New static value: compiles again, and the value is used.
+    let why = f
+        .explain_miss(&(f32s(&[1.0, 2.0, 3.0]), Static(5)))
+        .unwrap()
+        .unwrap();
+    assert_eq!(why, "static argument values changed from 2 to 5");
+    let out = f.call((f32s(&[1.0, 2.0, 3.0]), Static(5))).unwrap();
+    assert_eq!(out.to_vec::<f32>().unwrap(), vec![6.0, 11.0, 16.0]);
+    assert_eq!(f.cache_size(), 4);
+}
+
+#[test]
+fn weak_type_and_structure_are_part_of_the_key() {
+    let g = jit(|xs: Vec<Array>| {
+        let mut total = jnp::zeros(&[], DType::F32).unwrap();
+        for x in &xs {
+            total = &total + x;
+        }
+        total
+    });
+    let strong = Array::scalar(1.0f32).unwrap();
+    let weak = &jnp::zeros(&[], DType::F32).unwrap() + 0.0f32;
+    let weak = oxla::lax::convert_element_type_weak(&weak, DType::F32, true);
+    g.call(vec![strong.clone()]).unwrap();
+    let why = g.explain_miss(&vec![weak]).unwrap().unwrap();
+    assert_eq!(why, "input 0 [0] changed weak type from false to true");
+    let why = g
+        .explain_miss(&vec![strong.clone(), strong.clone()])
+        .unwrap()
+        .unwrap();
+    assert_eq!(why, "the input structure changed from [*] to [*, *]");
+    let out = g.call(vec![strong.clone(), strong]).unwrap();
+    assert_eq!(out.item::<f32>().unwrap(), 2.0);
+    assert_eq!(g.cache_size(), 2);
+}
+
+#[test]
+fn captured_arrays_are_constants_passed_as_arguments() {
+    let w = f32s(&[10.0, 20.0]);
+    let f = jit(|x: Array| &x * &w);
+    let traced = f.trace(&f32s(&[1.0, 2.0])).unwrap();
+    assert_eq!(traced.consts.len(), 1);
+    assert_eq!(traced.jaxpr.constvars.len(), 1);
+    let text = f.lower(&f32s(&[1.0, 2.0])).unwrap();
+    assert!(
+        !text.contains("dense<[1.0"),
+        "captured values must not be embedded:\n{text}"
+    );
+    assert_eq!(
+        f.call(f32s(&[1.0, 2.0])).unwrap().to_vec::<f32>().unwrap(),
+        vec![10.0, 40.0]
+    );
+}
+
+#[test]
+fn ahead_of_time_compile_fills_the_cache() {
+    let f = jit(|x: Array| jnp::exp(&x));
+    f.compile(&f32s(&[0.0])).unwrap();
+    assert_eq!(f.cache_size(), 1);
+    f.call(f32s(&[0.0])).unwrap();
+    assert_eq!(f.cache_size(), 1);
+}

@@ -1,0 +1,94 @@
+//! Bad input gives errors that name the op, the types and the caller's
+//! line; nothing panics.
+
+use std::cell::RefCell;
+
+use oxla::{Array, Error, jit, numpy as jnp};
+
+fn f32s(values: &[f32], shape: &[i64]) -> Array {
+    Array::from_slice(values, shape).unwrap()
+}
+
+#[test]
+fn shape_errors_name_op_shapes_and_line() {
+    let a = f32s(&[0.0; 6], &[2, 3]);
+    let b = f32s(&[0.0; 12], &[3, 4]);
+    let line = line!() + 1;
+    let bad = &a + &b;
+    let err = bad.check().unwrap_err().to_string();
+    assert!(err.contains(&format!("errors.rs:{line}:")), "{err}");
+    assert!(err.contains("add of f32[2,3], f32[3,4]"), "{err}");
+    assert!(err.contains("incompatible shapes"), "{err}");
+    // The error travels through later ops and surfaces at the next Result.
+    let later = jnp::sum(&jnp::exp(&bad), None, false);
+    assert_eq!(later.to_vec::<f32>().unwrap_err().to_string(), err);
+}
+
+#[test]
+fn errors_inside_jit_are_returned_by_call() {
+    let f = jit(|(x, y): (Array, Array)| jnp::matmul(&x, &y));
+    let err = f
+        .call((f32s(&[0.0; 6], &[2, 3]), f32s(&[0.0; 8], &[2, 4])))
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::Shape(_)), "{text}");
+    assert!(
+        text.contains("dot_general of f32[2,3], f32[2,4]") && text.contains("errors.rs:"),
+        "{text}"
+    );
+    assert_eq!(f.cache_size(), 0);
+}
+
+#[test]
+fn reading_a_traced_value_is_a_concretization_error() {
+    let f = jit(|x: Array| -> oxla::Result<Array> {
+        let values = x.to_vec::<f32>()?;
+        Ok(&x * values.len() as f64)
+    });
+    let err = f.call(f32s(&[1.0, 2.0], &[2])).unwrap_err();
+    assert!(matches!(err, Error::Concretization { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("cannot read a traced f32[2]") && text.contains("errors.rs:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_tracer_used_after_its_jit_returned_is_an_error() {
+    let leaked: RefCell<Option<Array>> = RefCell::new(None);
+    let f = jit(|x: Array| {
+        *leaked.borrow_mut() = Some(x.clone());
+        x
+    });
+    f.call(f32s(&[1.0], &[1])).unwrap();
+    let tracer = leaked.borrow_mut().take().unwrap();
+    let g = jit(|y: Array| &y + &tracer);
+    let err = g.call(f32s(&[1.0], &[1])).unwrap_err();
+    assert!(matches!(err, Error::EscapedTracer { .. }), "{err}");
+    let err = tracer.to_vec::<f32>().unwrap_err();
+    assert!(matches!(err, Error::Concretization { .. }), "{err}");
+}
+
+#[test]
+fn wrong_host_data_and_reads_are_errors() {
+    let err = Array::from_slice(&[1.0f32, 2.0, 3.0], &[2, 2]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("12 bytes given for a f32[2, 2] buffer"),
+        "{err}"
+    );
+    let x = f32s(&[1.0, 2.0], &[2]);
+    let err = x.to_vec::<i32>().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("to_vec::<i32>() of a f32[2] array"),
+        "{err}"
+    );
+    assert!(
+        x.item::<f32>()
+            .unwrap_err()
+            .to_string()
+            .contains("2 elements")
+    );
+}

@@ -1,0 +1,9 @@
+//! oxla's tests against JAX and the real plugin, in one binary (each test
+//! binary links all of MLIR).
+
+mod cache;
+mod errors;
+mod jaxpr_text;
+mod ops_vs_jax;
+mod promotion;
+mod reference;
