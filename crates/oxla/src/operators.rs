@@ -1,6 +1,8 @@
 //! `+ - * / %` and unary `-` on arrays and Rust scalars, with jax.numpy's
 //! promotion and broadcasting. Rust scalars are weakly typed, as Python
-//! scalars are in JAX: `x_f16 * 2.0` stays `f16`.
+//! scalars are in JAX: `x_f16 * 2.0` stays `f16`. Scalars are `f64` and
+//! `i32` only, so that unsuffixed literals (`x + 1.0`, `x * 2`) resolve
+//! without annotations.
 
 use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
@@ -37,7 +39,7 @@ macro_rules! array_op {
                 $f(self, &rhs)
             }
         }
-        array_op!(@scalars $trait, $method, $f, f32, f64, i32, i64);
+        array_op!(@scalars $trait, $method, $f, f64, i32);
     };
     (@scalars $trait:ident, $method:ident, $f:path, $($s:ty),*) => {$(
         impl $trait<$s> for &Array {

@@ -1,0 +1,158 @@
+//! oxla's jit against JAX's on the same workloads, in one run:
+//! (a) a jitted tiny function called on a cache hit, (b) trace + lower of
+//! an MLP forward and loss (784-512-512-10, batch 128), (c) steady-state
+//! runs of that compiled function. JAX's side is bench/jax_twin.py in
+//! oxla's venv (ci/setup makes it).
+//!
+//! `cargo run --release -p oxla-bench --bin jit_vs_jax`
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::Context;
+use oxla::{Array, DType, jit, nn, numpy as jnp};
+
+fn median_us(
+    mut f: impl FnMut() -> anyhow::Result<()>,
+    calls: usize,
+    blocks: usize,
+) -> anyhow::Result<f64> {
+    f()?;
+    let mut times = Vec::with_capacity(blocks);
+    for _ in 0..blocks {
+        let start = Instant::now();
+        for _ in 0..calls {
+            f()?;
+        }
+        times.push(start.elapsed().as_secs_f64() / calls as f64 * 1e6);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+type Layer = (Array, Array);
+
+fn mlp_loss((params, x, y): (Vec<Layer>, Array, Array)) -> Array {
+    let mut h = x;
+    for (i, (w, b)) in params.iter().enumerate() {
+        h = jnp::matmul(&h, w) + b;
+        if i + 1 < params.len() {
+            h = nn::relu(&h);
+        }
+    }
+    -jnp::mean(
+        &jnp::sum(&(nn::log_softmax(&h, None) * &y), Some(&[-1]), false),
+        None,
+        false,
+    )
+}
+
+/// Deterministic pseudo-normal data (the two sides use their own data; the
+/// workloads, not the values, are compared).
+fn data(shape: &[i64], scale: f32, seed: u64) -> anyhow::Result<Array> {
+    let n: i64 = shape.iter().product();
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let values: Vec<f32> = (0..n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2.0 * scale
+        })
+        .collect();
+    Ok(Array::from_slice(&values, shape)?)
+}
+
+fn main() -> anyhow::Result<()> {
+    let python = oxla_pjrt::oxla_home().join("venv/bin/python");
+    let twin = Path::new(env!("CARGO_MANIFEST_DIR")).join("jax_twin.py");
+    let output = Command::new(&python)
+        .arg(&twin)
+        .output()
+        .with_context(|| format!("running {}", python.display()))?;
+    anyhow::ensure!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let jax: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+
+    // (a) tiny function, cache hit.
+    let tiny = jit(|x: Array| x + 1.0);
+    let x4 = jnp::ones(&[4], DType::F32)?;
+    tiny.call(x4.clone())?.block_until_ready()?;
+    let tiny_us = median_us(|| Ok(tiny.call(x4.clone()).map(drop)?), 2000, 15)?;
+
+    // (b) trace + lower of the MLP loss.
+    let sizes = [784i64, 512, 512, 10];
+    let params: Vec<Layer> = sizes
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| {
+            Ok((
+                data(&[w[0], w[1]], 0.05, i as u64)?,
+                jnp::zeros(&[w[1]], DType::F32)?,
+            ))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let x = data(&[128, 784], 1.0, 10)?;
+    let labels: Vec<i32> = (0..128).map(|i| (i * 7 % 10) as i32).collect();
+    let y = nn::one_hot(&Array::from_slice(&labels, &[128])?, 10);
+    let args = (params, x, y);
+    let lower_us = median_us(
+        || {
+            let fresh = jit(mlp_loss);
+            fresh.lower(&args)?;
+            Ok(())
+        },
+        5,
+        9,
+    )?;
+
+    // (c) steady state.
+    let compiled = jit(mlp_loss);
+    let loss = compiled.call(args.clone())?.item::<f32>()?;
+    let run_us = median_us(
+        || {
+            compiled.call(args.clone())?.block_until_ready()?;
+            Ok(())
+        },
+        50,
+        9,
+    )?;
+
+    println!(
+        "| workload (median µs per call) | JAX {} | oxla | oxla / JAX | target |",
+        ""
+    );
+    println!("|---|---|---|---|---|");
+    for (name, ours, key, target) in [
+        (
+            "(a) jitted tiny fn, cache hit",
+            tiny_us,
+            "tiny_call",
+            "<= 0.5",
+        ),
+        (
+            "(b) MLP trace + lower",
+            lower_us,
+            "mlp_trace_lower",
+            "<= 0.1",
+        ),
+        ("(c) MLP compiled run", run_us, "mlp_run", "<= 1.05"),
+    ] {
+        let theirs = jax[key].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "| {name} | {theirs:.2} | {ours:.2} | {:.3} | {target} |",
+            ours / theirs
+        );
+    }
+    println!(
+        "(losses on each side's own random data: JAX {:.4}, oxla {loss:.4})",
+        jax["mlp_loss"].as_f64().unwrap_or(f64::NAN)
+    );
+    Ok(())
+}
