@@ -99,7 +99,7 @@ fn main() -> anyhow::Result<()> {
         })
         .collect::<anyhow::Result<_>>()?;
     let x = data(&[128, 784], 1.0, 10)?;
-    let labels: Vec<i32> = (0..128).map(|i| (i * 7 % 10) as i32).collect();
+    let labels: Vec<i32> = (0..128).map(|i| i * 7 % 10).collect();
     let y = nn::one_hot(&Array::from_slice(&labels, &[128])?, 10);
     let args = (params, x, y);
     let lower_us = median_us(
@@ -124,10 +124,7 @@ fn main() -> anyhow::Result<()> {
         9,
     )?;
 
-    println!(
-        "| workload (median µs per call) | JAX {} | oxla | oxla / JAX | target |",
-        ""
-    );
+    println!("| workload (median µs per call) | JAX | oxla | oxla / JAX | target |");
     println!("|---|---|---|---|---|");
     for (name, ours, key, target) in [
         (
