@@ -64,8 +64,8 @@ fn weak_type_and_structure_are_part_of_the_key() {
         total
     });
     let strong = Array::scalar(1.0f32).unwrap();
-    let weak = &jnp::zeros(&[], DType::F32).unwrap() + 0.0f32;
-    let weak = oxla::lax::convert_element_type_weak(&weak, DType::F32, true);
+    let weak = oxla::lax::convert_element_type_weak(&strong, DType::F32, true);
+    assert!(weak.weak_type());
     g.call(vec![strong.clone()]).unwrap();
     let why = g.explain_miss(&vec![weak]).unwrap().unwrap();
     assert_eq!(why, "input 0 [0] changed weak type from false to true");
