@@ -18,4 +18,7 @@ pub use builder::JaxprBuilder;
 pub use dtype::DType;
 pub use error::CoreError;
 pub use jaxpr::{Atom, Equation, Jaxpr, Literal, Location, Scalar, Var};
-pub use primitive::{BinaryOp, Comparison, Primitive, ReduceOp, TypeClass, UnaryOp};
+pub use primitive::{
+    ArgOp, BinaryOp, Comparison, ConvDimensionNumbers, CumulativeOp, Primitive, ReduceOp,
+    TypeClass, UnaryOp, WindowOp,
+};

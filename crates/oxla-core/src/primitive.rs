@@ -324,6 +324,64 @@ impl ReduceOp {
     }
 }
 
+/// Reductions over sliding windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WindowOp {
+    /// Sum.
+    Sum,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+}
+
+/// Cumulative reductions along an axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CumulativeOp {
+    /// Running sum.
+    Sum,
+    /// Running product.
+    Prod,
+    /// Running maximum.
+    Max,
+    /// Running minimum.
+    Min,
+}
+
+impl CumulativeOp {
+    /// JAX's name of the primitive.
+    pub fn name(self) -> &'static str {
+        match self {
+            CumulativeOp::Sum => "cumsum",
+            CumulativeOp::Prod => "cumprod",
+            CumulativeOp::Max => "cummax",
+            CumulativeOp::Min => "cummin",
+        }
+    }
+}
+
+/// Which of argmax and argmin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArgOp {
+    /// Index of the maximum.
+    Max,
+    /// Index of the minimum.
+    Min,
+}
+
+/// The layout of a convolution's operands and result: for each, the
+/// position of its batch/feature dims and of each spatial dim (JAX's
+/// `ConvDimensionNumbers`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConvDimensionNumbers {
+    /// Input: [batch dim, feature dim, spatial dims...].
+    pub lhs_spec: Dims,
+    /// Kernel: [out feature dim, in feature dim, spatial dims...].
+    pub rhs_spec: Dims,
+    /// Output: [batch dim, feature dim, spatial dims...].
+    pub out_spec: Dims,
+}
+
 /// A primitive operation with its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Primitive {
@@ -412,6 +470,99 @@ pub enum Primitive {
         /// The axes reduced away.
         axes: Dims,
     },
+    /// A window of sizes `slice_sizes` at a runtime start: operands x, then
+    /// one scalar integer index per dimension (clamped into range).
+    DynamicSlice {
+        /// The window's sizes.
+        slice_sizes: Dims,
+    },
+    /// x with `update` written at a runtime start: operands x, update, then
+    /// one scalar integer index per dimension (clamped into range).
+    DynamicUpdateSlice,
+    /// Reinterprets the bits as another dtype (a trailing dim appears or
+    /// disappears when the widths differ).
+    BitcastConvertType {
+        /// The new dtype.
+        new_dtype: DType,
+    },
+    /// Running reduction along an axis.
+    Cumulative {
+        /// The reduction.
+        op: CumulativeOp,
+        /// The axis.
+        axis: usize,
+        /// Whether it runs from the end.
+        reverse: bool,
+    },
+    /// Reduction over sliding windows.
+    ReduceWindow {
+        /// The reduction.
+        op: WindowOp,
+        /// Window size per dimension.
+        window_dimensions: Dims,
+        /// Step per dimension.
+        window_strides: Dims,
+        /// (low, high) padding per dimension.
+        padding: Vec<(i64, i64)>,
+        /// Dilation of the operand per dimension.
+        base_dilation: Dims,
+        /// Dilation of the window per dimension.
+        window_dilation: Dims,
+    },
+    /// The gradient of a max-pool: operands source (window results) and
+    /// operand; each source value is added where its window's maximum was.
+    SelectAndScatterAdd {
+        /// Window size per dimension.
+        window_dimensions: Dims,
+        /// Step per dimension.
+        window_strides: Dims,
+        /// (low, high) padding per dimension.
+        padding: Vec<(i64, i64)>,
+    },
+    /// Index of the maximum or minimum along an axis (first on ties, NaN
+    /// counting as the maximum).
+    ArgMinMax {
+        /// Which one.
+        op: ArgOp,
+        /// The axis reduced.
+        axis: usize,
+        /// The index dtype.
+        index_dtype: DType,
+    },
+    /// Sorts operands along a dimension by their first `num_keys` operands
+    /// (lexicographically; NaN sorts last).
+    Sort {
+        /// The dimension.
+        dimension: usize,
+        /// Whether equal keys keep their order.
+        is_stable: bool,
+        /// How many leading operands are keys.
+        num_keys: usize,
+    },
+    /// The `k` largest elements of the last axis and their indices.
+    TopK {
+        /// How many.
+        k: i64,
+    },
+    /// N-dimensional convolution with strides, padding, dilations and groups.
+    ConvGeneralDilated {
+        /// Step per spatial dimension.
+        window_strides: Dims,
+        /// (low, high) padding per spatial dimension.
+        padding: Vec<(i64, i64)>,
+        /// Input dilation per spatial dimension.
+        lhs_dilation: Dims,
+        /// Kernel dilation per spatial dimension.
+        rhs_dilation: Dims,
+        /// Operand and result layouts.
+        dimension_numbers: ConvDimensionNumbers,
+        /// Feature groups.
+        feature_group_count: i64,
+        /// Batch groups.
+        batch_group_count: i64,
+        /// The result dtype, if not the operands'.
+        preferred_element_type: Option<DType>,
+    },
     /// Generalized matrix product.
     DotGeneral {
         /// Contracting dimensions of the left operand.
@@ -448,6 +599,25 @@ impl Primitive {
             Primitive::Pad { .. } => "pad",
             Primitive::Slice { .. } => "slice",
             Primitive::Reduce { op, .. } => op.name(),
+            Primitive::DynamicSlice { .. } => "dynamic_slice",
+            Primitive::DynamicUpdateSlice => "dynamic_update_slice",
+            Primitive::BitcastConvertType { .. } => "bitcast_convert_type",
+            Primitive::Cumulative { op, .. } => op.name(),
+            Primitive::ReduceWindow {
+                op: WindowOp::Sum, ..
+            } => "reduce_window_sum",
+            Primitive::ReduceWindow {
+                op: WindowOp::Max, ..
+            } => "reduce_window_max",
+            Primitive::ReduceWindow {
+                op: WindowOp::Min, ..
+            } => "reduce_window_min",
+            Primitive::SelectAndScatterAdd { .. } => "select_and_scatter_add",
+            Primitive::ArgMinMax { op: ArgOp::Max, .. } => "argmax",
+            Primitive::ArgMinMax { op: ArgOp::Min, .. } => "argmin",
+            Primitive::Sort { .. } => "sort",
+            Primitive::TopK { .. } => "top_k",
+            Primitive::ConvGeneralDilated { .. } => "conv_general_dilated",
             Primitive::DotGeneral { .. } => "dot_general",
         }
     }
@@ -472,7 +642,106 @@ impl Primitive {
             | Primitive::Binary(_)
             | Primitive::Compare(_)
             | Primitive::SelectN
-            | Primitive::Clamp => vec![],
+            | Primitive::Clamp
+            | Primitive::DynamicUpdateSlice => vec![],
+            Primitive::DynamicSlice { slice_sizes } => {
+                vec![format!("slice_sizes={}", tuple(slice_sizes))]
+            }
+            Primitive::BitcastConvertType { new_dtype } => {
+                vec![format!("new_dtype={}", new_dtype.numpy_name())]
+            }
+            Primitive::Cumulative { axis, reverse, .. } => vec![
+                format!("axis={axis}"),
+                format!("reverse={}", if *reverse { "True" } else { "False" }),
+            ],
+            Primitive::ReduceWindow {
+                window_dimensions,
+                window_strides,
+                padding,
+                base_dilation,
+                window_dilation,
+                ..
+            } => vec![
+                format!("base_dilation={}", tuple(base_dilation)),
+                format!(
+                    "padding=({})",
+                    padding
+                        .iter()
+                        .map(|(l, h)| format!("({l}, {h})"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                format!("window_dilation={}", tuple(window_dilation)),
+                format!("window_dimensions={}", tuple(window_dimensions)),
+                format!("window_strides={}", tuple(window_strides)),
+            ],
+            Primitive::SelectAndScatterAdd {
+                window_dimensions,
+                window_strides,
+                padding,
+            } => vec![
+                format!(
+                    "padding=({})",
+                    padding
+                        .iter()
+                        .map(|(l, h)| format!("({l}, {h})"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                "select_prim=ge".into(),
+                format!("window_dimensions={}", tuple(window_dimensions)),
+                format!("window_strides={}", tuple(window_strides)),
+            ],
+            Primitive::ArgMinMax {
+                axis, index_dtype, ..
+            } => vec![
+                format!("axes=({axis},)"),
+                format!("index_dtype={}", index_dtype.numpy_name()),
+            ],
+            Primitive::Sort {
+                dimension,
+                is_stable,
+                num_keys,
+            } => vec![
+                format!("dimension={dimension}"),
+                format!("is_stable={}", if *is_stable { "True" } else { "False" }),
+                format!("num_keys={num_keys}"),
+            ],
+            Primitive::TopK { k } => vec![format!("k={k}")],
+            Primitive::ConvGeneralDilated {
+                window_strides,
+                padding,
+                lhs_dilation,
+                rhs_dilation,
+                dimension_numbers,
+                feature_group_count,
+                batch_group_count,
+                preferred_element_type,
+            } => vec![
+                format!("batch_group_count={batch_group_count}"),
+                format!(
+                    "dimension_numbers=ConvDimensionNumbers(lhs_spec={}, rhs_spec={}, out_spec={})",
+                    tuple(&dimension_numbers.lhs_spec),
+                    tuple(&dimension_numbers.rhs_spec),
+                    tuple(&dimension_numbers.out_spec)
+                ),
+                format!("feature_group_count={feature_group_count}"),
+                format!("lhs_dilation={}", tuple(lhs_dilation)),
+                format!(
+                    "padding=({})",
+                    padding
+                        .iter()
+                        .map(|(l, h)| format!("({l}, {h})"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                format!(
+                    "preferred_element_type={}",
+                    preferred_element_type.map_or("None", |d| d.numpy_name())
+                ),
+                format!("rhs_dilation={}", tuple(rhs_dilation)),
+                format!("window_strides={}", tuple(window_strides)),
+            ],
             Primitive::IntegerPow { y } => vec![format!("y={y}")],
             Primitive::ConvertElementType {
                 new_dtype,

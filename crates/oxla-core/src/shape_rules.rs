@@ -70,6 +70,152 @@ pub fn broadcast_shapes(a: &Aval, b: &Aval) -> RuleResult<Dims> {
         .collect()
 }
 
+/// Start indices of a dynamic slice: one integer scalar per dimension.
+fn check_indices(indices: &[&Aval], rank: usize) -> RuleResult<()> {
+    if indices.len() != rank {
+        return Err(format!("needs {rank} start indices, got {}", indices.len()));
+    }
+    if let Some(i) = indices.iter().find(|i| i.rank() != 0 || !i.dtype.is_int()) {
+        return Err(format!("start indices must be integer scalars, got {i}"));
+    }
+    Ok(())
+}
+
+/// The shape of the windows of a reduce_window over `x`.
+fn window_output_shape(
+    x: &Aval,
+    window: &[i64],
+    strides: &[i64],
+    padding: &[(i64, i64)],
+    base_dilation: &[i64],
+    window_dilation: &[i64],
+) -> RuleResult<Dims> {
+    let rank = x.rank();
+    if [
+        window.len(),
+        strides.len(),
+        padding.len(),
+        base_dilation.len(),
+        window_dilation.len(),
+    ]
+    .iter()
+    .any(|&n| n != rank)
+    {
+        return Err(format!("window parameters need {rank} entries each"));
+    }
+    (0..rank)
+        .map(|d| {
+            if window[d] < 1 || strides[d] < 1 || base_dilation[d] < 1 || window_dilation[d] < 1 {
+                return Err(format!(
+                    "window sizes, strides and dilations must be positive (dimension {d})"
+                ));
+            }
+            let dilated_base = if x.shape[d] == 0 {
+                0
+            } else {
+                (x.shape[d] - 1) * base_dilation[d] + 1
+            };
+            let padded = dilated_base + padding[d].0 + padding[d].1;
+            let dilated_window = (window[d] - 1) * window_dilation[d] + 1;
+            if padded < dilated_window {
+                return Ok(0);
+            }
+            Ok((padded - dilated_window) / strides[d] + 1)
+        })
+        .collect()
+}
+
+/// The result of a convolution (JAX's `conv_general_dilated` shape rule).
+#[allow(clippy::too_many_arguments)]
+fn conv_shape(
+    lhs: &Aval,
+    rhs: &Aval,
+    strides: &[i64],
+    padding: &[(i64, i64)],
+    lhs_dilation: &[i64],
+    rhs_dilation: &[i64],
+    dn: &crate::primitive::ConvDimensionNumbers,
+    feature_groups: i64,
+    batch_groups: i64,
+    preferred: Option<DType>,
+) -> RuleResult<Aval> {
+    let rank = lhs.rank();
+    if rank < 2 || rhs.rank() != rank {
+        return Err(format!(
+            "operands must have one rank of at least 2, got {lhs} and {rhs}"
+        ));
+    }
+    if lhs.dtype != rhs.dtype {
+        return Err(format!(
+            "operands must have the same dtype, got {} and {}",
+            lhs.dtype, rhs.dtype
+        ));
+    }
+    let spatial = rank - 2;
+    for spec in [&dn.lhs_spec, &dn.rhs_spec, &dn.out_spec] {
+        if spec.len() != rank {
+            return Err(format!(
+                "dimension numbers need {rank} entries, got {spec:?}"
+            ));
+        }
+        check_axes(spec, rank, "dimension number")?;
+    }
+    if [
+        strides.len(),
+        padding.len(),
+        lhs_dilation.len(),
+        rhs_dilation.len(),
+    ]
+    .iter()
+    .any(|&n| n != spatial)
+    {
+        return Err(format!(
+            "strides, padding and dilations need {spatial} entries each"
+        ));
+    }
+    if feature_groups < 1 || batch_groups < 1 || (feature_groups > 1 && batch_groups > 1) {
+        return Err("feature and batch group counts must be positive, and not both above 1".into());
+    }
+    let dim = |a: &Aval, spec: &Dims, i: usize| a.shape[spec[i] as usize];
+    let (batch, in_features) = (dim(lhs, &dn.lhs_spec, 0), dim(lhs, &dn.lhs_spec, 1));
+    let (out_features, kernel_in) = (dim(rhs, &dn.rhs_spec, 0), dim(rhs, &dn.rhs_spec, 1));
+    if in_features != kernel_in * feature_groups {
+        return Err(format!(
+            "input features {in_features} must equal kernel input features {kernel_in} times feature_group_count {feature_groups}"
+        ));
+    }
+    if out_features % feature_groups != 0
+        || out_features % batch_groups != 0
+        || batch % batch_groups != 0
+    {
+        return Err("output features and batch must divide by the group counts".into());
+    }
+    let mut out = vec![0i64; rank];
+    out[dn.out_spec[0] as usize] = batch / batch_groups;
+    out[dn.out_spec[1] as usize] = out_features;
+    for i in 0..spatial {
+        let size = dim(lhs, &dn.lhs_spec, i + 2);
+        let window = dim(rhs, &dn.rhs_spec, i + 2);
+        let dilated_in = if size == 0 {
+            0
+        } else {
+            (size - 1) * lhs_dilation[i] + 1
+        };
+        let padded = dilated_in + padding[i].0 + padding[i].1;
+        let dilated_window = if window == 0 {
+            0
+        } else {
+            (window - 1) * rhs_dilation[i] + 1
+        };
+        out[dn.out_spec[i + 2] as usize] = if padded < dilated_window {
+            0
+        } else {
+            (padded - dilated_window) / strides[i] + 1
+        };
+    }
+    Ok(Aval::new(preferred.unwrap_or(lhs.dtype), &out))
+}
+
 fn check_axes(axes: &[i64], rank: usize, what: &str) -> RuleResult<()> {
     for (i, &a) in axes.iter().enumerate() {
         if a < 0 || a as usize >= rank {
@@ -376,6 +522,196 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
                 .map(|i| x.shape[i])
                 .collect();
             Ok(vec![x.with_shape(&shape)])
+        }
+        Primitive::DynamicSlice { slice_sizes } => {
+            let x = inputs
+                .first()
+                .ok_or("takes an operand and its start indices")?;
+            check_indices(&inputs[1..], x.rank())?;
+            if slice_sizes.len() != x.rank() {
+                return Err(format!(
+                    "slice_sizes {slice_sizes:?} need {} entries",
+                    x.rank()
+                ));
+            }
+            for (d, (&size, &dim)) in slice_sizes.iter().zip(&x.shape).enumerate() {
+                if size < 0 || size > dim {
+                    return Err(format!(
+                        "slice size {size} does not fit dimension {d} of size {dim}"
+                    ));
+                }
+            }
+            Ok(vec![x.with_shape(slice_sizes)])
+        }
+        Primitive::DynamicUpdateSlice => {
+            if inputs.len() < 2 {
+                return Err("takes an operand, an update and start indices".into());
+            }
+            let (x, update) = (inputs[0], inputs[1]);
+            if update.dtype != x.dtype || update.rank() != x.rank() {
+                return Err(format!(
+                    "the update {update} must have the operand's dtype and rank ({x})"
+                ));
+            }
+            if let Some(d) = (0..x.rank()).find(|&d| update.shape[d] > x.shape[d]) {
+                return Err(format!(
+                    "the update {update} is larger than the operand {x} in dimension {d}"
+                ));
+            }
+            check_indices(&inputs[2..], x.rank())?;
+            Ok(vec![x.clone()])
+        }
+        Primitive::BitcastConvertType { new_dtype } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            let (from, to) = (x.dtype.byte_size() as i64, new_dtype.byte_size() as i64);
+            let mut shape = x.shape.clone();
+            if from > to {
+                shape.push(from / to);
+            } else if from < to {
+                if shape.last() != Some(&(to / from)) {
+                    return Err(format!(
+                        "bitcasting {x} to {new_dtype} needs a last dimension of size {}",
+                        to / from
+                    ));
+                }
+                shape.pop();
+            }
+            if (x.dtype == DType::Bool) != (*new_dtype == DType::Bool) {
+                return Err("bool cannot be bitcast to or from other types".into());
+            }
+            Ok(vec![Aval::new(*new_dtype, &shape)])
+        }
+        Primitive::Cumulative { axis, .. } => {
+            expect_arity(inputs, 1)?;
+            check_axes(&[*axis as i64], inputs[0].rank(), "axis")?;
+            expect_class(TypeClass::Numeric, inputs[0])?;
+            Ok(vec![inputs[0].clone()])
+        }
+        Primitive::ReduceWindow {
+            window_dimensions,
+            window_strides,
+            padding,
+            base_dilation,
+            window_dilation,
+            ..
+        } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            expect_class(TypeClass::Numeric, x)?;
+            let shape = window_output_shape(
+                x,
+                window_dimensions,
+                window_strides,
+                padding,
+                base_dilation,
+                window_dilation,
+            )?;
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Primitive::SelectAndScatterAdd {
+            window_dimensions,
+            window_strides,
+            padding,
+        } => {
+            expect_arity(inputs, 2)?;
+            let (source, operand) = (inputs[0], inputs[1]);
+            let ones: Dims = operand.shape.iter().map(|_| 1).collect();
+            let windows = window_output_shape(
+                operand,
+                window_dimensions,
+                window_strides,
+                padding,
+                &ones,
+                &ones,
+            )?;
+            if source.dtype != operand.dtype || source.shape != windows {
+                return Err(format!(
+                    "the source {source} must be the operand's dtype with the windows' shape {windows:?}"
+                ));
+            }
+            Ok(vec![operand.with_dtype(operand.dtype)])
+        }
+        Primitive::ArgMinMax {
+            axis, index_dtype, ..
+        } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            check_axes(&[*axis as i64], x.rank(), "axis")?;
+            if x.shape[*axis] == 0 {
+                return Err(format!(
+                    "cannot take the index of an extremum over an empty axis {axis} of {x}"
+                ));
+            }
+            if !index_dtype.is_int() {
+                return Err(format!(
+                    "index_dtype must be an integer type, got {index_dtype}"
+                ));
+            }
+            let shape: Dims = (0..x.rank())
+                .filter(|d| d != axis)
+                .map(|d| x.shape[d])
+                .collect();
+            Ok(vec![Aval::new(*index_dtype, &shape)])
+        }
+        Primitive::Sort {
+            dimension,
+            num_keys,
+            ..
+        } => {
+            let first = inputs.first().ok_or("takes at least one operand")?;
+            if *num_keys == 0 || *num_keys > inputs.len() {
+                return Err(format!(
+                    "num_keys {num_keys} must be between 1 and {}",
+                    inputs.len()
+                ));
+            }
+            check_axes(&[*dimension as i64], first.rank(), "dimension")?;
+            if let Some(x) = inputs.iter().find(|x| x.shape != first.shape) {
+                return Err(format!("operands must have one shape, got {first} and {x}"));
+            }
+            Ok(inputs.iter().map(|x| (*x).clone()).collect())
+        }
+        Primitive::TopK { k } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            let last = *x
+                .shape
+                .last()
+                .ok_or("needs an operand of rank at least 1")?;
+            if *k < 0 || *k > last {
+                return Err(format!(
+                    "k = {k} is out of range for a last dimension of size {last}"
+                ));
+            }
+            let mut shape = x.shape.clone();
+            *shape.last_mut().expect("rank >= 1") = *k;
+            Ok(vec![x.with_shape(&shape), Aval::new(DType::I32, &shape)])
+        }
+        Primitive::ConvGeneralDilated {
+            window_strides,
+            padding,
+            lhs_dilation,
+            rhs_dilation,
+            dimension_numbers,
+            feature_group_count,
+            batch_group_count,
+            preferred_element_type,
+        } => {
+            expect_arity(inputs, 2)?;
+            conv_shape(
+                inputs[0],
+                inputs[1],
+                window_strides,
+                padding,
+                lhs_dilation,
+                rhs_dilation,
+                dimension_numbers,
+                *feature_group_count,
+                *batch_group_count,
+                *preferred_element_type,
+            )
+            .map(|a| vec![a])
         }
         Primitive::DotGeneral {
             lhs_contracting,

@@ -18,6 +18,19 @@ pub(crate) fn i64_array(values: &[i64]) -> String {
     )
 }
 
+/// `dense<[[1, 2], [0, 0]]> : tensor<2x2xi64>`: (low, high) pairs.
+pub(crate) fn padding_pairs(pairs: &[(i64, i64)]) -> String {
+    if pairs.is_empty() {
+        return "dense<> : tensor<0x2xi64>".to_string();
+    }
+    let rows: Vec<String> = pairs.iter().map(|(l, h)| format!("[{l}, {h}]")).collect();
+    format!(
+        "dense<[{}]> : tensor<{}x2xi64>",
+        rows.join(", "),
+        pairs.len()
+    )
+}
+
 /// `[0, 1]` (for the dot dimension numbers).
 pub(crate) fn i64_list(values: &[i64]) -> String {
     format!(

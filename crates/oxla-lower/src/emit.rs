@@ -169,25 +169,45 @@ impl<'c, 'a> Emitter<'c, 'a> {
         }
     }
 
-    /// A region with one block of two scalar arguments of `scalar` type that
-    /// returns `op(lhs, rhs)`: the body of a reduction.
+    /// A region with one block whose arguments have `args` types; `body`
+    /// emits its ops and returns what `stablehlo.return` returns.
+    pub(crate) fn region(
+        &self,
+        args: &[&Aval],
+        location: Location<'c>,
+        body: impl for<'b> FnOnce(
+            &mut Emitter<'c, 'b>,
+            &[Value<'c, 'b>],
+        ) -> Result<Vec<Value<'c, 'b>>, LowerError>,
+    ) -> Result<Region<'c>, LowerError> {
+        let types = args
+            .iter()
+            .map(|a| Ok((tensor_type(self.context, a)?, location)))
+            .collect::<Result<Vec<_>, LowerError>>()?;
+        let block = Block::new(&types);
+        {
+            let mut inner = Emitter::new(self.context, &block);
+            let values = (0..args.len())
+                .map(|i| block.argument(i).map(Into::into).map_err(melior_error))
+                .collect::<Result<Vec<_>, _>>()?;
+            let results = body(&mut inner, &values)?;
+            inner.op("stablehlo.return", &results, &[], &[], location)?;
+        }
+        let region = Region::new();
+        region.append_block(block);
+        Ok(region)
+    }
+
+    /// A region of two `scalar` arguments returning `op(lhs, rhs)`: the body
+    /// of a reduction.
     pub(crate) fn binary_region(
         &self,
         op: &str,
         scalar: &Aval,
         location: Location<'c>,
     ) -> Result<Region<'c>, LowerError> {
-        let t = tensor_type(self.context, scalar)?;
-        let block = Block::new(&[(t, location), (t, location)]);
-        {
-            let mut inner = Emitter::new(self.context, &block);
-            let lhs = block.argument(0).map_err(melior_error)?.into();
-            let rhs = block.argument(1).map_err(melior_error)?.into();
-            let result = inner.op(op, &[lhs, rhs], &[scalar], &[], location)?;
-            inner.op("stablehlo.return", &result, &[], &[], location)?;
-        }
-        let region = Region::new();
-        region.append_block(block);
-        Ok(region)
+        self.region(&[scalar, scalar], location, |e, args| {
+            e.op(op, args, &[scalar], &[], location)
+        })
     }
 }

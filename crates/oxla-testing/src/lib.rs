@@ -73,7 +73,7 @@ pub fn assert_close(got: &HostArray, want: &HostArray, what: &str) {
         atol *= want.to_f64_vec().iter().fold(1.0f64, |m, v| m.max(v.abs()));
     }
     for (i, (g, w)) in got.to_f64_vec().iter().zip(want.to_f64_vec()).enumerate() {
-        let close = (g - w).abs() <= atol + rtol * w.abs() || (g.is_nan() && w.is_nan());
+        let close = *g == w || (g - w).abs() <= atol + rtol * w.abs() || (g.is_nan() && w.is_nan());
         assert!(close, "{what}: element {i}: oxla {g}, jax {w}");
     }
 }

@@ -26,7 +26,11 @@ fn train_step((w, b, x, y): (Array, Array, Array, Array)) -> (Array, Array, Arra
     let scale = 2.0 / SAMPLES as f64;
     let grad_w = jnp::matmul(&jnp::transpose(&x, None), &err) * scale;
     let grad_b = jnp::sum(&err, None, false) * scale;
-    (&w - &(grad_w * LEARNING_RATE), &b - &(grad_b * LEARNING_RATE), loss)
+    (
+        &w - &(grad_w * LEARNING_RATE),
+        &b - &(grad_b * LEARNING_RATE),
+        loss,
+    )
 }
 
 fn main() -> oxla::Result<()> {
@@ -47,9 +51,15 @@ fn main() -> oxla::Result<()> {
     }
     println!("w = {w}");
     println!("b = {b}");
-    println!("compiled {} train step(s), {} eager op programs", step.cache_size(), oxla::eager_cache_size());
+    println!(
+        "compiled {} train step(s), {} eager op programs",
+        step.cache_size(),
+        oxla::eager_cache_size()
+    );
     if loss > 1e-4 {
-        return Err(oxla::Error::InvalidArgument(format!("training did not converge: loss {loss}")));
+        return Err(oxla::Error::InvalidArgument(format!(
+            "training did not converge: loss {loss}"
+        )));
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, Scalar, 
 
 use crate::array::{Array, Inner};
 use crate::config::x64_enabled;
-use crate::ops::bind;
+use crate::ops::{bind, bind_n};
 
 fn dims(d: &[i64]) -> Dims {
     d.iter().copied().collect()
@@ -369,5 +369,309 @@ pub fn dot_general(
             preferred_element_type,
         },
         &[&x, &y],
+    )
+}
+
+/// Negative start indices count from the end, as in JAX (`i + dim` where
+/// `i < 0`).
+#[track_caller]
+fn normalize_indices(x: &Array, start: &[&Array]) -> Vec<Array> {
+    start
+        .iter()
+        .zip(x.shape().iter().chain(std::iter::repeat(&0)))
+        .map(|(i, &dim)| {
+            let negative = lt(i, &Array::weak_scalar(0i32));
+            let wrapped = add(i, &Array::weak_scalar(dim as i32));
+            select_n(&negative, &[i, &wrapped])
+        })
+        .collect()
+}
+
+/// The window `slice_sizes` starting at `start` (integer scalars; negative
+/// ones count from the end; clamped so the window fits, as JAX does).
+#[track_caller]
+pub fn dynamic_slice(x: &Array, start: &[&Array], slice_sizes: &[i64]) -> Array {
+    let indices = normalize_indices(x, start);
+    let mut operands = vec![x];
+    operands.extend(indices.iter());
+    bind(
+        Primitive::DynamicSlice {
+            slice_sizes: dims(slice_sizes),
+        },
+        &operands,
+    )
+}
+
+/// `x` with `update` written at `start` (negative indices count from the
+/// end; clamped so the update fits).
+#[track_caller]
+pub fn dynamic_update_slice(x: &Array, update: &Array, start: &[&Array]) -> Array {
+    let indices = normalize_indices(x, start);
+    let mut operands = vec![x, update];
+    operands.extend(indices.iter());
+    bind(Primitive::DynamicUpdateSlice, &operands)
+}
+
+/// Reinterprets the bits of `x` as `dtype`.
+#[track_caller]
+pub fn bitcast_convert_type(x: &Array, dtype: DType) -> Array {
+    bind(Primitive::BitcastConvertType { new_dtype: dtype }, &[x])
+}
+
+macro_rules! cumulative {
+    ($($name:ident => $op:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "` along `axis` (from the end if `reverse`).")]
+        #[track_caller]
+        pub fn $name(x: &Array, axis: usize, reverse: bool) -> Array {
+            bind(Primitive::Cumulative { op: oxla_core::CumulativeOp::$op, axis, reverse }, &[x])
+        }
+    )*};
+}
+
+cumulative! { cumsum => Sum; cumprod => Prod; cummax => Max; cummin => Min; }
+
+/// Reduces windows of `x` with `op` (`reduce_window_sum`, `_max`, `_min`).
+#[track_caller]
+pub fn reduce_window(
+    x: &Array,
+    op: oxla_core::WindowOp,
+    window_dimensions: &[i64],
+    window_strides: &[i64],
+    padding: &[(i64, i64)],
+) -> Array {
+    let ones: Vec<i64> = window_dimensions.iter().map(|_| 1).collect();
+    reduce_window_dilated(
+        x,
+        op,
+        window_dimensions,
+        window_strides,
+        padding,
+        &ones,
+        &ones,
+    )
+}
+
+/// [`reduce_window`] with base and window dilations.
+#[track_caller]
+pub fn reduce_window_dilated(
+    x: &Array,
+    op: oxla_core::WindowOp,
+    window_dimensions: &[i64],
+    window_strides: &[i64],
+    padding: &[(i64, i64)],
+    base_dilation: &[i64],
+    window_dilation: &[i64],
+) -> Array {
+    bind(
+        Primitive::ReduceWindow {
+            op,
+            window_dimensions: dims(window_dimensions),
+            window_strides: dims(window_strides),
+            padding: padding.to_vec(),
+            base_dilation: dims(base_dilation),
+            window_dilation: dims(window_dilation),
+        },
+        &[x],
+    )
+}
+
+/// Adds each `source` value where the maximum of its window of `operand`
+/// was (the gradient of a max-pool).
+#[track_caller]
+pub fn select_and_scatter_add(
+    source: &Array,
+    operand: &Array,
+    window_dimensions: &[i64],
+    window_strides: &[i64],
+    padding: &[(i64, i64)],
+) -> Array {
+    bind(
+        Primitive::SelectAndScatterAdd {
+            window_dimensions: dims(window_dimensions),
+            window_strides: dims(window_strides),
+            padding: padding.to_vec(),
+        },
+        &[source, operand],
+    )
+}
+
+/// Index of the maximum along `axis` (first on ties; NaN counts as the maximum).
+#[track_caller]
+pub fn argmax(x: &Array, axis: usize, index_dtype: DType) -> Array {
+    bind(
+        Primitive::ArgMinMax {
+            op: oxla_core::ArgOp::Max,
+            axis,
+            index_dtype,
+        },
+        &[x],
+    )
+}
+
+/// Index of the minimum along `axis` (first on ties; NaN counts as the minimum).
+#[track_caller]
+pub fn argmin(x: &Array, axis: usize, index_dtype: DType) -> Array {
+    bind(
+        Primitive::ArgMinMax {
+            op: oxla_core::ArgOp::Min,
+            axis,
+            index_dtype,
+        },
+        &[x],
+    )
+}
+
+/// Sorts `operands` along `dimension` by the first `num_keys` (NaN last).
+#[track_caller]
+pub fn sort(operands: &[&Array], dimension: usize, is_stable: bool, num_keys: usize) -> Vec<Array> {
+    bind_n(
+        Primitive::Sort {
+            dimension,
+            is_stable,
+            num_keys,
+        },
+        operands,
+        operands.len(),
+    )
+}
+
+/// The `k` largest elements of the last axis, and their indices (i32).
+#[track_caller]
+pub fn top_k(x: &Array, k: i64) -> (Array, Array) {
+    let mut outs = bind_n(Primitive::TopK { k }, &[x], 2);
+    let indices = outs.pop().expect("two outputs");
+    (outs.pop().expect("two outputs"), indices)
+}
+
+/// Layouts of a convolution as JAX's strings, e.g. `("NHWC", "HWIO", "NHWC")`:
+/// N batch, C feature, O/I kernel output/input feature, other letters spatial.
+pub type ConvLayout<'a> = (&'a str, &'a str, &'a str);
+
+/// The dimension numbers of string layouts (spatial dims in the kernel's
+/// order, as `jax.lax.conv_general_permutations`).
+pub fn conv_dimension_numbers(layout: ConvLayout<'_>) -> oxla_core::ConvDimensionNumbers {
+    let (lhs, rhs, out) = layout;
+    let position = |spec: &str, c: char| spec.find(c).map_or(-1, |p| p as i64);
+    let spatial: Vec<char> = rhs.chars().filter(|c| *c != 'O' && *c != 'I').collect();
+    let perm = |spec: &str, batch: char, feature: char| -> Dims {
+        let mut p: Dims = [position(spec, batch), position(spec, feature)]
+            .into_iter()
+            .collect();
+        p.extend(spatial.iter().map(|&c| position(spec, c)));
+        p
+    };
+    oxla_core::ConvDimensionNumbers {
+        lhs_spec: perm(lhs, 'N', 'C'),
+        rhs_spec: perm(rhs, 'O', 'I'),
+        out_spec: perm(out, 'N', 'C'),
+    }
+}
+
+/// Padding of a convolution or window: explicit (low, high) pairs, or
+/// `SAME` / `VALID` as JAX computes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Padding {
+    /// No padding.
+    Valid,
+    /// Output size ceil(input / stride), padding split low-first.
+    Same,
+    /// (low, high) per spatial dimension.
+    Explicit(Vec<(i64, i64)>),
+}
+
+impl Padding {
+    /// The (low, high) pairs for inputs of `sizes`, windows of `windows` and
+    /// `strides` (sizes and windows already dilated).
+    pub fn pairs(&self, sizes: &[i64], windows: &[i64], strides: &[i64]) -> Vec<(i64, i64)> {
+        match self {
+            Padding::Explicit(p) => p.clone(),
+            Padding::Valid => sizes.iter().map(|_| (0, 0)).collect(),
+            Padding::Same => sizes
+                .iter()
+                .zip(windows)
+                .zip(strides)
+                .map(|((&n, &w), &s)| {
+                    let out = (n + s - 1) / s;
+                    let pad = ((out - 1) * s + w - n).max(0);
+                    (pad / 2, pad - pad / 2)
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Options of [`conv_general_dilated`] beyond strides and padding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConvOptions {
+    /// Input dilation per spatial dim (all 1 when empty).
+    pub lhs_dilation: Vec<i64>,
+    /// Kernel dilation per spatial dim (all 1 when empty).
+    pub rhs_dilation: Vec<i64>,
+    /// Feature groups.
+    pub feature_group_count: i64,
+    /// Batch groups.
+    pub batch_group_count: i64,
+    /// The result dtype, if not the operands'.
+    pub preferred_element_type: Option<DType>,
+}
+
+impl Default for ConvOptions {
+    fn default() -> Self {
+        Self {
+            lhs_dilation: Vec::new(),
+            rhs_dilation: Vec::new(),
+            feature_group_count: 1,
+            batch_group_count: 1,
+            preferred_element_type: None,
+        }
+    }
+}
+
+/// N-dimensional convolution, as `jax.lax.conv_general_dilated`.
+#[track_caller]
+pub fn conv_general_dilated(
+    lhs: &Array,
+    rhs: &Array,
+    window_strides: &[i64],
+    padding: &Padding,
+    layout: ConvLayout<'_>,
+    options: &ConvOptions,
+) -> Array {
+    let numbers = conv_dimension_numbers(layout);
+    let spatial = window_strides.len();
+    let ones = vec![1i64; spatial];
+    let or_ones = |d: &Vec<i64>| {
+        if d.is_empty() {
+            ones.clone()
+        } else {
+            d.clone()
+        }
+    };
+    let (lhs_dilation, rhs_dilation) = (
+        or_ones(&options.lhs_dilation),
+        or_ones(&options.rhs_dilation),
+    );
+    let dim = |a: &Array, spec: &Dims, i: usize| {
+        a.shape().get(spec[i].max(0) as usize).copied().unwrap_or(0)
+    };
+    let sizes: Vec<i64> = (0..spatial)
+        .map(|i| (dim(lhs, &numbers.lhs_spec, i + 2) - 1).max(0) * lhs_dilation[i] + 1)
+        .collect();
+    let windows: Vec<i64> = (0..spatial)
+        .map(|i| (dim(rhs, &numbers.rhs_spec, i + 2) - 1).max(0) * rhs_dilation[i] + 1)
+        .collect();
+    let (lhs, rhs) = match_weak(lhs, rhs);
+    bind(
+        Primitive::ConvGeneralDilated {
+            window_strides: dims(window_strides),
+            padding: padding.pairs(&sizes, &windows, window_strides),
+            lhs_dilation: dims(&lhs_dilation),
+            rhs_dilation: dims(&rhs_dilation),
+            dimension_numbers: numbers,
+            feature_group_count: options.feature_group_count,
+            batch_group_count: options.batch_group_count,
+            preferred_element_type: options.preferred_element_type,
+        },
+        &[&lhs, &rhs],
     )
 }

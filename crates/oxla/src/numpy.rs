@@ -569,3 +569,62 @@ pub fn isfinite(x: &Array) -> Array {
         Err(e) => Array::error(e),
     }
 }
+
+/// Flattens `x` when `axis` is `None`; returns the array and the axis.
+#[track_caller]
+fn along(x: &Array, axis: Option<i64>) -> (Array, usize) {
+    match axis {
+        None => (lax::reshape(x, &[x.size()]), 0),
+        Some(a) => {
+            let rank = x.ndim() as i64;
+            (
+                x.clone(),
+                (if a < 0 { a + rank } else { a }).max(0) as usize,
+            )
+        }
+    }
+}
+
+/// `jnp.argmax(x, axis)` (over the flattened array when `axis` is `None`).
+#[track_caller]
+pub fn argmax(x: &Array, axis: Option<i64>) -> Array {
+    let (x, axis) = along(x, axis);
+    lax::argmax(&x, axis, oxla_core::promotion::default_int(x64_enabled()))
+}
+
+/// `jnp.argmin(x, axis)`.
+#[track_caller]
+pub fn argmin(x: &Array, axis: Option<i64>) -> Array {
+    let (x, axis) = along(x, axis);
+    lax::argmin(&x, axis, oxla_core::promotion::default_int(x64_enabled()))
+}
+
+/// `jnp.cumsum(x, axis)`.
+#[track_caller]
+pub fn cumsum(x: &Array, axis: Option<i64>) -> Array {
+    let (x, axis) = along(x, axis);
+    lax::cumsum(&x, axis, false)
+}
+
+/// `jnp.cumprod(x, axis)`.
+#[track_caller]
+pub fn cumprod(x: &Array, axis: Option<i64>) -> Array {
+    let (x, axis) = along(x, axis);
+    lax::cumprod(&x, axis, false)
+}
+
+/// `jnp.sort(x, axis)` (stable; NaN last).
+#[track_caller]
+pub fn sort(x: &Array, axis: i64) -> Array {
+    let (x, axis) = along(x, Some(axis));
+    lax::sort(&[&x], axis, true, 1).swap_remove(0)
+}
+
+/// `jnp.argsort(x, axis)` (stable).
+#[track_caller]
+pub fn argsort(x: &Array, axis: i64) -> Array {
+    let (x, axis) = along(x, Some(axis));
+    let index = oxla_core::promotion::default_int(x64_enabled());
+    let iota = lax::iota(index, x.shape(), axis);
+    lax::sort(&[&x, &iota], axis, true, 1).swap_remove(1)
+}

@@ -61,6 +61,17 @@ pub(crate) fn bind(primitive: Primitive, inputs: &[&Array]) -> Array {
     }
 }
 
+/// Applies a primitive with `n` outputs at the caller's source line (on
+/// failure, `n` error arrays).
+#[track_caller]
+pub(crate) fn bind_n(primitive: Primitive, inputs: &[&Array], n: usize) -> Vec<Array> {
+    let location = Location::from_caller(std::panic::Location::caller());
+    match bind_at(primitive, inputs, location) {
+        Ok(outs) => outs,
+        Err(e) => (0..n).map(|_| Array::error(e.clone())).collect(),
+    }
+}
+
 /// [`bind`] with an explicit location, returning every output.
 pub(crate) fn bind_at(
     primitive: Primitive,

@@ -4,6 +4,7 @@
 use crate::reference;
 
 use oxla::{Array, DType, jit, lax, nn, numpy as jnp};
+use oxla_core::WindowOp;
 use oxla_testing::assert_close;
 
 /// oxla's version of each reference case.
@@ -103,6 +104,83 @@ fn apply(name: &str, a: &[Array]) -> Array {
         "reduce_or_u8" => lax::reduce_or(x(), &[1]),
         "dot_general" => lax::dot_general(x(), y(), ((&[1], &[0]), (&[], &[])), None),
         "dot_general_batch" => lax::dot_general(x(), y(), ((&[2], &[1]), (&[0], &[0])), None),
+        "dynamic_slice" => lax::dynamic_slice(x(), &[y(), &a[2]], &[2, 3]),
+        "dynamic_update_slice" => lax::dynamic_update_slice(x(), y(), &[&a[2], &a[3]]),
+        "bitcast_f32_i32" => lax::bitcast_convert_type(x(), DType::I32),
+        "bitcast_f32_u8" => lax::bitcast_convert_type(x(), DType::U8),
+        "bitcast_i16_f32" => lax::bitcast_convert_type(x(), DType::F32),
+        "cumsum" => lax::cumsum(x(), 1, false),
+        "cumsum_reverse" => lax::cumsum(x(), 0, true),
+        "cumprod" => lax::cumprod(x(), 1, false),
+        "cummax" => lax::cummax(x(), 1, false),
+        "cummin" => lax::cummin(x(), 0, false),
+        "reduce_window_sum" => {
+            lax::reduce_window(x(), WindowOp::Sum, &[2, 2], &[1, 2], &[(1, 0), (0, 1)])
+        }
+        "reduce_window_max" => lax::reduce_window(
+            x(),
+            WindowOp::Max,
+            &[1, 2, 2, 1],
+            &[1, 2, 2, 1],
+            &[(0, 0); 4],
+        ),
+        "select_and_scatter_add" => {
+            lax::select_and_scatter_add(x(), y(), &[2, 2], &[2, 2], &[(0, 0), (0, 0)])
+        }
+        "argmax" => lax::argmax(x(), 1, DType::I32),
+        "argmin" => lax::argmin(x(), 0, DType::I32),
+        "sort_nan" => lax::sort(&[x()], 1, true, 1).swap_remove(0),
+        "sort_two_keys" => lax::sort(&[x(), y()], 0, true, 2).swap_remove(1),
+        "sort_by_key" => lax::sort(&[x(), y()], 0, true, 1).swap_remove(1),
+        "top_k_values" => lax::top_k(x(), 2).0,
+        "top_k_indices" => lax::top_k(x(), 2).1,
+        "conv_nhwc_same" => lax::conv_general_dilated(
+            x(),
+            y(),
+            &[1, 1],
+            &lax::Padding::Same,
+            ("NHWC", "HWIO", "NHWC"),
+            &lax::ConvOptions::default(),
+        ),
+        "conv_nchw_strided_dilated" => lax::conv_general_dilated(
+            x(),
+            y(),
+            &[2, 1],
+            &lax::Padding::Explicit(vec![(1, 1), (0, 2)]),
+            ("NCHW", "OIHW", "NCHW"),
+            &lax::ConvOptions {
+                lhs_dilation: vec![1, 2],
+                rhs_dilation: vec![2, 1],
+                ..Default::default()
+            },
+        ),
+        "conv_feature_groups" => lax::conv_general_dilated(
+            x(),
+            y(),
+            &[1],
+            &lax::Padding::Valid,
+            ("NWC", "WIO", "NWC"),
+            &lax::ConvOptions {
+                feature_group_count: 2,
+                ..Default::default()
+            },
+        ),
+        "conv_batch_groups" => lax::conv_general_dilated(
+            x(),
+            y(),
+            &[1],
+            &lax::Padding::Valid,
+            ("NWC", "WIO", "NWC"),
+            &lax::ConvOptions {
+                batch_group_count: 2,
+                ..Default::default()
+            },
+        ),
+        "jnp_argmax" => jnp::argmax(x(), None),
+        "jnp_argmin_axis" => jnp::argmin(x(), Some(1)),
+        "jnp_cumsum" => jnp::cumsum(x(), None),
+        "jnp_sort" => jnp::sort(x(), 0),
+        "jnp_argsort" => jnp::argsort(x(), 1),
         "jnp_add_broadcast" => x() + y(),
         "jnp_mul_weak" => x() * 2.5,
         "jnp_int_plus_float" => x() + 1.5,
