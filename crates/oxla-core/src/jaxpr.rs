@@ -38,6 +38,48 @@ impl fmt::Display for Scalar {
     }
 }
 
+/// A [`Scalar`] that can be hashed and compared exactly (floats by their
+/// bits), for primitive parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScalarKey {
+    /// A boolean.
+    Bool(bool),
+    /// A signed integer.
+    Int(i64),
+    /// An unsigned integer.
+    UInt(u64),
+    /// A float, by its bits.
+    FloatBits(u64),
+}
+
+impl ScalarKey {
+    /// The key of a scalar.
+    pub fn of(value: Scalar) -> Self {
+        match value {
+            Scalar::Bool(b) => ScalarKey::Bool(b),
+            Scalar::Int(i) => ScalarKey::Int(i),
+            Scalar::UInt(u) => ScalarKey::UInt(u),
+            Scalar::Float(f) => ScalarKey::FloatBits(f.to_bits()),
+        }
+    }
+
+    /// The scalar back.
+    pub fn value(self) -> Scalar {
+        match self {
+            ScalarKey::Bool(b) => Scalar::Bool(b),
+            ScalarKey::Int(i) => Scalar::Int(i),
+            ScalarKey::UInt(u) => Scalar::UInt(u),
+            ScalarKey::FloatBits(b) => Scalar::Float(f64::from_bits(b)),
+        }
+    }
+}
+
+impl fmt::Display for ScalarKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.value())
+    }
+}
+
 /// A scalar literal with its (scalar) aval.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Literal {

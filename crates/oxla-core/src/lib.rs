@@ -17,8 +17,9 @@ pub use aval::{Aval, Dims};
 pub use builder::JaxprBuilder;
 pub use dtype::DType;
 pub use error::CoreError;
-pub use jaxpr::{Atom, Equation, Jaxpr, Literal, Location, Scalar, Var};
+pub use jaxpr::{Atom, Equation, Jaxpr, Literal, Location, Scalar, ScalarKey, Var};
 pub use primitive::{
-    ArgOp, BinaryOp, Comparison, ConvDimensionNumbers, CumulativeOp, Primitive, ReduceOp,
-    TypeClass, UnaryOp, WindowOp,
+    ArgOp, BinaryOp, Comparison, ConvDimensionNumbers, CumulativeOp, GatherDimensionNumbers,
+    GatherMode, Primitive, ReduceOp, ScatterDimensionNumbers, ScatterOp, TypeClass, UnaryOp,
+    WindowOp,
 };

@@ -382,6 +382,54 @@ pub struct ConvDimensionNumbers {
     pub out_spec: Dims,
 }
 
+/// How gather treats out-of-bounds start indices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GatherMode {
+    /// Clamp the indices so each slice is in bounds (XLA's own semantics).
+    Clip,
+    /// Slices that would go out of bounds give the fill value.
+    Fill,
+}
+
+/// How a gathered slice relates operand, indices and result (XLA's
+/// `GatherDimensionNumbers`; the index vector is the last indices dim).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GatherDimensionNumbers {
+    /// Result dims that hold the slice's (uncollapsed) dims.
+    pub offset_dims: Dims,
+    /// Operand dims of size 1 in the slice that the result drops.
+    pub collapsed_slice_dims: Dims,
+    /// Which operand dim each index component starts.
+    pub start_index_map: Dims,
+}
+
+/// How scattered updates relate operand, indices and updates (XLA's
+/// `ScatterDimensionNumbers`; the index vector is the last indices dim).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ScatterDimensionNumbers {
+    /// Update dims that hold the window.
+    pub update_window_dims: Dims,
+    /// Operand dims of size 1 in the window that updates do not have.
+    pub inserted_window_dims: Dims,
+    /// Which operand dim each index component addresses.
+    pub scatter_dims_to_operand_dims: Dims,
+}
+
+/// What scatter does with an update and the value it lands on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScatterOp {
+    /// Replace.
+    Set,
+    /// Add.
+    Add,
+    /// Multiply.
+    Mul,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+}
+
 /// A primitive operation with its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Primitive {
@@ -563,6 +611,27 @@ pub enum Primitive {
         /// The result dtype, if not the operands'.
         preferred_element_type: Option<DType>,
     },
+    /// Slices of the operand at start indices: operands x and indices
+    /// (integer, last dim the index vector).
+    Gather {
+        /// Dimension numbers.
+        dimension_numbers: GatherDimensionNumbers,
+        /// The slice's size per operand dim.
+        slice_sizes: Dims,
+        /// Out-of-bounds handling.
+        mode: GatherMode,
+        /// The value of out-of-bounds slices in `Fill` mode.
+        fill_value: crate::jaxpr::ScalarKey,
+    },
+    /// Writes or combines updates into the operand at indices: operands x,
+    /// indices (integer, last dim the index vector) and updates. Updates
+    /// whose window is out of bounds are dropped.
+    Scatter {
+        /// What an update does.
+        op: ScatterOp,
+        /// Dimension numbers.
+        dimension_numbers: ScatterDimensionNumbers,
+    },
     /// Generalized matrix product.
     DotGeneral {
         /// Contracting dimensions of the left operand.
@@ -618,6 +687,22 @@ impl Primitive {
             Primitive::Sort { .. } => "sort",
             Primitive::TopK { .. } => "top_k",
             Primitive::ConvGeneralDilated { .. } => "conv_general_dilated",
+            Primitive::Gather { .. } => "gather",
+            Primitive::Scatter {
+                op: ScatterOp::Set, ..
+            } => "scatter",
+            Primitive::Scatter {
+                op: ScatterOp::Add, ..
+            } => "scatter-add",
+            Primitive::Scatter {
+                op: ScatterOp::Mul, ..
+            } => "scatter-mul",
+            Primitive::Scatter {
+                op: ScatterOp::Min, ..
+            } => "scatter-min",
+            Primitive::Scatter {
+                op: ScatterOp::Max, ..
+            } => "scatter-max",
             Primitive::DotGeneral { .. } => "dot_general",
         }
     }
@@ -708,6 +793,50 @@ impl Primitive {
                 format!("num_keys={num_keys}"),
             ],
             Primitive::TopK { k } => vec![format!("k={k}")],
+            Primitive::Gather {
+                dimension_numbers: d,
+                slice_sizes,
+                mode,
+                fill_value,
+            } => vec![
+                format!(
+                    "dimension_numbers=GatherDimensionNumbers(offset_dims={}, collapsed_slice_dims={}, start_index_map={}, operand_batching_dims=(), start_indices_batching_dims=())",
+                    tuple(&d.offset_dims),
+                    tuple(&d.collapsed_slice_dims),
+                    tuple(&d.start_index_map)
+                ),
+                format!(
+                    "fill_value={}",
+                    match mode {
+                        GatherMode::Fill => fill_value.to_string(),
+                        GatherMode::Clip => "None".into(),
+                    }
+                ),
+                "indices_are_sorted=False".into(),
+                format!(
+                    "mode=GatherScatterMode.{}",
+                    match mode {
+                        GatherMode::Clip => "CLIP",
+                        GatherMode::Fill => "FILL_OR_DROP",
+                    }
+                ),
+                format!("slice_sizes={}", tuple(slice_sizes)),
+                "unique_indices=False".into(),
+            ],
+            Primitive::Scatter {
+                dimension_numbers: d,
+                ..
+            } => vec![
+                format!(
+                    "dimension_numbers=ScatterDimensionNumbers(update_window_dims={}, inserted_window_dims={}, scatter_dims_to_operand_dims={}, operand_batching_dims=(), scatter_indices_batching_dims=())",
+                    tuple(&d.update_window_dims),
+                    tuple(&d.inserted_window_dims),
+                    tuple(&d.scatter_dims_to_operand_dims)
+                ),
+                "indices_are_sorted=False".into(),
+                "mode=GatherScatterMode.FILL_OR_DROP".into(),
+                "unique_indices=False".into(),
+            ],
             Primitive::ConvGeneralDilated {
                 window_strides,
                 padding,

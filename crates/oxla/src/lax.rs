@@ -675,3 +675,55 @@ pub fn conv_general_dilated(
         &[&lhs, &rhs],
     )
 }
+
+/// Slices of `x` at `indices` (integer, last dim the index vector), as
+/// `jax.lax.gather`; `Clip` clamps out-of-bounds starts, `Fill` gives
+/// `fill_value` for them.
+#[track_caller]
+pub fn gather(
+    x: &Array,
+    indices: &Array,
+    dimension_numbers: oxla_core::GatherDimensionNumbers,
+    slice_sizes: &[i64],
+    mode: oxla_core::GatherMode,
+    fill_value: Scalar,
+) -> Array {
+    bind(
+        Primitive::Gather {
+            dimension_numbers,
+            slice_sizes: dims(slice_sizes),
+            mode,
+            fill_value: oxla_core::ScalarKey::of(fill_value),
+        },
+        &[x, indices],
+    )
+}
+
+/// Writes (`Set`) or combines `updates` into `x` at `indices`, as
+/// `jax.lax.scatter` and its `-add`, `-mul`, `-min`, `-max` forms; updates
+/// whose window falls outside `x` are dropped.
+#[track_caller]
+pub fn scatter(
+    x: &Array,
+    indices: &Array,
+    updates: &Array,
+    op: oxla_core::ScatterOp,
+    dimension_numbers: oxla_core::ScatterDimensionNumbers,
+) -> Array {
+    let updates = convert_element_type_weak(updates, x.dtype(), false);
+    bind(
+        Primitive::Scatter {
+            op,
+            dimension_numbers,
+        },
+        &[x, indices, &updates],
+    )
+}
+
+/// Negative indices count from the end of a dimension of size `dim`.
+#[track_caller]
+pub(crate) fn wrap_negative(indices: &Array, dim: i64) -> Array {
+    let negative = lt(indices, &Array::weak_scalar(0i32));
+    let wrapped = add(indices, &Array::weak_scalar(dim as i32));
+    select_n(&negative, &[indices, &wrapped])
+}

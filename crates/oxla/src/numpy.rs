@@ -628,3 +628,110 @@ pub fn argsort(x: &Array, axis: i64) -> Array {
     let iota = lax::iota(index, x.shape(), axis);
     lax::sort(&[&x, &iota], axis, true, 1).swap_remove(1)
 }
+
+/// `v` made to fit `kept_shape` when it was written for `result_shape`
+/// (the indexed shape with new axes): drops the new axes' size-1 dims.
+#[track_caller]
+pub(crate) fn squeeze_new_axes(v: &Array, result_shape: &[i64], kept_shape: &[i64]) -> Array {
+    if v.ndim() == result_shape.len() && result_shape.len() != kept_shape.len() {
+        return lax::reshape(v, kept_shape);
+    }
+    v.clone()
+}
+
+/// `jnp.take(x, indices, axis)`: out-of-bounds positions give the fill
+/// value (NaN, the lowest signed or highest unsigned integer, or true)
+/// with `fill`, and are clamped with `clip` (as JAX's `mode=`).
+#[track_caller]
+pub fn take(x: &Array, indices: &Array, axis: Option<i64>, clip: bool) -> Array {
+    let (x, axis) = along(x, axis);
+    let n = x.shape().get(axis).copied().unwrap_or(0);
+    if clip {
+        crate::index::take_along(
+            &x,
+            indices,
+            axis,
+            oxla_core::GatherMode::Clip,
+            Scalar::Int(0),
+        )
+    } else {
+        let fill = match x.dtype() {
+            d if d.is_float() => Scalar::Float(f64::NAN),
+            DType::Bool => Scalar::Bool(true),
+            DType::I8 => Scalar::Int(i64::from(i8::MIN)),
+            DType::I16 => Scalar::Int(i64::from(i16::MIN)),
+            DType::I32 => Scalar::Int(i64::from(i32::MIN)),
+            DType::I64 => Scalar::Int(i64::MIN),
+            DType::U8 => Scalar::UInt(u64::from(u8::MAX)),
+            DType::U16 => Scalar::UInt(u64::from(u16::MAX)),
+            DType::U32 => Scalar::UInt(u64::from(u32::MAX)),
+            _ => Scalar::UInt(u64::MAX),
+        };
+        let wrapped = lax::wrap_negative(indices, n);
+        crate::index::take_along(&x, &wrapped, axis, oxla_core::GatherMode::Fill, fill)
+    }
+}
+
+/// `jnp.take_along_axis(x, indices, axis)`: `indices` has `x`'s rank;
+/// out-of-bounds positions are clamped.
+#[track_caller]
+pub fn take_along_axis(x: &Array, indices: &Array, axis: i64) -> Array {
+    let rank = x.ndim();
+    let axis = (if axis < 0 { axis + rank as i64 } else { axis }) as usize;
+    let n = x.shape().get(axis).copied().unwrap_or(0);
+    let idx = lax::wrap_negative(indices, n);
+    let shape = idx.shape().to_vec();
+    let mut full = shape.clone();
+    full.push(1);
+    // One index vector per element: iota along each other dim, idx along axis.
+    let components: Vec<Array> = (0..rank)
+        .map(|d| {
+            if d == axis {
+                lax::reshape(&lax::convert_element_type(&idx, DType::I32), &full)
+            } else {
+                lax::iota(DType::I32, &full, d)
+            }
+        })
+        .collect();
+    let refs: Vec<&Array> = components.iter().collect();
+    let indices = lax::concatenate(&refs, rank);
+    lax::gather(
+        x,
+        &indices,
+        oxla_core::GatherDimensionNumbers {
+            offset_dims: oxla_core::Dims::new(),
+            collapsed_slice_dims: (0..rank as i64).collect(),
+            start_index_map: (0..rank as i64).collect(),
+        },
+        &vec![1; rank],
+        oxla_core::GatherMode::Clip,
+        Scalar::Int(0),
+    )
+}
+
+/// `jnp.split(x, sections, axis)`: equal sections (an error array each
+/// if the axis does not divide).
+#[track_caller]
+pub fn split(x: &Array, sections: i64, axis: i64) -> Vec<Array> {
+    let rank = x.ndim() as i64;
+    let axis = (if axis < 0 { axis + rank } else { axis }) as usize;
+    let n = x.shape().get(axis).copied().unwrap_or(0);
+    if sections <= 0 || n % sections != 0 {
+        let e = Error::InvalidArgument(format!(
+            "cannot split a dimension of size {n} into {sections} equal sections"
+        ));
+        return (0..sections.max(1))
+            .map(|_| Array::error(e.clone()))
+            .collect();
+    }
+    let size = n / sections;
+    (0..sections)
+        .map(|k| {
+            let mut start = vec![0i64; rank as usize];
+            let mut limit = x.shape().to_vec();
+            start[axis] = k * size;
+            limit[axis] = (k + 1) * size;
+            lax::slice(x, &start, &limit, None)
+        })
+        .collect()
+}

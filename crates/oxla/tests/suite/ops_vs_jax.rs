@@ -3,7 +3,7 @@
 
 use crate::reference;
 
-use oxla::{Array, DType, jit, lax, nn, numpy as jnp};
+use oxla::{Array, DType, NEW_AXIS, jit, lax, nn, numpy as jnp, s};
 use oxla_core::WindowOp;
 use oxla_testing::assert_close;
 
@@ -181,6 +181,23 @@ fn apply(name: &str, a: &[Array]) -> Array {
         "jnp_cumsum" => jnp::cumsum(x(), None),
         "jnp_sort" => jnp::sort(x(), 0),
         "jnp_argsort" => jnp::argsort(x(), 1),
+        "index_array" => x().index(&s![y()]),
+        "index_array_axis1" => x().index(&s![.., y()]),
+        "index_basic" => x().index(&s![1, ..;2]),
+        "index_reversed" => x().index(&s![..;-1, 1..3]),
+        "index_newaxis" => x().index(&s![NEW_AXIS, 1.., 2]),
+        "index_negative_step" => x().index(&s![.., 3..0;-2]),
+        "take_fill" => jnp::take(x(), y(), Some(1), false),
+        "take_clip" => jnp::take(x(), y(), Some(0), true),
+        "take_flat" | "take_int_fill" => jnp::take(x(), y(), None, false),
+        "take_along_axis" => jnp::take_along_axis(x(), y(), 1),
+        "at_set_array" => x().at(&s![y()]).set(&a[2]),
+        "at_add_repeated" => x().at(&s![y()]).add(&Array::weak_scalar(1.0f32)),
+        "at_mul_box" => x().at(&s![1.., ..;2]).mul(&Array::weak_scalar(2.0f32)),
+        "at_min_row" => x().at(&s![0]).min(&Array::weak_scalar(0.0f32)),
+        "at_max_element" => x().at(&s![2, 3]).max(&Array::weak_scalar(5.0f32)),
+        "at_set_column_vector" => x().at(&s![.., 1]).set(y()),
+        "split" => jnp::split(x(), 2, 1).swap_remove(1),
         "jnp_add_broadcast" => x() + y(),
         "jnp_mul_weak" => x() * 2.5,
         "jnp_int_plus_float" => x() + 1.5,

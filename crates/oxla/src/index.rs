@@ -1,0 +1,461 @@
+//! Indexing with numpy's rules: `x.index(&s![1, .., 2..5;2])`, and
+//! functional updates `x.at(&s![..]).set(v)` (`.add`, `.mul`, `.min`,
+//! `.max`), with JAX's out-of-bounds rules: gathers clamp, scatters drop.
+
+use oxla_core::{
+    DType, Dims, GatherDimensionNumbers, GatherMode, Scalar, ScatterDimensionNumbers, ScatterOp,
+};
+
+use crate::array::Array;
+use crate::error::Error;
+use crate::lax;
+
+/// One entry of an index expression.
+#[derive(Debug, Clone)]
+pub enum IndexItem {
+    /// A single position (negative counts from the end); the dim goes away.
+    Int(i64),
+    /// `start..stop` with a step (ends as in Python, negative from the end).
+    Slice {
+        /// First position (default: 0, or the end for negative steps).
+        start: Option<i64>,
+        /// One past the last (default: the end, or before 0 for negative steps).
+        stop: Option<i64>,
+        /// Step (not 0).
+        step: i64,
+    },
+    /// A new dimension of size 1.
+    NewAxis,
+    /// An integer array of positions along this dim.
+    Array(Array),
+}
+
+/// `NewAxis` in `s![..]`.
+pub const NEW_AXIS: IndexItem = IndexItem::NewAxis;
+
+impl IndexItem {
+    /// A range with a step (`s![0..6;2]`).
+    pub fn stepped(range: impl Into<IndexItem>, step: i64) -> IndexItem {
+        match range.into() {
+            IndexItem::Slice { start, stop, .. } => IndexItem::Slice { start, stop, step },
+            other => other,
+        }
+    }
+}
+
+impl From<i64> for IndexItem {
+    fn from(i: i64) -> Self {
+        IndexItem::Int(i)
+    }
+}
+
+impl From<i32> for IndexItem {
+    fn from(i: i32) -> Self {
+        IndexItem::Int(i64::from(i))
+    }
+}
+
+impl From<std::ops::RangeFull> for IndexItem {
+    fn from(_: std::ops::RangeFull) -> Self {
+        IndexItem::Slice {
+            start: None,
+            stop: None,
+            step: 1,
+        }
+    }
+}
+
+impl From<std::ops::Range<i64>> for IndexItem {
+    fn from(r: std::ops::Range<i64>) -> Self {
+        IndexItem::Slice {
+            start: Some(r.start),
+            stop: Some(r.end),
+            step: 1,
+        }
+    }
+}
+
+impl From<std::ops::Range<i32>> for IndexItem {
+    fn from(r: std::ops::Range<i32>) -> Self {
+        IndexItem::Slice {
+            start: Some(i64::from(r.start)),
+            stop: Some(i64::from(r.end)),
+            step: 1,
+        }
+    }
+}
+
+impl From<std::ops::RangeFrom<i32>> for IndexItem {
+    fn from(r: std::ops::RangeFrom<i32>) -> Self {
+        IndexItem::Slice {
+            start: Some(i64::from(r.start)),
+            stop: None,
+            step: 1,
+        }
+    }
+}
+
+impl From<std::ops::RangeTo<i32>> for IndexItem {
+    fn from(r: std::ops::RangeTo<i32>) -> Self {
+        IndexItem::Slice {
+            start: None,
+            stop: Some(i64::from(r.end)),
+            step: 1,
+        }
+    }
+}
+
+impl From<Array> for IndexItem {
+    fn from(a: Array) -> Self {
+        IndexItem::Array(a)
+    }
+}
+
+impl From<&Array> for IndexItem {
+    fn from(a: &Array) -> Self {
+        IndexItem::Array(a.clone())
+    }
+}
+
+/// An index expression: `s![1, .., 2..5;2, NEW_AXIS, idx_array]`.
+#[macro_export]
+macro_rules! s {
+    (@item $r:expr ; $step:expr) => { $crate::index::IndexItem::stepped($r, $step) };
+    (@item $r:expr) => { $crate::index::IndexItem::from($r) };
+    ($($r:expr $(; $step:expr)?),* $(,)?) => { vec![$( $crate::s!(@item $r $(; $step)?) ),*] };
+}
+
+/// A normalized basic index: per operand dim, (start, step, count) and
+/// whether the dim is kept; plus where new axes go in the result.
+struct Basic {
+    boxes: Vec<(i64, i64, i64)>,
+    kept: Vec<bool>,
+    result_shape: Vec<i64>,
+}
+
+/// Resolves Python slice semantics for a dim of size `n`.
+fn resolve(start: Option<i64>, stop: Option<i64>, step: i64, n: i64) -> (i64, i64) {
+    let norm = |v: i64, lo: i64, hi: i64| {
+        let v = if v < 0 { v + n } else { v };
+        v.clamp(lo, hi)
+    };
+    let (start, stop) = if step > 0 {
+        (
+            start.map_or(0, |s| norm(s, 0, n)),
+            stop.map_or(n, |s| norm(s, 0, n)),
+        )
+    } else {
+        (
+            start.map_or(n - 1, |s| norm(s, -1, n - 1)),
+            stop.map_or(-1, |s| if s < -n { -1 } else { norm(s, -1, n - 1) }),
+        )
+    };
+    let count = if step > 0 {
+        ((stop - start + step - 1) / step).max(0)
+    } else {
+        ((start - stop + (-step) - 1) / (-step)).max(0)
+    };
+    (start, count)
+}
+
+fn basic(shape: &[i64], items: &[IndexItem]) -> Result<Basic, String> {
+    let consumed = items
+        .iter()
+        .filter(|i| !matches!(i, IndexItem::NewAxis))
+        .count();
+    if consumed > shape.len() {
+        return Err(format!(
+            "too many indices ({consumed}) for an array of rank {}",
+            shape.len()
+        ));
+    }
+    let mut boxes = Vec::new();
+    let mut kept = Vec::new();
+    let mut result_shape = Vec::new();
+    let mut dim = 0;
+    for item in items {
+        match item {
+            IndexItem::NewAxis => result_shape.push(1),
+            IndexItem::Int(i) => {
+                let n = shape[dim];
+                let j = if *i < 0 { i + n } else { *i };
+                if j < 0 || j >= n {
+                    return Err(format!(
+                        "index {i} is out of bounds for dimension {dim} of size {n}"
+                    ));
+                }
+                boxes.push((j, 1, 1));
+                kept.push(false);
+                dim += 1;
+            }
+            IndexItem::Slice { start, stop, step } => {
+                if *step == 0 {
+                    return Err("slice step cannot be zero".into());
+                }
+                let (s, count) = resolve(*start, *stop, *step, shape[dim]);
+                boxes.push((s, *step, count));
+                kept.push(true);
+                result_shape.push(count);
+                dim += 1;
+            }
+            IndexItem::Array(_) => {
+                return Err("integer-array indices are handled separately".into());
+            }
+        }
+    }
+    for &n in &shape[dim..] {
+        boxes.push((0, 1, n));
+        kept.push(true);
+        result_shape.push(n);
+    }
+    Ok(Basic {
+        boxes,
+        kept,
+        result_shape,
+    })
+}
+
+/// The single array index of `items` and its dim, when the others are full slices.
+fn array_index(items: &[IndexItem], rank: usize) -> Option<Result<(usize, Array), String>> {
+    let position = items
+        .iter()
+        .position(|i| matches!(i, IndexItem::Array(_)))?;
+    let others_full = items.iter().enumerate().all(|(k, i)| {
+        k == position
+            || matches!(
+                i,
+                IndexItem::Slice {
+                    start: None,
+                    stop: None,
+                    step: 1
+                }
+            )
+    });
+    if !others_full || items.len() > rank {
+        return Some(Err(
+            "an integer-array index must be the only non-`..` entry of the index".into(),
+        ));
+    }
+    match &items[position] {
+        IndexItem::Array(a) => Some(Ok((position, a.clone()))),
+        _ => None,
+    }
+}
+
+/// Gather with an index vector of one component along `axis` (numpy's
+/// `x[..., idx, ...]` / `take`): result dims x[:axis] + idx + x[axis+1:].
+#[track_caller]
+pub(crate) fn take_along(
+    x: &Array,
+    idx: &Array,
+    axis: usize,
+    mode: GatherMode,
+    fill: Scalar,
+) -> Array {
+    let rank = x.ndim();
+    let index_rank = idx.ndim();
+    let indices = lax::expand_dims(idx, &[index_rank as i64]);
+    let offset_dims: Dims = (0..axis as i64)
+        .chain((axis + index_rank) as i64..(rank + index_rank - 1) as i64)
+        .collect();
+    let mut slice_sizes = x.shape().to_vec();
+    if let Some(s) = slice_sizes.get_mut(axis) {
+        *s = 1;
+    }
+    lax::gather(
+        x,
+        &indices,
+        GatherDimensionNumbers {
+            offset_dims,
+            collapsed_slice_dims: [axis as i64].into_iter().collect(),
+            start_index_map: [axis as i64].into_iter().collect(),
+        },
+        &slice_sizes,
+        mode,
+        fill,
+    )
+}
+
+impl Array {
+    /// `x[index]` with numpy's rules: ints drop a dim, slices keep it,
+    /// `NEW_AXIS` adds one; one integer array (the other entries `..`)
+    /// gathers along its dim, clamping out-of-bounds positions as JAX does.
+    #[track_caller]
+    pub fn index(&self, items: &[IndexItem]) -> Array {
+        if let Some(found) = array_index(items, self.ndim()) {
+            return match found {
+                Ok((axis, idx)) => {
+                    let n = self.shape().get(axis).copied().unwrap_or(0);
+                    take_along(
+                        self,
+                        &lax::wrap_negative(&idx, n),
+                        axis,
+                        GatherMode::Clip,
+                        Scalar::Int(0),
+                    )
+                }
+                Err(message) => Array::error(Error::InvalidArgument(message)),
+            };
+        }
+        let b = match basic(self.shape(), items) {
+            Ok(b) => b,
+            Err(message) => return Array::error(Error::InvalidArgument(message)),
+        };
+        let start: Vec<i64> = b
+            .boxes
+            .iter()
+            .map(|&(s, step, c)| if step < 0 { s + step * (c - 1) } else { s })
+            .collect();
+        let limit: Vec<i64> = b
+            .boxes
+            .iter()
+            .zip(&start)
+            .map(|(&(_, step, c), &s)| s + step.abs() * (c - 1).max(0) + i64::from(c > 0))
+            .collect();
+        let strides: Vec<i64> = b.boxes.iter().map(|&(_, step, _)| step.abs()).collect();
+        let mut out = lax::slice(self, &start, &limit, Some(&strides));
+        let reversed: Vec<i64> = b
+            .boxes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.1 < 0)
+            .map(|(d, _)| d as i64)
+            .collect();
+        if !reversed.is_empty() {
+            out = lax::rev(&out, &reversed);
+        }
+        if b.kept.iter().all(|k| *k) && b.result_shape.len() == b.kept.len() {
+            return out;
+        }
+        lax::reshape(&out, &b.result_shape)
+    }
+
+    /// Functional updates at `index`: `x.at(&s![1..3]).set(v)`.
+    pub fn at(&self, items: &[IndexItem]) -> At<'_> {
+        At {
+            array: self,
+            items: items.to_vec(),
+        }
+    }
+}
+
+/// The target of a functional update; see [`Array::at`].
+pub struct At<'a> {
+    array: &'a Array,
+    items: Vec<IndexItem>,
+}
+
+impl At<'_> {
+    /// A copy with the indexed elements replaced by `v` (broadcast).
+    #[track_caller]
+    pub fn set(&self, v: &Array) -> Array {
+        self.scatter(v, ScatterOp::Set)
+    }
+
+    /// A copy with `v` added at the index (repeated indices add up).
+    #[track_caller]
+    pub fn add(&self, v: &Array) -> Array {
+        self.scatter(v, ScatterOp::Add)
+    }
+
+    /// A copy with the indexed elements multiplied by `v`.
+    #[track_caller]
+    pub fn mul(&self, v: &Array) -> Array {
+        self.scatter(v, ScatterOp::Mul)
+    }
+
+    /// A copy with the indexed elements replaced by min(x, v).
+    #[track_caller]
+    pub fn min(&self, v: &Array) -> Array {
+        self.scatter(v, ScatterOp::Min)
+    }
+
+    /// A copy with the indexed elements replaced by max(x, v).
+    #[track_caller]
+    pub fn max(&self, v: &Array) -> Array {
+        self.scatter(v, ScatterOp::Max)
+    }
+
+    /// `x[index]` (the same as [`Array::index`]).
+    #[track_caller]
+    pub fn get(&self) -> Array {
+        self.array.index(&self.items)
+    }
+
+    #[track_caller]
+    fn scatter(&self, v: &Array, op: ScatterOp) -> Array {
+        let x = self.array;
+        let rank = x.ndim();
+        if let Some(found) = array_index(&self.items, rank) {
+            let (axis, idx) = match found {
+                Ok(f) => f,
+                Err(message) => return Array::error(Error::InvalidArgument(message)),
+            };
+            let n = x.shape().get(axis).copied().unwrap_or(0);
+            let idx = lax::wrap_negative(&lax::reshape(&idx, &[idx.size()]), n);
+            let mut update_shape = x.shape().to_vec();
+            update_shape[axis] = idx.size();
+            let updates =
+                crate::numpy::broadcast_to(&lax::convert_element_type(v, x.dtype()), &update_shape);
+            let indices = lax::expand_dims(&idx, &[1]);
+            let window: Dims = (0..rank as i64).filter(|&d| d != axis as i64).collect();
+            return lax::scatter(
+                x,
+                &indices,
+                &updates,
+                op,
+                ScatterDimensionNumbers {
+                    update_window_dims: window,
+                    inserted_window_dims: [axis as i64].into_iter().collect(),
+                    scatter_dims_to_operand_dims: [axis as i64].into_iter().collect(),
+                },
+            );
+        }
+        let b = match basic(x.shape(), &self.items) {
+            Ok(b) => b,
+            Err(message) => return Array::error(Error::InvalidArgument(message)),
+        };
+        // Every element of the (strided) box gets its own index vector.
+        let box_shape: Vec<i64> = b.boxes.iter().map(|&(_, _, c)| c).collect();
+        let mut grid_shape = box_shape.clone();
+        grid_shape.push(1);
+        let components: Vec<Array> = b
+            .boxes
+            .iter()
+            .enumerate()
+            .map(|(d, &(start, step, _))| {
+                let i = lax::iota(DType::I32, &grid_shape, d);
+                lax::add(
+                    &lax::mul(&i, &Array::weak_scalar(step as i32)),
+                    &Array::weak_scalar(start as i32),
+                )
+            })
+            .collect();
+        let refs: Vec<&Array> = components.iter().collect();
+        let indices = lax::concatenate(&refs, rank);
+        let kept_shape: Vec<i64> = b
+            .boxes
+            .iter()
+            .zip(&b.kept)
+            .filter(|(_, k)| **k)
+            .map(|(&(_, _, c), _)| c)
+            .collect();
+        let v = lax::convert_element_type(v, x.dtype());
+        let v = crate::numpy::broadcast_to(
+            &crate::numpy::squeeze_new_axes(&v, &b.result_shape, &kept_shape),
+            &kept_shape,
+        );
+        let updates = lax::reshape(&v, &box_shape);
+        lax::scatter(
+            x,
+            &indices,
+            &updates,
+            op,
+            ScatterDimensionNumbers {
+                update_window_dims: Dims::new(),
+                inserted_window_dims: (0..rank as i64).collect(),
+                scatter_dims_to_operand_dims: (0..rank as i64).collect(),
+            },
+        )
+    }
+}
