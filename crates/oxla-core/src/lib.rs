@@ -20,6 +20,6 @@ pub use error::CoreError;
 pub use jaxpr::{Atom, Equation, Jaxpr, Literal, Location, Scalar, ScalarKey, Var};
 pub use primitive::{
     ArgOp, BinaryOp, Comparison, ConvDimensionNumbers, CumulativeOp, GatherDimensionNumbers,
-    GatherMode, Primitive, ReduceOp, ScatterDimensionNumbers, ScatterOp, TypeClass, UnaryOp,
-    WindowOp,
+    GatherMode, Precision, Primitive, ReduceOp, ScatterDimensionNumbers, ScatterOp, TypeClass,
+    UnaryOp, WindowOp,
 };

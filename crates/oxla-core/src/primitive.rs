@@ -430,6 +430,29 @@ pub enum ScatterOp {
     Max,
 }
 
+/// Precision of a matrix product or convolution on accelerators (XLA's
+/// `PrecisionConfig`; CPUs compute in full precision whatever it says).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// The backend's fastest.
+    Default,
+    /// More precise (e.g. bf16_3x on TPUs).
+    High,
+    /// Full f32 precision.
+    Highest,
+}
+
+impl Precision {
+    /// The StableHLO name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Default => "DEFAULT",
+            Precision::High => "HIGH",
+            Precision::Highest => "HIGHEST",
+        }
+    }
+}
+
 /// A primitive operation with its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Primitive {
@@ -644,6 +667,8 @@ pub enum Primitive {
         rhs_batch: Dims,
         /// The result dtype, if not the operands'.
         preferred_element_type: Option<DType>,
+        /// Precision of each operand, if set.
+        precision: Option<Precision>,
     },
 }
 
@@ -946,19 +971,28 @@ impl Primitive {
                 lhs_batch,
                 rhs_batch,
                 preferred_element_type,
-            } => vec![
-                format!(
+                precision,
+            } => {
+                let mut params = vec![format!(
                     "dimension_numbers=(({}, {}), ({}, {}))",
                     list(lhs_contracting),
                     list(rhs_contracting),
                     list(lhs_batch),
                     list(rhs_batch)
-                ),
-                format!(
+                )];
+                // JAX prints the precision only when one is set.
+                if let Some(p) = precision {
+                    params.push(format!(
+                        "precision=(Precision.{0}, Precision.{0})",
+                        p.name()
+                    ));
+                }
+                params.push(format!(
                     "preferred_element_type={}",
                     preferred_element_type.map_or("None", |d| d.numpy_name())
-                ),
-            ],
+                ));
+                params
+            }
         };
         if params.is_empty() {
             String::new()

@@ -842,6 +842,7 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
             lhs_batch,
             rhs_batch,
             preferred_element_type,
+            precision: _,
         } => {
             expect_arity(inputs, 2)?;
             let (l, r) = (inputs[0], inputs[1]);
@@ -903,6 +904,7 @@ mod tests {
             lhs_batch: [0].into_iter().collect(),
             rhs_batch: [0].into_iter().collect(),
             preferred_element_type: None,
+            precision: None,
         };
         let out = abstract_eval(&p, &[&f32s(&[5, 2, 3]), &f32s(&[5, 3, 4])]).unwrap();
         assert_eq!(out[0].to_string(), "f32[5,2,4]");

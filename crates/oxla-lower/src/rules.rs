@@ -829,12 +829,10 @@ pub(crate) fn lower_equation<'c, 'a>(
             rhs_contracting,
             lhs_batch,
             rhs_batch,
+            precision,
             ..
-        } => e.op(
-            "stablehlo.dot_general",
-            inputs,
-            &[out],
-            &[(
+        } => {
+            let mut attributes = vec![(
                 "dot_dimension_numbers",
                 format!(
                     "#stablehlo.dot<lhs_batching_dimensions = {}, rhs_batching_dimensions = {}, \
@@ -844,9 +842,13 @@ pub(crate) fn lower_equation<'c, 'a>(
                     attrs::i64_list(lhs_contracting),
                     attrs::i64_list(rhs_contracting)
                 ),
-            )],
-            loc,
-        ),
+            )];
+            if let Some(p) = precision {
+                let one = format!("#stablehlo<precision {}>", p.name());
+                attributes.push(("precision_config", format!("[{one}, {one}]")));
+            }
+            e.op("stablehlo.dot_general", inputs, &[out], &attributes, loc)
+        }
     }
 }
 

@@ -358,6 +358,19 @@ pub fn dot_general(
     dimension_numbers: DotDimensionNumbers<'_>,
     preferred_element_type: Option<DType>,
 ) -> Array {
+    dot_general_with_precision(x, y, dimension_numbers, preferred_element_type, None)
+}
+
+/// [`dot_general`] with a precision for accelerators (`Precision::Highest`
+/// for full f32 on TPUs; CPUs ignore it).
+#[track_caller]
+pub fn dot_general_with_precision(
+    x: &Array,
+    y: &Array,
+    dimension_numbers: DotDimensionNumbers<'_>,
+    preferred_element_type: Option<DType>,
+    precision: Option<oxla_core::Precision>,
+) -> Array {
     let ((lc, rc), (lb, rb)) = dimension_numbers;
     let (x, y) = match_weak(x, y);
     bind(
@@ -367,6 +380,7 @@ pub fn dot_general(
             lhs_batch: dims(lb),
             rhs_batch: dims(rb),
             preferred_element_type,
+            precision,
         },
         &[&x, &y],
     )

@@ -103,6 +103,13 @@ fn apply(name: &str, a: &[Array]) -> Array {
         "reduce_or" => lax::reduce_or(x(), &[0]),
         "reduce_or_u8" => lax::reduce_or(x(), &[1]),
         "dot_general" => lax::dot_general(x(), y(), ((&[1], &[0]), (&[], &[])), None),
+        "dot_general_highest" => lax::dot_general_with_precision(
+            x(),
+            y(),
+            ((&[1], &[0]), (&[], &[])),
+            None,
+            Some(oxla_core::Precision::Highest),
+        ),
         "dot_general_batch" => lax::dot_general(x(), y(), ((&[2], &[1]), (&[0], &[0])), None),
         "dynamic_slice" => lax::dynamic_slice(x(), &[y(), &a[2]], &[2, 3]),
         "dynamic_update_slice" => lax::dynamic_update_slice(x(), y(), &[&a[2], &a[3]]),

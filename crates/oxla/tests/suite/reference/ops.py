@@ -100,6 +100,8 @@ CASES = {
     "reduce_and": (lambda a: lax.reduce_and_p.bind(a, axes=(1,)), [b]),
     "reduce_or": (lambda a: lax.reduce_or_p.bind(a, axes=(0,)), [b]),
     "dot_general": (lambda a, c: lax.dot_general(a, c, (((1,), (0,)), ((), ()))), [x, normal(4, 5)]),
+    "dot_general_highest": (lambda a, c: lax.dot_general(a, c, (((1,), (0,)), ((), ())), precision=lax.Precision.HIGHEST),
+                            [x, normal(4, 5)]),
     "dot_general_batch": (lambda a, c: lax.dot_general(a, c, (((2,), (1,)), ((0,), (0,)))), [normal(2, 3, 4), normal(2, 4, 5)]),
     # indexing, windows, sorting, convolution
     "dynamic_slice": (lambda a, r, c: lax.dynamic_slice(a, (r, c), (2, 3)), [x, np.int32(1), np.int32(5)]),
