@@ -328,7 +328,7 @@ fn explain_difference(old: &CacheKey, new: &CacheKey) -> String {
 
 fn statics(tree: &TreeDef) -> Vec<String> {
     match tree {
-        TreeDef::Static(v) => vec![v.clone()],
+        TreeDef::Static(v) => vec![v.repr().to_string()],
         TreeDef::Leaf | TreeDef::None => Vec::new(),
         TreeDef::Tuple(c) | TreeDef::List(c) => c.iter().flat_map(statics).collect(),
         TreeDef::Dict(c) => c.iter().flat_map(|(_, t)| statics(t)).collect(),
@@ -338,7 +338,7 @@ fn statics(tree: &TreeDef) -> Vec<String> {
 
 fn strip_statics(tree: &TreeDef) -> TreeDef {
     match tree {
-        TreeDef::Static(_) => TreeDef::Static(String::new()),
+        TreeDef::Static(_) => TreeDef::Static(crate::pytree::StaticValue::new(&())),
         TreeDef::Leaf => TreeDef::Leaf,
         TreeDef::None => TreeDef::None,
         TreeDef::Tuple(c) => TreeDef::Tuple(c.iter().map(strip_statics).collect()),

@@ -29,6 +29,7 @@ pub use index::{IndexItem, NEW_AXIS};
 pub use jit::{CacheKey, Jit, Traced, jit, make_jaxpr};
 pub use ops::eager_cache_size;
 pub use oxla_core::{Aval, DType, Jaxpr};
+pub use oxla_derive::Pytree;
 pub use pytree::{Pytree, Static, TreeDef, tree_leaves, tree_map, tree_structure, tree_unflatten};
 pub use runtime::client;
 

@@ -2,8 +2,11 @@
 //! A [`Pytree`] flattens to its array leaves plus a [`TreeDef`] (the
 //! structure, with the values of static fields), and is rebuilt from them.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use crate::array::Array;
 use crate::error::{Error, Result};
@@ -22,8 +25,8 @@ pub enum TreeDef {
     /// A map with string keys, in key order.
     Dict(Vec<(String, TreeDef)>),
     /// A value that is not traced: its `Debug` text is part of the structure
-    /// (and so of every jit cache key).
-    Static(String),
+    /// (and so of every jit cache key); the value itself is kept to rebuild it.
+    Static(StaticValue),
     /// A user struct: its name and fields.
     Struct(&'static str, Vec<(&'static str, TreeDef)>),
 }
@@ -92,7 +95,7 @@ impl fmt::Display for TreeDef {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            TreeDef::Static(v) => write!(f, "static({v})"),
+            TreeDef::Static(v) => write!(f, "static({})", v.repr()),
             TreeDef::Struct(name, c) => write!(
                 f,
                 "{name}({})",
@@ -102,6 +105,64 @@ impl fmt::Display for TreeDef {
                     .join(", ")
             ),
         }
+    }
+}
+
+/// A static (untraced) value in a [`TreeDef`]: compared and hashed by its
+/// `Debug` text, and kept so a pytree can be rebuilt with it.
+#[derive(Clone)]
+pub struct StaticValue {
+    repr: String,
+    value: Arc<dyn Any + Send + Sync>,
+}
+
+impl StaticValue {
+    /// Wraps a value.
+    pub fn new<T: fmt::Debug + Clone + Send + Sync + 'static>(value: &T) -> Self {
+        Self {
+            repr: format!("{value:?}"),
+            value: Arc::new(value.clone()),
+        }
+    }
+
+    /// The value, if it is a `T`.
+    pub fn get<T: Clone + 'static>(&self) -> Option<T> {
+        self.value.downcast_ref::<T>().cloned()
+    }
+
+    /// The `Debug` text.
+    pub fn repr(&self) -> &str {
+        &self.repr
+    }
+}
+
+impl PartialEq for StaticValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.repr == other.repr
+    }
+}
+
+impl Eq for StaticValue {}
+
+impl Hash for StaticValue {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.repr.hash(state);
+    }
+}
+
+impl fmt::Debug for StaticValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.repr)
+    }
+}
+
+/// The value of a static field, for `#[derive(Pytree)]`.
+pub fn static_field<T: Clone + 'static>(def: &TreeDef, field: &str) -> Result<T> {
+    match def {
+        TreeDef::Static(v) => v.get::<T>().ok_or_else(|| {
+            Error::InvalidArgument(format!("static field {field} holds another type ({v:?})"))
+        }),
+        other => Err(mismatch(other, "static field")),
     }
 }
 
@@ -129,7 +190,8 @@ pub trait Pytree: Sized {
     }
 }
 
-fn mismatch(def: &TreeDef, what: &str) -> Error {
+/// The error of a structure that does not fit the type being rebuilt.
+pub fn mismatch(def: &TreeDef, what: &str) -> Error {
     Error::InvalidArgument(format!("pytree structure {def} does not fit a {what}"))
 }
 
@@ -279,15 +341,13 @@ impl<T: Pytree> Pytree for BTreeMap<String, T> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Static<T>(pub T);
 
-impl<T: fmt::Debug + Clone> Pytree for Static<T> {
+impl<T: fmt::Debug + Clone + Send + Sync + 'static> Pytree for Static<T> {
     fn flatten_into(&self, _: &mut Vec<Array>) -> TreeDef {
-        TreeDef::Static(format!("{:?}", self.0))
+        TreeDef::Static(StaticValue::new(&self.0))
     }
 
     fn unflatten_from(def: &TreeDef, _: &mut dyn Iterator<Item = Array>) -> Result<Self> {
-        Err(Error::InvalidArgument(format!(
-            "a static value ({def}) can be passed into a jitted function, not returned from one"
-        )))
+        static_field(def, "Static").map(Static)
     }
 
     fn with_leaves(&self, _: &mut dyn Iterator<Item = Array>) -> Result<Self> {

@@ -92,3 +92,36 @@ fn wrong_host_data_and_reads_are_errors() {
             .contains("2 elements")
     );
 }
+
+#[test]
+fn bad_indices_are_errors() {
+    let x = f32s(&[0.0; 6], &[2, 3]);
+    let err = x.index(&oxla::s![5]).check().unwrap_err().to_string();
+    assert!(
+        err.contains("index 5 is out of bounds for dimension 0 of size 2"),
+        "{err}"
+    );
+    let err = x.index(&oxla::s![0, 1, 2]).check().unwrap_err().to_string();
+    assert!(
+        err.contains("too many indices (3) for an array of rank 2"),
+        "{err}"
+    );
+    let err = x.index(&oxla::s![..;0]).check().unwrap_err().to_string();
+    assert!(err.contains("step cannot be zero"), "{err}");
+}
+
+#[test]
+fn ops_on_unsupported_types_are_errors() {
+    let u = Array::from_slice(&[1u8, 2], &[2]).unwrap();
+    let err = oxla::lax::abs(&u).check().unwrap_err().to_string();
+    assert!(
+        err.contains("abs of u8[2]: needs a signed integer or floating-point type, got u8"),
+        "{err}"
+    );
+    let b = Array::from_slice(&[true], &[1]).unwrap();
+    let err = oxla::lax::neg(&b).check().unwrap_err().to_string();
+    assert!(
+        err.contains("neg of bool[1]: needs a numeric type"),
+        "{err}"
+    );
+}

@@ -4,6 +4,8 @@
 mod cache;
 mod errors;
 mod jaxpr_text;
+mod npy;
 mod ops_vs_jax;
 mod promotion;
+mod pytrees;
 mod reference;
