@@ -30,6 +30,12 @@ pub enum IndexItem {
     Array(Array),
 }
 
+/// A Python slice `start:stop:step` (for ranges Rust cannot write, such as
+/// `3:0:-2`: `slice(Some(3), Some(0), -2)`).
+pub fn slice(start: Option<i64>, stop: Option<i64>, step: i64) -> IndexItem {
+    IndexItem::Slice { start, stop, step }
+}
+
 /// `NewAxis` in `s![..]`.
 pub const NEW_AXIS: IndexItem = IndexItem::NewAxis;
 
@@ -122,7 +128,7 @@ impl From<&Array> for IndexItem {
 macro_rules! s {
     (@item $r:expr ; $step:expr) => { $crate::index::IndexItem::stepped($r, $step) };
     (@item $r:expr) => { $crate::index::IndexItem::from($r) };
-    ($($r:expr $(; $step:expr)?),* $(,)?) => { vec![$( $crate::s!(@item $r $(; $step)?) ),*] };
+    ($($r:expr $(; $step:expr)?),* $(,)?) => { [$( $crate::s!(@item $r $(; $step)?) ),*] };
 }
 
 /// A normalized basic index: per operand dim, (start, step, count) and

@@ -193,7 +193,7 @@ fn apply(name: &str, a: &[Array]) -> Array {
         "index_basic" => x().index(&s![1, ..;2]),
         "index_reversed" => x().index(&s![..;-1, 1..3]),
         "index_newaxis" => x().index(&s![NEW_AXIS, 1.., 2]),
-        "index_negative_step" => x().index(&s![.., 3..0;-2]),
+        "index_negative_step" => x().index(&s![.., oxla::index::slice(Some(3), Some(0), -2)]),
         "take_fill" => jnp::take(x(), y(), Some(1), false),
         "take_clip" => jnp::take(x(), y(), Some(0), true),
         "take_flat" | "take_int_fill" => jnp::take(x(), y(), None, false),
