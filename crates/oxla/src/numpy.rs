@@ -735,3 +735,142 @@ pub fn split(x: &Array, sections: i64, axis: i64) -> Vec<Array> {
         })
         .collect()
 }
+
+/// `jnp.moveaxis(x, source, destination)`.
+#[track_caller]
+pub fn moveaxis(x: &Array, source: i64, destination: i64) -> Array {
+    let rank = x.ndim() as i64;
+    let norm = |a: i64| if a < 0 { a + rank } else { a };
+    let (source, destination) = (norm(source), norm(destination));
+    let mut perm: Vec<i64> = (0..rank).filter(|&d| d != source).collect();
+    perm.insert(destination.clamp(0, rank - 1).max(0) as usize, source);
+    lax::transpose(x, &perm)
+}
+
+/// `jnp.einsum` for one or two operands without repeated letters in an
+/// operand: sums, transposes, inner/outer/matrix/batched products, e.g.
+/// `"ij,jk->ik"`, `"bij,bjk->bik"`, `"i,i->"`, `"ij->ji"`, `"ij"` (implicit
+/// output: the letters seen once, sorted).
+#[track_caller]
+pub fn einsum(subscripts: &str, operands: &[&Array]) -> Array {
+    match einsum_plan(subscripts, operands) {
+        Ok(result) => result,
+        Err(message) => Array::error(Error::InvalidArgument(format!(
+            "einsum {subscripts:?}: {message}"
+        ))),
+    }
+}
+
+#[track_caller]
+fn einsum_plan(subscripts: &str, operands: &[&Array]) -> Result<Array, String> {
+    let spec: String = subscripts.chars().filter(|c| !c.is_whitespace()).collect();
+    let (inputs, output) = match spec.split_once("->") {
+        Some((i, o)) => (i.to_string(), Some(o.to_string())),
+        None => (spec.clone(), None),
+    };
+    let terms: Vec<Vec<char>> = inputs.split(',').map(|t| t.chars().collect()).collect();
+    if terms.len() != operands.len() || !(1..=2).contains(&terms.len()) {
+        return Err(format!(
+            "{} subscripts for {} operands (one or two are supported)",
+            terms.len(),
+            operands.len()
+        ));
+    }
+    for (t, x) in terms.iter().zip(operands) {
+        if t.len() != x.ndim() {
+            return Err(format!(
+                "subscript {:?} for an operand of rank {}",
+                t.iter().collect::<String>(),
+                x.ndim()
+            ));
+        }
+        if t.iter()
+            .enumerate()
+            .any(|(i, c)| t[..i].contains(c) || !c.is_ascii_alphabetic())
+        {
+            return Err(
+                "repeated or non-letter subscripts within an operand are not supported".into(),
+            );
+        }
+    }
+    let count = |c: char| terms.iter().filter(|t| t.contains(&c)).count();
+    let output: Vec<char> = match output {
+        Some(o) => o.chars().collect(),
+        None => {
+            let mut once: Vec<char> = terms
+                .concat()
+                .into_iter()
+                .filter(|&c| count(c) == 1)
+                .collect();
+            once.sort();
+            once.dedup();
+            once
+        }
+    };
+    // Sum out letters that appear in one operand only and not in the output.
+    let reduced: Vec<(Array, Vec<char>)> = terms
+        .iter()
+        .zip(operands)
+        .map(|(t, x)| {
+            let axes: Vec<i64> = t
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !output.contains(c) && count(**c) == 1)
+                .map(|(i, _)| i as i64)
+                .collect();
+            let kept: Vec<char> = t
+                .iter()
+                .copied()
+                .filter(|c| output.contains(c) || count(*c) > 1)
+                .collect();
+            let x = if axes.is_empty() {
+                (*x).clone()
+            } else {
+                lax::reduce_sum(x, &axes)
+            };
+            (x, kept)
+        })
+        .collect();
+    let (result, letters) = if reduced.len() == 1 {
+        reduced.into_iter().next().expect("one operand")
+    } else {
+        let (a, ta) = &reduced[0];
+        let (b, tb) = &reduced[1];
+        let pos = |t: &[char], c: char| {
+            t.iter().position(|&x| x == c).expect("letter of the term") as i64
+        };
+        let shared: Vec<char> = ta.iter().copied().filter(|c| tb.contains(c)).collect();
+        let batch: Vec<char> = shared
+            .iter()
+            .copied()
+            .filter(|c| output.contains(c))
+            .collect();
+        let contract: Vec<char> = shared
+            .iter()
+            .copied()
+            .filter(|c| !output.contains(c))
+            .collect();
+        let lb: Vec<i64> = batch.iter().map(|&c| pos(ta, c)).collect();
+        let rb: Vec<i64> = batch.iter().map(|&c| pos(tb, c)).collect();
+        let lc: Vec<i64> = contract.iter().map(|&c| pos(ta, c)).collect();
+        let rc: Vec<i64> = contract.iter().map(|&c| pos(tb, c)).collect();
+        let v = promote_args(&[a, b]);
+        let product = lax::dot_general(&v[0], &v[1], ((&lc, &rc), (&lb, &rb)), Some(v[0].dtype()));
+        let mut letters = batch.clone();
+        letters.extend(ta.iter().filter(|c| !shared.contains(c)));
+        letters.extend(tb.iter().filter(|c| !shared.contains(c)));
+        (product, letters)
+    };
+    if let Some(missing) = output.iter().find(|c| !letters.contains(c)) {
+        return Err(format!("output letter {missing} is not in the inputs"));
+    }
+    let perm: Vec<i64> = output
+        .iter()
+        .map(|c| letters.iter().position(|l| l == c).expect("checked above") as i64)
+        .collect();
+    if perm.iter().enumerate().all(|(i, &p)| i as i64 == p) {
+        Ok(result)
+    } else {
+        Ok(lax::transpose(&result, &perm))
+    }
+}

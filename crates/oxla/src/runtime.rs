@@ -23,6 +23,15 @@ pub fn client() -> Result<&'static Client> {
         .map_err(|e| Error::Runtime(e.clone()))
 }
 
+/// Lowers and compiles any jaxpr (constants first, then inputs, as
+/// parameters) for one device of the default client: what `jit` does
+/// after tracing, for jaxprs built or edited by hand. The plugin's
+/// verifier is the judge of hand-made ones: an op it rejects gives
+/// [`Error::Compile`] with the plugin's message and the op's source line.
+pub fn compile_jaxpr(jaxpr: &Jaxpr, name: &str) -> Result<LoadedExecutable> {
+    compile(jaxpr, name).map(|(executable, _)| executable)
+}
+
 /// Lowers and compiles a jaxpr for one device of the default client.
 pub(crate) fn compile(jaxpr: &Jaxpr, function: &str) -> Result<(LoadedExecutable, String)> {
     let text = oxla_lower::lower_to_text(jaxpr)?;

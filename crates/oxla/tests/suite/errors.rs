@@ -125,3 +125,36 @@ fn ops_on_unsupported_types_are_errors() {
         "{err}"
     );
 }
+
+#[test]
+fn a_module_the_plugin_rejects_reports_the_op_the_line_and_the_message() {
+    use oxla_core::{Atom, Aval, DType, Equation, Jaxpr, Location, Primitive, UnaryOp, Var};
+    // A hand-built jaxpr that skips the shape rules: abs of an unsigned
+    // integer, which StableHLO's verifier refuses.
+    let u8s = Aval::new(DType::U8, &[3]);
+    let jaxpr = Jaxpr {
+        avals: vec![u8s.clone(), u8s],
+        constvars: vec![],
+        invars: vec![Var(0)],
+        eqns: vec![Equation {
+            primitive: Primitive::Unary(UnaryOp::Abs),
+            inputs: vec![Atom::Var(Var(0))],
+            outputs: vec![Var(1)],
+            location: Some(Location {
+                file: "model.rs",
+                line: 42,
+                column: 7,
+            }),
+        }],
+        outvars: vec![Atom::Var(Var(1))],
+    };
+    let err = oxla::compile_jaxpr(&jaxpr, "hand_made").err().unwrap();
+    assert!(matches!(err, Error::Compile { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("the plugin rejected the lowered module of hand_made"),
+        "{text}"
+    );
+    assert!(text.contains("model.rs:42:7"), "{text}");
+    assert!(text.contains("'stablehlo.abs' op"), "{text}");
+}
