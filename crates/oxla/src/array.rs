@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use oxla_core::{Atom, Aval, DType, Location, Scalar};
-use oxla_npy::{HostArray, NpyType};
+use oxla_npy::HostArray;
 use oxla_pjrt::Buffer;
 
 use crate::config::x64_enabled;
@@ -322,21 +322,105 @@ impl fmt::Display for Array {
             Ok(h) => h,
             Err(e) => return write!(f, "<error: {e}>"),
         };
-        let is_float = matches!(host.npy_type, NpyType::Void2) || self.dtype().is_float();
-        let values: Vec<String> = host
-            .to_f64_vec()
-            .into_iter()
-            .map(|v| match self.dtype() {
-                DType::Bool => (if v != 0.0 { "True" } else { "False" }).to_string(),
-                _ if is_float && v.fract() == 0.0 && v.is_finite() && v.abs() < 1e16 => {
-                    format!("{v}.")
-                }
-                _ if is_float && self.dtype() != DType::F64 => format!("{}", v as f32),
-                _ => format!("{v}"),
-            })
-            .collect();
+        let numbers = host.to_f64_vec();
+        if self.ndim() == 0 && self.dtype().is_float() {
+            // A 0-d array prints like a scalar: `7.0`, `0.5`.
+            let v = numbers.first().copied().unwrap_or(f64::NAN);
+            let text = if self.dtype() == DType::F64 {
+                format!("{v:?}")
+            } else {
+                format!("{:?}", v as f32)
+            };
+            return f.write_str(&text);
+        }
+        let values = format_elements(self.dtype(), &numbers);
         write_nested(f, &values, self.shape(), 0)
     }
+}
+
+/// numpy's element texts: floats with up to 8 fraction digits (`1.`,
+/// `0.33333334`), decimal points aligned; integers right-aligned; bools as
+/// `True`/`False`.
+fn format_elements(dtype: DType, values: &[f64]) -> Vec<String> {
+    if dtype == DType::Bool {
+        let texts: Vec<String> = values
+            .iter()
+            .map(|&v| (if v != 0.0 { "True" } else { "False" }).to_string())
+            .collect();
+        return pad(texts, true);
+    }
+    if !dtype.is_float() {
+        return pad(values.iter().map(|v| format!("{v}")).collect(), true);
+    }
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    let max = finite.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let min_nonzero = finite
+        .iter()
+        .filter(|v| **v != 0.0)
+        .fold(f64::INFINITY, |m, v| m.min(v.abs()));
+    let scientific = max >= 1e16
+        || (min_nonzero < 1e-4 && max > 0.0)
+        || (max > 0.0 && max / min_nonzero > 1e3 && min_nonzero < 1e-3);
+    let texts: Vec<String> = values
+        .iter()
+        .map(|&v| {
+            if v.is_nan() {
+                "nan".to_string()
+            } else if v.is_infinite() {
+                (if v > 0.0 { "inf" } else { "-inf" }).to_string()
+            } else if scientific {
+                format!("{v:.8e}")
+            } else {
+                let single = if dtype == DType::F64 {
+                    v
+                } else {
+                    f64::from(v as f32)
+                };
+                let shortest = if dtype == DType::F64 {
+                    format!("{single}")
+                } else {
+                    format!("{}", single as f32)
+                };
+                let text = match shortest.split_once('.') {
+                    Some((_, frac)) if frac.len() > 8 => {
+                        format!("{single:.8}").trim_end_matches('0').to_string()
+                    }
+                    Some(_) => shortest,
+                    None => format!("{int}.", int = shortest),
+                };
+                text
+            }
+        })
+        .collect();
+    // Align the decimal points: pad integer parts on the left, fractions on the right.
+    let split: Vec<(String, String)> = texts
+        .iter()
+        .map(|t| match t.split_once('.') {
+            Some((i, f)) => (i.to_string(), format!(".{f}")),
+            None => (t.clone(), String::new()),
+        })
+        .collect();
+    let int_width = split.iter().map(|(i, _)| i.len()).max().unwrap_or(0);
+    let frac_width = split.iter().map(|(_, f)| f.len()).max().unwrap_or(0);
+    split
+        .into_iter()
+        .map(|(i, f)| format!("{i:>int_width$}{f:<frac_width$}"))
+        .collect()
+}
+
+/// Right-aligns texts to one width.
+fn pad(texts: Vec<String>, right: bool) -> Vec<String> {
+    let width = texts.iter().map(String::len).max().unwrap_or(0);
+    texts
+        .into_iter()
+        .map(|t| {
+            if right {
+                format!("{t:>width$}")
+            } else {
+                format!("{t:<width$}")
+            }
+        })
+        .collect()
 }
 
 fn write_nested(
@@ -353,7 +437,8 @@ fn write_nested(
             f.write_str("[")?;
             for i in 0..*n as usize {
                 if i > 0 {
-                    write!(f, "\n{}", " ".repeat(depth + 1))?;
+                    // numpy leaves rank-1 blank lines between blocks of rank >= 2.
+                    write!(f, "{}{}", "\n".repeat(rest.len()), " ".repeat(depth + 1))?;
                 }
                 let part = if chunk == 0 {
                     &[][..]

@@ -24,12 +24,59 @@ pub fn x64_enabled() -> bool {
     x64_flag().load(Ordering::SeqCst)
 }
 
-/// Whether `OXLA_LOG_COMPILES` asks for a line per compilation.
-pub(crate) fn log_compiles() -> bool {
-    std::env::var("OXLA_LOG_COMPILES").is_ok_and(|v| !v.is_empty() && v != "0")
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// Whether `OXLA_EXPLAIN_CACHE_MISSES` asks for an explanation per miss.
+fn log_compiles_flag() -> &'static AtomicBool {
+    static FLAG: OnceLock<AtomicBool> = OnceLock::new();
+    FLAG.get_or_init(|| AtomicBool::new(env_flag("OXLA_LOG_COMPILES")))
+}
+
+fn explain_flag() -> &'static AtomicBool {
+    static FLAG: OnceLock<AtomicBool> = OnceLock::new();
+    FLAG.get_or_init(|| AtomicBool::new(env_flag("OXLA_EXPLAIN_CACHE_MISSES")))
+}
+
+/// Logs a line per compilation (function, signature, trace, lower and
+/// compile times), as `jax_log_compiles`. Default: `OXLA_LOG_COMPILES=1`.
+pub fn set_log_compiles(on: bool) {
+    log_compiles_flag().store(on, Ordering::SeqCst);
+}
+
+/// Explains each jit cache miss against the closest earlier key, as
+/// `jax_explain_cache_misses`. Default: `OXLA_EXPLAIN_CACHE_MISSES=1`.
+pub fn set_explain_cache_misses(on: bool) {
+    explain_flag().store(on, Ordering::SeqCst);
+}
+
+pub(crate) fn log_compiles() -> bool {
+    log_compiles_flag().load(Ordering::SeqCst)
+}
+
 pub(crate) fn explain_cache_misses() -> bool {
-    std::env::var("OXLA_EXPLAIN_CACHE_MISSES").is_ok_and(|v| !v.is_empty() && v != "0")
+    explain_flag().load(Ordering::SeqCst)
+}
+
+type Sink = Box<dyn Fn(&str) + Send + Sync>;
+
+fn sink() -> &'static std::sync::Mutex<Option<Sink>> {
+    static SINK: OnceLock<std::sync::Mutex<Option<Sink>>> = OnceLock::new();
+    SINK.get_or_init(Default::default)
+}
+
+/// Sends oxla's diagnostic lines (compile logs, cache-miss explanations) to
+/// `f` instead of stderr; `None` restores stderr.
+pub fn set_diagnostics_sink(f: Option<Sink>) {
+    if let Ok(mut s) = sink().lock() {
+        *s = f;
+    }
+}
+
+/// Emits one diagnostic line.
+pub(crate) fn diagnostic(line: &str) {
+    match sink().lock() {
+        Ok(s) if s.is_some() => (s.as_ref().expect("checked"))(line),
+        _ => eprintln!("{line}"),
+    }
 }

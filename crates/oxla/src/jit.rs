@@ -176,15 +176,25 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             return Ok(hit);
         }
         if explain_cache_misses() {
-            eprintln!("oxla: cache miss for {}: {}", self.name, self.explain(&key));
+            crate::config::diagnostic(&format!(
+                "oxla: cache miss for {}: {}",
+                self.name,
+                self.explain(&key)
+            ));
         }
         let start = Instant::now();
         let traced = trace(&self.f, args, &key.avals, location)?;
         let traced_at = start.elapsed();
-        let (executable, _) = crate::runtime::compile(&traced.jaxpr, &self.name)?;
+        let text = oxla_lower::lower_to_text(&traced.jaxpr)?;
+        let lowered_at = start.elapsed();
+        let executable = crate::runtime::compile_text(text, &self.name)?;
         let compiled_at = start.elapsed();
         if log_compiles() {
-            log_compile(&self.name, &key, traced_at, compiled_at - traced_at);
+            log_compile(
+                &self.name,
+                &key,
+                [traced_at, lowered_at - traced_at, compiled_at - lowered_at],
+            );
         }
         let out_avals = traced
             .jaxpr
@@ -354,12 +364,13 @@ fn strip_statics(tree: &TreeDef) -> TreeDef {
     }
 }
 
-fn log_compile(name: &str, key: &CacheKey, trace: Duration, lower_and_compile: Duration) {
+fn log_compile(name: &str, key: &CacheKey, [trace, lower, compile]: [Duration; 3]) {
     let signature: Vec<String> = key.avals.iter().map(ToString::to_string).collect();
-    eprintln!(
-        "oxla: compiled {name} for ({}): trace {:.2} ms, lower + compile {:.2} ms",
+    crate::config::diagnostic(&format!(
+        "oxla: compiled {name} for ({}): trace {:.2} ms, lower {:.2} ms, compile {:.2} ms",
         signature.join(", "),
         trace.as_secs_f64() * 1e3,
-        lower_and_compile.as_secs_f64() * 1e3
-    );
+        lower.as_secs_f64() * 1e3,
+        compile.as_secs_f64() * 1e3
+    ));
 }

@@ -35,11 +35,15 @@ pub fn compile_jaxpr(jaxpr: &Jaxpr, name: &str) -> Result<LoadedExecutable> {
 /// Lowers and compiles a jaxpr for one device of the default client.
 pub(crate) fn compile(jaxpr: &Jaxpr, function: &str) -> Result<(LoadedExecutable, String)> {
     let text = oxla_lower::lower_to_text(jaxpr)?;
-    let executable = client()?
-        .compile(&Program::mlir(text.clone()), &CompileOptions::new())
+    Ok((compile_text(text.clone(), function)?, text))
+}
+
+/// Compiles StableHLO text for one device of the default client.
+pub(crate) fn compile_text(text: String, function: &str) -> Result<LoadedExecutable> {
+    client()?
+        .compile(&Program::mlir(text), &CompileOptions::new())
         .map_err(|e| Error::Compile {
             function: function.to_string(),
             source: Arc::new(e),
-        })?;
-    Ok((executable, text))
+        })
 }

@@ -105,3 +105,42 @@ fn ahead_of_time_compile_fills_the_cache() {
     f.call(f32s(&[0.0])).unwrap();
     assert_eq!(f.cache_size(), 1);
 }
+
+#[test]
+fn compiles_are_logged_and_misses_explained_when_asked() {
+    use std::sync::{Arc, Mutex};
+    let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = lines.clone();
+    oxla::config::set_diagnostics_sink(Some(Box::new(move |l: &str| {
+        sink.lock().unwrap().push(l.to_string())
+    })));
+    oxla::config::set_log_compiles(true);
+    oxla::config::set_explain_cache_misses(true);
+    let f = jit(|x: Array| jnp::tanh(&x)).named("logged_tanh");
+    f.call(f32s(&[1.0, 2.0])).unwrap();
+    f.call(f32s(&[1.0, 2.0, 3.0])).unwrap();
+    oxla::config::set_log_compiles(false);
+    oxla::config::set_explain_cache_misses(false);
+    oxla::config::set_diagnostics_sink(None);
+    let lines = lines.lock().unwrap();
+    let ours: Vec<&String> = lines.iter().filter(|l| l.contains("logged_tanh")).collect();
+    assert!(
+        ours.iter().any(
+            |l| l.starts_with("oxla: compiled logged_tanh for (f32[2]): trace ")
+                && l.contains(" ms, lower ")
+                && l.contains(" ms, compile ")
+        ),
+        "{ours:?}"
+    );
+    assert!(
+        ours.iter().any(|l| l.as_str()
+            == "oxla: cache miss for logged_tanh: first call: nothing compiled yet"
+            || l.contains("cache miss for logged_tanh: first call")),
+        "{ours:?}"
+    );
+    assert!(
+        ours.iter().any(|l| l.as_str()
+            == "oxla: cache miss for logged_tanh: input 0 changed shape from f32[2] to f32[3]"),
+        "{ours:?}"
+    );
+}

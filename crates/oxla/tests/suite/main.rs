@@ -2,6 +2,7 @@
 //! binary links all of MLIR).
 
 mod cache;
+mod display;
 mod errors;
 mod jaxpr_text;
 mod npy;
