@@ -381,14 +381,13 @@ fn format_elements(dtype: DType, values: &[f64]) -> Vec<String> {
                 } else {
                     format!("{}", single as f32)
                 };
-                let text = match shortest.split_once('.') {
+                match shortest.split_once('.') {
                     Some((_, frac)) if frac.len() > 8 => {
                         format!("{single:.8}").trim_end_matches('0').to_string()
                     }
                     Some(_) => shortest,
-                    None => format!("{int}.", int = shortest),
-                };
-                text
+                    None => format!("{shortest}."),
+                }
             }
         })
         .collect();
