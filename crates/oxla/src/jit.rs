@@ -187,13 +187,14 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         let traced_at = start.elapsed();
         let text = oxla_lower::lower_to_text(&traced.jaxpr)?;
         let lowered_at = start.elapsed();
-        let executable = crate::runtime::compile_text(text, &self.name)?;
+        let (executable, source) = crate::runtime::compile_text(text, &self.name)?;
         let compiled_at = start.elapsed();
         if log_compiles() {
             log_compile(
                 &self.name,
                 &key,
                 [traced_at, lowered_at - traced_at, compiled_at - lowered_at],
+                source,
             );
         }
         let out_avals = traced
@@ -364,13 +365,25 @@ fn strip_statics(tree: &TreeDef) -> TreeDef {
     }
 }
 
-fn log_compile(name: &str, key: &CacheKey, [trace, lower, compile]: [Duration; 3]) {
+fn log_compile(name: &str, key: &CacheKey, [trace, lower, compile]: [Duration; 3], source: oxla_cache::Source) {
     let signature: Vec<String> = key.avals.iter().map(ToString::to_string).collect();
-    crate::config::diagnostic(&format!(
-        "oxla: compiled {name} for ({}): trace {:.2} ms, lower {:.2} ms, compile {:.2} ms",
-        signature.join(", "),
-        trace.as_secs_f64() * 1e3,
-        lower.as_secs_f64() * 1e3,
-        compile.as_secs_f64() * 1e3
-    ));
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let line = match source {
+        oxla_cache::Source::Compiled { .. } => format!(
+            "oxla: compiled {name} for ({}): trace {:.2} ms, lower {:.2} ms, compile {:.2} ms",
+            signature.join(", "),
+            ms(trace),
+            ms(lower),
+            ms(compile)
+        ),
+        oxla_cache::Source::DiskHit { load, saved } => format!(
+            "oxla: disk cache hit for {name} ({}): trace {:.2} ms, lower {:.2} ms, load {:.2} ms, saved {:.2} ms of compilation",
+            signature.join(", "),
+            ms(trace),
+            ms(lower),
+            ms(load),
+            ms(saved)
+        ),
+    };
+    crate::config::diagnostic(&line);
 }

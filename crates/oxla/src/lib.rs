@@ -31,7 +31,7 @@ pub use ops::eager_cache_size;
 pub use oxla_core::{Aval, DType, Jaxpr};
 pub use oxla_derive::Pytree;
 pub use pytree::{Pytree, Static, TreeDef, tree_leaves, tree_map, tree_structure, tree_unflatten};
-pub use runtime::{client, compile_jaxpr};
+pub use runtime::{client, compile_jaxpr, disk_cache, set_compile_cache_dir};
 
 fn promotion_default_float() -> DType {
     oxla_core::promotion::default_float(x64_enabled())

@@ -1,6 +1,7 @@
 //! The process's default PJRT client, and compiling lowered jaxprs.
 
-use std::sync::{Arc, OnceLock};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use oxla_core::Jaxpr;
 use oxla_pjrt::{Client, ClientOptions, CompileOptions, LoadedExecutable, Platform, Program};
@@ -35,15 +36,38 @@ pub fn compile_jaxpr(jaxpr: &Jaxpr, name: &str) -> Result<LoadedExecutable> {
 /// Lowers and compiles a jaxpr for one device of the default client.
 pub(crate) fn compile(jaxpr: &Jaxpr, function: &str) -> Result<(LoadedExecutable, String)> {
     let text = oxla_lower::lower_to_text(jaxpr)?;
-    Ok((compile_text(text.clone(), function)?, text))
+    Ok((compile_text(text.clone(), function)?.0, text))
 }
 
-/// Compiles StableHLO text for one device of the default client.
-pub(crate) fn compile_text(text: String, function: &str) -> Result<LoadedExecutable> {
-    client()?
-        .compile(&Program::mlir(text), &CompileOptions::new())
+fn disk_cache_slot() -> &'static Mutex<Option<Arc<oxla_cache::DiskCache>>> {
+    static SLOT: OnceLock<Mutex<Option<Arc<oxla_cache::DiskCache>>>> = OnceLock::new();
+    SLOT.get_or_init(|| Mutex::new(oxla_cache::DiskCache::from_env().map(Arc::new)))
+}
+
+/// The persistent compile cache in use (`None` when off).
+pub fn disk_cache() -> Option<Arc<oxla_cache::DiskCache>> {
+    disk_cache_slot().lock().ok().and_then(|c| c.clone())
+}
+
+/// Moves the persistent compile cache to `dir`, or turns it off with `None`
+/// (the default is `OXLA_CACHE_DIR`, else `<oxla home>/compile`).
+pub fn set_compile_cache_dir(dir: Option<PathBuf>) {
+    if let Ok(mut slot) = disk_cache_slot().lock() {
+        *slot = dir.map(|d| Arc::new(oxla_cache::DiskCache::new(d, oxla_cache::DEFAULT_MAX_BYTES)));
+    }
+}
+
+/// Compiles StableHLO text for one device of the default client, through
+/// the persistent cache; reports cache problems once as diagnostics.
+pub(crate) fn compile_text(text: String, function: &str) -> Result<(LoadedExecutable, oxla_cache::Source)> {
+    let cache = disk_cache();
+    let compiled = oxla_cache::compile(client()?, &Program::mlir(text), &CompileOptions::new(), cache.as_deref())
         .map_err(|e| Error::Compile {
             function: function.to_string(),
             source: Arc::new(e),
-        })
+        })?;
+    for warning in &compiled.warnings {
+        crate::config::diagnostic(warning);
+    }
+    Ok((compiled.executable, compiled.source))
 }

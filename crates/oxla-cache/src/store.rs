@@ -1,0 +1,341 @@
+//! The cache directory: one file per key, written to a temporary file and
+//! renamed (readers never see half an entry, a killed writer leaves only a
+//! temporary file), least-recently-used eviction past a size limit.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+use crate::entry::{self, Entry, EntryError};
+use crate::key::Key;
+
+const ENTRY_SUFFIX: &str = "oxc";
+const TEMP_SUFFIX: &str = "tmp";
+
+/// Errors of the cache directory itself.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What a lookup found.
+#[derive(Debug)]
+pub enum Lookup {
+    /// A valid entry.
+    Hit(Entry),
+    /// No entry.
+    Miss,
+    /// An entry that cannot be used (removed; the caller compiles again).
+    Corrupt(EntryError),
+}
+
+/// One line of `list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The key.
+    pub key: Key,
+    /// Bytes on disk.
+    pub bytes: u64,
+    /// Compile time the entry saves, in nanoseconds (if the header is readable).
+    pub compile_nanos: Option<u64>,
+    /// Last use.
+    pub modified: SystemTime,
+}
+
+/// A persistent compile cache in a directory.
+#[derive(Debug)]
+pub struct DiskCache {
+    dir: PathBuf,
+    max_bytes: u64,
+    warned: AtomicBool,
+}
+
+/// The default size limit: 2 GiB.
+pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+
+impl DiskCache {
+    /// A cache in `dir` (created on first write) holding at most `max_bytes`.
+    pub fn new(dir: impl Into<PathBuf>, max_bytes: u64) -> Self {
+        Self {
+            dir: dir.into(),
+            max_bytes,
+            warned: AtomicBool::new(false),
+        }
+    }
+
+    /// The cache the environment asks for: `OXLA_CACHE_DIR` (`off` for
+    /// none), else `<oxla home>/compile`; `OXLA_CACHE_MAX_BYTES` sets the limit.
+    pub fn from_env() -> Option<Self> {
+        let dir = match std::env::var_os("OXLA_CACHE_DIR") {
+            Some(v) if v == "off" || v == "0" || v.is_empty() => return None,
+            Some(v) => PathBuf::from(v),
+            None => oxla_pjrt::oxla_home().join("compile"),
+        };
+        let max = std::env::var("OXLA_CACHE_MAX_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_MAX_BYTES);
+        Some(Self::new(dir, max))
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The size limit.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    fn path(&self, key: &Key) -> PathBuf {
+        self.dir.join(format!("{}.{ENTRY_SUFFIX}", key.hex()))
+    }
+
+    /// Whether this is the first problem of the cache directory to report
+    /// (later ones stay quiet, as the cache keeps working from memory).
+    pub fn first_warning(&self) -> bool {
+        !self.warned.swap(true, Ordering::SeqCst)
+    }
+
+    /// Reads the entry of `key`. A damaged entry is removed and reported as
+    /// [`Lookup::Corrupt`]; a hit marks the entry as recently used.
+    pub fn load(&self, key: &Key) -> Lookup {
+        let path = self.path(key);
+        let Ok(bytes) = fs::read(&path) else {
+            return Lookup::Miss;
+        };
+        match entry::decode(&bytes, Some(*key)) {
+            Ok(entry) => {
+                if let Ok(file) = fs::File::options().append(true).open(&path) {
+                    let _ = file.set_modified(SystemTime::now());
+                }
+                Lookup::Hit(entry)
+            }
+            Err(e) => {
+                self.remove(key);
+                Lookup::Corrupt(e)
+            }
+        }
+    }
+
+    /// Removes the entry of `key`, if any.
+    pub fn remove(&self, key: &Key) {
+        let _ = fs::remove_file(self.path(key));
+    }
+
+    /// Writes an entry (temporary file + rename), then evicts the least
+    /// recently used entries past the size limit.
+    pub fn store(&self, entry: &Entry) -> Result<(), StoreError> {
+        fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        let bytes = entry::encode(entry);
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let temp = self
+            .dir
+            .join(format!(".{}.{}.{nanos}.{TEMP_SUFFIX}", entry.key.hex(), std::process::id()));
+        let write = || -> std::io::Result<()> {
+            let mut file = fs::File::create(&temp)?;
+            file.write_all(&bytes)?;
+            file.sync_all()
+        };
+        if let Err(e) = write() {
+            let _ = fs::remove_file(&temp);
+            return Err(io(&temp)(e));
+        }
+        fault_pause_before_rename();
+        let target = self.path(&entry.key);
+        fs::rename(&temp, &target).map_err(|e| {
+            let _ = fs::remove_file(&temp);
+            io(&target)(e)
+        })?;
+        self.evict()
+    }
+
+    /// Removes least-recently-used entries until the cache fits its limit.
+    pub fn evict(&self) -> Result<(), StoreError> {
+        let mut entries = self.list()?;
+        let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
+        entries.sort_by_key(|e| e.modified);
+        for e in entries {
+            if total <= self.max_bytes {
+                break;
+            }
+            self.remove(&e.key);
+            total -= e.bytes;
+        }
+        Ok(())
+    }
+
+    /// Every entry, oldest use first.
+    pub fn list(&self) -> Result<Vec<Listed>, StoreError> {
+        let read = match fs::read_dir(&self.dir) {
+            Ok(r) => r,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io(&self.dir)(e)),
+        };
+        let mut out = Vec::new();
+        for item in read.flatten() {
+            let path = item.path();
+            let Some(key) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(&format!(".{ENTRY_SUFFIX}")))
+                .and_then(Key::from_hex)
+            else {
+                continue;
+            };
+            let Ok(meta) = item.metadata() else { continue };
+            let head = fs::File::open(&path).ok().and_then(|mut f| {
+                let mut head = vec![0u8; 92];
+                std::io::Read::read_exact(&mut f, &mut head).ok().map(|_| head)
+            });
+            out.push(Listed {
+                key,
+                bytes: meta.len(),
+                compile_nanos: head.and_then(|h| entry::header_compile_nanos(&h)),
+                modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            });
+        }
+        out.sort_by_key(|e| e.modified);
+        Ok(out)
+    }
+
+    /// Temporary files left by writers that did not finish (killed ones).
+    pub fn leftovers(&self) -> Vec<PathBuf> {
+        fs::read_dir(&self.dir)
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == TEMP_SUFFIX))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Removes every entry and leftover temporary file; returns how many.
+    pub fn clear(&self) -> Result<usize, StoreError> {
+        let entries = self.list()?;
+        for e in &entries {
+            self.remove(&e.key);
+        }
+        let leftovers = self.leftovers();
+        for p in &leftovers {
+            let _ = fs::remove_file(p);
+        }
+        Ok(entries.len() + leftovers.len())
+    }
+
+    /// Checks every entry; returns the bad ones with what is wrong.
+    pub fn verify(&self) -> Result<Vec<(Key, EntryError)>, StoreError> {
+        let mut bad = Vec::new();
+        for e in self.list()? {
+            let path = self.path(&e.key);
+            let bytes = fs::read(&path).map_err(io(&path))?;
+            if let Err(problem) = entry::decode(&bytes, Some(e.key)) {
+                bad.push((e.key, problem));
+            }
+        }
+        Ok(bad)
+    }
+}
+
+/// `OXLA_CACHE_FAULT=pause-before-rename:MS` holds a writer between writing
+/// its temporary file and renaming it, so a test can kill it there.
+fn fault_pause_before_rename() {
+    if let Some(ms) = std::env::var("OXLA_CACHE_FAULT")
+        .ok()
+        .and_then(|v| v.strip_prefix("pause-before-rename:").and_then(|m| m.parse::<u64>().ok()))
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry with incompressible (pseudo-random) contents.
+    fn entry(k: u8, size: usize) -> Entry {
+        let mut state = 0x2545_F491_4F6C_DD1Du64 ^ u64::from(k);
+        Entry {
+            key: Key([k; 32]),
+            compile_nanos: 1_000_000,
+            executable: (0..size)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state as u8
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn store_load_list_clear() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(dir.path().join("c"), DEFAULT_MAX_BYTES);
+        assert!(matches!(cache.load(&Key([1; 32])), Lookup::Miss));
+        cache.store(&entry(1, 1000)).unwrap();
+        match cache.load(&Key([1; 32])) {
+            Lookup::Hit(e) => assert_eq!(e, entry(1, 1000)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(cache.list().unwrap().len(), 1);
+        assert!(cache.verify().unwrap().is_empty());
+        assert!(cache.leftovers().is_empty());
+        assert_eq!(cache.clear().unwrap(), 1);
+        assert!(cache.list().unwrap().is_empty());
+    }
+
+    #[test]
+    fn damaged_entries_are_removed_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(dir.path(), DEFAULT_MAX_BYTES);
+        cache.store(&entry(2, 500)).unwrap();
+        let path = cache.path(&Key([2; 32]));
+        let bytes = fs::read(&path).unwrap();
+        fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert_eq!(cache.verify().unwrap().len(), 1);
+        assert!(matches!(cache.load(&Key([2; 32])), Lookup::Corrupt(EntryError::Malformed)));
+        assert!(!path.exists(), "the damaged entry is removed");
+        assert!(matches!(cache.load(&Key([2; 32])), Lookup::Miss));
+    }
+
+    #[test]
+    fn least_recently_used_entries_go_first() {
+        let dir = tempfile::tempdir().unwrap();
+        // Random bodies do not compress: each entry is ~5 kB.
+        let cache = DiskCache::new(dir.path(), 12_000);
+        for k in 1..=2 {
+            cache.store(&entry(k, 5000)).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // Use entry 1, so entry 2 is the least recently used.
+        assert!(matches!(cache.load(&Key([1; 32])), Lookup::Hit(_)));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        cache.store(&entry(3, 5000)).unwrap();
+        let keys: Vec<u8> = cache.list().unwrap().iter().map(|e| e.key.0[0]).collect();
+        assert!(!keys.contains(&2), "{keys:?}");
+        assert!(keys.contains(&1) && keys.contains(&3), "{keys:?}");
+    }
+}
