@@ -49,7 +49,8 @@ pub enum EntryError {
 pub fn encode(entry: &Entry) -> Vec<u8> {
     let mut compressed = Vec::new();
     {
-        let mut encoder = flate2::write::DeflateEncoder::new(&mut compressed, flate2::Compression::fast());
+        let mut encoder =
+            flate2::write::DeflateEncoder::new(&mut compressed, flate2::Compression::fast());
         let _ = encoder.write_all(&entry.executable);
         let _ = encoder.finish();
     }
@@ -124,9 +125,15 @@ mod tests {
         assert!(bytes.len() < e.executable.len(), "compressed");
         assert_eq!(decode(&bytes, Some(e.key)).unwrap(), e);
         assert_eq!(header_compile_nanos(&bytes), Some(1234));
-        assert_eq!(decode(&bytes[..bytes.len() - 1], None), Err(EntryError::Malformed));
+        assert_eq!(
+            decode(&bytes[..bytes.len() - 1], None),
+            Err(EntryError::Malformed)
+        );
         assert_eq!(decode(&bytes[..20], None), Err(EntryError::Malformed));
-        assert_eq!(decode(&bytes, Some(Key([8; 32]))), Err(EntryError::WrongKey));
+        assert_eq!(
+            decode(&bytes, Some(Key([8; 32]))),
+            Err(EntryError::WrongKey)
+        );
         let mut flipped = bytes.clone();
         *flipped.last_mut().unwrap() ^= 1;
         assert_eq!(decode(&flipped, None), Err(EntryError::Checksum));

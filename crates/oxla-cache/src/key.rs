@@ -85,7 +85,9 @@ pub fn canonical_module(code: &[u8]) -> Vec<u8> {
         }
         let mut rest = line;
         while let Some(at) = rest.find("loc(") {
-            let boundary = at == 0 || !rest.as_bytes()[at - 1].is_ascii_alphanumeric() && rest.as_bytes()[at - 1] != b'_';
+            let boundary = at == 0
+                || !rest.as_bytes()[at - 1].is_ascii_alphanumeric()
+                    && rest.as_bytes()[at - 1] != b'_';
             if !boundary {
                 out.push_str(&rest[..at + 4]);
                 rest = &rest[at + 4..];
@@ -139,8 +141,12 @@ mod tests {
     #[test]
     fn locations_are_stripped_from_text_modules() {
         let a = "#loc = loc(unknown)\nmodule {\n  %0 = \"stablehlo.add\"(%a, %b) : (t, t) -> t loc(#loc1)\n} loc(#loc)\n#loc1 = loc(\"a.rs\":1:2)\n";
-        let b = "module {\n  %0 = \"stablehlo.add\"(%a, %b) : (t, t) -> t loc(\"f (x).rs\":9:9)\n}\n";
-        assert_eq!(canonical_module(a.as_bytes()), canonical_module(b.as_bytes()));
+        let b =
+            "module {\n  %0 = \"stablehlo.add\"(%a, %b) : (t, t) -> t loc(\"f (x).rs\":9:9)\n}\n";
+        assert_eq!(
+            canonical_module(a.as_bytes()),
+            canonical_module(b.as_bytes())
+        );
         assert_eq!(
             String::from_utf8(canonical_module(b.as_bytes())).unwrap(),
             "module {\n  %0 = \"stablehlo.add\"(%a, %b) : (t, t) -> t\n}\n"

@@ -59,12 +59,18 @@ pub fn compile(
         let executable = client.compile(program, options)?;
         return Ok(Compiled {
             executable,
-            source: Source::Compiled { compile: start.elapsed() },
+            source: Source::Compiled {
+                compile: start.elapsed(),
+            },
             warnings,
         });
     };
     let identity = PlatformIdentity::of(client)?;
-    let key = key::key(&canonical_module(program.code()), &options.to_proto_bytes()?, &identity);
+    let key = key::key(
+        &canonical_module(program.code()),
+        &options.to_proto_bytes()?,
+        &identity,
+    );
     let start = Instant::now();
     match cache.load(&key) {
         Lookup::Hit(entry) => match client.deserialize_and_load(&entry.executable) {
@@ -95,15 +101,18 @@ pub fn compile(
     let start = Instant::now();
     let executable = client.compile(program, options)?;
     let compile = start.elapsed();
-    let stored = executable.serialize().map_err(|e| e.to_string()).and_then(|bytes| {
-        cache
-            .store(&Entry {
-                key,
-                compile_nanos: compile.as_nanos() as u64,
-                executable: bytes,
-            })
-            .map_err(|e| e.to_string())
-    });
+    let stored = executable
+        .serialize()
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| {
+            cache
+                .store(&Entry {
+                    key,
+                    compile_nanos: compile.as_nanos() as u64,
+                    executable: bytes,
+                })
+                .map_err(|e| e.to_string())
+        });
     if let Err(e) = stored
         && cache.first_warning()
     {

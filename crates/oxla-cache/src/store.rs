@@ -149,9 +149,11 @@ impl DiskCache {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let temp = self
-            .dir
-            .join(format!(".{}.{}.{nanos}.{TEMP_SUFFIX}", entry.key.hex(), std::process::id()));
+        let temp = self.dir.join(format!(
+            ".{}.{}.{nanos}.{TEMP_SUFFIX}",
+            entry.key.hex(),
+            std::process::id()
+        ));
         let write = || -> std::io::Result<()> {
             let mut file = fs::File::create(&temp)?;
             file.write_all(&bytes)?;
@@ -206,7 +208,9 @@ impl DiskCache {
             let Ok(meta) = item.metadata() else { continue };
             let head = fs::File::open(&path).ok().and_then(|mut f| {
                 let mut head = vec![0u8; 92];
-                std::io::Read::read_exact(&mut f, &mut head).ok().map(|_| head)
+                std::io::Read::read_exact(&mut f, &mut head)
+                    .ok()
+                    .map(|_| head)
             });
             out.push(Listed {
                 key,
@@ -261,10 +265,10 @@ impl DiskCache {
 /// `OXLA_CACHE_FAULT=pause-before-rename:MS` holds a writer between writing
 /// its temporary file and renaming it, so a test can kill it there.
 fn fault_pause_before_rename() {
-    if let Some(ms) = std::env::var("OXLA_CACHE_FAULT")
-        .ok()
-        .and_then(|v| v.strip_prefix("pause-before-rename:").and_then(|m| m.parse::<u64>().ok()))
-    {
+    if let Some(ms) = std::env::var("OXLA_CACHE_FAULT").ok().and_then(|v| {
+        v.strip_prefix("pause-before-rename:")
+            .and_then(|m| m.parse::<u64>().ok())
+    }) {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }
@@ -316,7 +320,10 @@ mod tests {
         let bytes = fs::read(&path).unwrap();
         fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
         assert_eq!(cache.verify().unwrap().len(), 1);
-        assert!(matches!(cache.load(&Key([2; 32])), Lookup::Corrupt(EntryError::Malformed)));
+        assert!(matches!(
+            cache.load(&Key([2; 32])),
+            Lookup::Corrupt(EntryError::Malformed)
+        ));
         assert!(!path.exists(), "the damaged entry is removed");
         assert!(matches!(cache.load(&Key([2; 32])), Lookup::Miss));
     }

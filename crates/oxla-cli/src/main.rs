@@ -4,6 +4,7 @@
 //! nothing a user passes makes it abort.
 
 mod artifact;
+mod cache;
 mod devices;
 mod doctor;
 mod inspect;
@@ -37,6 +38,9 @@ enum Command {
     /// Say which PJRT plugins were found where, their versions, and what is
     /// missing with how to get it.
     Doctor,
+    /// Inspect or clear the persistent compile cache (OXLA_CACHE_DIR).
+    #[command(subcommand)]
+    Cache(cache::CacheCommand),
 }
 
 /// Formats an error chain on one line (plugin messages can span lines).
@@ -59,6 +63,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Inspect(args) => inspect::run(&args),
         Command::Doctor => doctor::run(),
+        Command::Cache(command) => cache::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -38,3 +38,31 @@ impl PluginArgs {
             .with_context(|| format!("cannot create a client of {}", path.display()))
     }
 }
+
+/// Whether `OXLA_LOG_COMPILES` asks for a line per compilation.
+fn log_compiles() -> bool {
+    std::env::var("OXLA_LOG_COMPILES").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Reports how a compilation went: cache warnings always, the source when
+/// `OXLA_LOG_COMPILES` is set.
+pub fn report(what: &std::path::Path, source: oxla_cache::Source, warnings: &[String]) {
+    for w in warnings {
+        eprintln!("{w}");
+    }
+    if !log_compiles() {
+        return;
+    }
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    match source {
+        oxla_cache::Source::Compiled { compile } => {
+            eprintln!("oxla: compiled {} in {:.2} ms", what.display(), ms(compile));
+        }
+        oxla_cache::Source::DiskHit { load, saved } => eprintln!(
+            "oxla: disk cache hit for {}: loaded in {:.2} ms, saved {:.2} ms of compilation",
+            what.display(),
+            ms(load),
+            ms(saved)
+        ),
+    }
+}

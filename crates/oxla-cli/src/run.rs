@@ -140,8 +140,10 @@ fn run_export(args: &RunArgs, exported: &Exported) -> anyhow::Result<()> {
     }
     let devices = (exported.nr_devices > 1).then_some(exported.nr_devices as usize);
     let client = args.plugin.client_for_devices(devices)?;
-    let loaded = LoadedExport::new(&client, exported)
+    let cache = oxla_cache::DiskCache::from_env();
+    let (loaded, source, warnings) = LoadedExport::with_cache(&client, exported, cache.as_ref())
         .with_context(|| format!("cannot run {}", args.file.display()))?;
+    crate::plugin_args::report(&args.file, source, &warnings);
     let inputs = args
         .inputs
         .iter()
@@ -155,9 +157,11 @@ fn run_export(args: &RunArgs, exported: &Exported) -> anyhow::Result<()> {
 /// Compiles and runs a StableHLO module.
 fn run_module(args: &RunArgs, program: &Program) -> anyhow::Result<()> {
     let client = args.plugin.client()?;
-    let executable = client
-        .compile(program, &CompileOptions::new())
+    let cache = oxla_cache::DiskCache::from_env();
+    let compiled = oxla_cache::compile(&client, program, &CompileOptions::new(), cache.as_ref())
         .with_context(|| format!("cannot compile {}", args.file.display()))?;
+    crate::plugin_args::report(&args.file, compiled.source, &compiled.warnings);
+    let executable = compiled.executable;
     let shape = executable.program_shape()?.clone();
     if args.inputs.is_empty() && !shape.parameters.is_empty() {
         println!("{}", signature(&shape));

@@ -347,6 +347,38 @@ fn exports_run_inspect_and_fail_cleanly() {
     let want = HostArray::read_file(&z.join("mlp.out_0.npy")).unwrap();
     oxla_testing::assert_close(&got, &want, "oxla run mlp.jaxexport");
 
+    // Exports compile through the persistent cache too.
+    let cache = tempfile::tempdir().unwrap();
+    let mut cached_args: Vec<String> = vec!["run".into(), file("mlp.jaxexport")];
+    for i in 0..7 {
+        cached_args.extend(["-i".to_string(), file(&format!("mlp.in_{i}.npy"))]);
+    }
+    let run_logged = || {
+        Command::new(env!("CARGO_BIN_EXE_oxla"))
+            .args(&cached_args)
+            .env("OXLA_CACHE_DIR", cache.path())
+            .env("OXLA_LOG_COMPILES", "1")
+            .output()
+            .unwrap()
+    };
+    let (cold, warm) = (run_logged(), run_logged());
+    assert!(
+        cold.status.success() && warm.status.success(),
+        "{}",
+        String::from_utf8_lossy(&warm.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&cold.stderr).contains("oxla: compiled "),
+        "{}",
+        String::from_utf8_lossy(&cold.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&warm.stderr).contains("oxla: disk cache hit for "),
+        "{}",
+        String::from_utf8_lossy(&warm.stderr)
+    );
+    assert_eq!(cold.stdout, warm.stdout);
+
     // A 4-device export runs on 4 CPU devices made for it.
     let o = oxla(&[
         "run",

@@ -61,6 +61,16 @@ fn element_type(aval: &AbstractValue, what: &str) -> Result<ElementType> {
 impl LoadedExport {
     /// Checks that `exported` can run on `client` and compiles it.
     pub fn new(client: &Client, exported: &Exported) -> Result<LoadedExport> {
+        Ok(Self::with_cache(client, exported, None)?.0)
+    }
+
+    /// [`new`](Self::new), compiling through a persistent compile cache;
+    /// also returns where the executable came from and cache warnings.
+    pub fn with_cache(
+        client: &Client,
+        exported: &Exported,
+        cache: Option<&oxla_cache::DiskCache>,
+    ) -> Result<(LoadedExport, oxla_cache::Source, Vec<String>)> {
         let cc = exported.calling_convention_version;
         if !(crate::MIN_CALLING_CONVENTION..=crate::MAX_CALLING_CONVENTION).contains(&cc) {
             return Err(ExportError::UnsupportedCallingConvention(cc));
@@ -119,7 +129,13 @@ impl LoadedExport {
         } else {
             CompileOptions::new()
         };
-        let executable = client.compile(&Program::mlir(exported.mlir_module.clone()), &options)?;
+        let compiled = oxla_cache::compile(
+            client,
+            &Program::mlir(exported.mlir_module.clone()),
+            &options,
+            cache,
+        )?;
+        let executable = compiled.executable;
         let program = executable.program_shape()?.clone();
         let expected = usize::from(platform_index.is_some()) + exported.module_kept_var_idx.len();
         if program.parameters.len() != expected {
@@ -128,13 +144,14 @@ impl LoadedExport {
                 program.parameters.len()
             )));
         }
-        Ok(LoadedExport {
+        let loaded = LoadedExport {
             exported: exported.clone(),
             client: client.clone(),
             executable,
             platform_index,
             program,
-        })
+        };
+        Ok((loaded, compiled.source, compiled.warnings))
     }
 
     /// The export.

@@ -365,7 +365,12 @@ fn strip_statics(tree: &TreeDef) -> TreeDef {
     }
 }
 
-fn log_compile(name: &str, key: &CacheKey, [trace, lower, compile]: [Duration; 3], source: oxla_cache::Source) {
+fn log_compile(
+    name: &str,
+    key: &CacheKey,
+    [trace, lower, compile]: [Duration; 3],
+    source: oxla_cache::Source,
+) {
     let signature: Vec<String> = key.avals.iter().map(ToString::to_string).collect();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let line = match source {

@@ -59,13 +59,21 @@ pub fn set_compile_cache_dir(dir: Option<PathBuf>) {
 
 /// Compiles StableHLO text for one device of the default client, through
 /// the persistent cache; reports cache problems once as diagnostics.
-pub(crate) fn compile_text(text: String, function: &str) -> Result<(LoadedExecutable, oxla_cache::Source)> {
+pub(crate) fn compile_text(
+    text: String,
+    function: &str,
+) -> Result<(LoadedExecutable, oxla_cache::Source)> {
     let cache = disk_cache();
-    let compiled = oxla_cache::compile(client()?, &Program::mlir(text), &CompileOptions::new(), cache.as_deref())
-        .map_err(|e| Error::Compile {
-            function: function.to_string(),
-            source: Arc::new(e),
-        })?;
+    let compiled = oxla_cache::compile(
+        client()?,
+        &Program::mlir(text),
+        &CompileOptions::new(),
+        cache.as_deref(),
+    )
+    .map_err(|e| Error::Compile {
+        function: function.to_string(),
+        source: Arc::new(e),
+    })?;
     for warning in &compiled.warnings {
         crate::config::diagnostic(warning);
     }

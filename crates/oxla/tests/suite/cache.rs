@@ -131,7 +131,8 @@ fn compiles_are_logged_and_misses_explained_when_asked() {
             && l.contains(" ms, compile ")
     };
     let loaded = |l: &&&String| {
-        l.starts_with("oxla: disk cache hit for logged_tanh (f32[2]): trace ") && l.contains(" ms, saved ")
+        l.starts_with("oxla: disk cache hit for logged_tanh (f32[2]): trace ")
+            && l.contains(" ms, saved ")
     };
     assert!(ours.iter().any(|l| compiled(&l) || loaded(&l)), "{ours:?}");
     assert!(
