@@ -23,6 +23,13 @@ pub use emit::LowerError;
 /// Lowers `jaxpr` to the text of a StableHLO module whose `main` takes the
 /// jaxpr's constants then its parameters, and returns its results.
 pub fn lower_to_text(jaxpr: &Jaxpr) -> Result<String, LowerError> {
+    lower_with_aliases(jaxpr, &[])
+}
+
+/// [`lower_to_text`] with input/output aliases: each `(parameter, output)`
+/// pair lets the output reuse the (donated) parameter's buffer
+/// (`tf.aliasing_output` on the parameter, as JAX emits for donation).
+pub fn lower_with_aliases(jaxpr: &Jaxpr, aliases: &[(usize, usize)]) -> Result<String, LowerError> {
     let context = Context::new();
     context.set_allow_unregistered_dialects(true);
     let unknown = Location::unknown(&context);
@@ -89,7 +96,21 @@ pub fn lower_to_text(jaxpr: &Jaxpr) -> Result<String, LowerError> {
     }
     let region = Region::new();
     region.append_block(block);
+    let mut attributes = Vec::new();
+    if !aliases.is_empty() {
+        let dicts: Vec<String> = (0..params.len())
+            .map(|p| match aliases.iter().find(|(param, _)| *param == p) {
+                Some((_, output)) => format!("{{tf.aliasing_output = {output} : i32}}"),
+                None => "{}".to_string(),
+            })
+            .collect();
+        let text = format!("[{}]", dicts.join(", "));
+        let arg_attrs = melior::ir::attribute::Attribute::parse(&context, &text)
+            .ok_or_else(|| LowerError::Mlir(format!("cannot parse arg_attrs {text}")))?;
+        attributes.push((Identifier::new(&context, "arg_attrs"), arg_attrs));
+    }
     let function = melior::ir::operation::OperationBuilder::new("func.func", unknown)
+        .add_attributes(&attributes)
         .add_attributes(&[
             (
                 Identifier::new(&context, "sym_name"),

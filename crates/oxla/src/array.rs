@@ -22,6 +22,9 @@ pub(crate) enum Inner {
         buffer: Buffer,
         /// Its type (with weak type, which the buffer does not know).
         aval: Aval,
+        /// Set when the buffer was donated to a jitted call (what it was
+        /// donated to): the array cannot be used again.
+        donated: std::sync::OnceLock<String>,
     },
     /// A value being traced by `jit`.
     Traced {
@@ -100,10 +103,7 @@ impl Array {
     pub fn from_bytes(dtype: DType, shape: &[i64], bytes: &[u8]) -> Result<Array> {
         let (dtype, bytes) = canonicalize_host(dtype, bytes);
         let buffer = client()?.buffer_from_bytes(&bytes, element_type(dtype), shape, None)?;
-        Ok(Array::from_inner(Inner::Concrete {
-            buffer,
-            aval: Aval::new(dtype, shape),
-        }))
+        Ok(Array::wrap_buffer(buffer, Aval::new(dtype, shape)))
     }
 
     /// Reads a `.npy` file (bfloat16 as saved by ml_dtypes, `<V2`).
@@ -125,7 +125,19 @@ impl Array {
     }
 
     pub(crate) fn wrap_buffer(buffer: Buffer, aval: Aval) -> Array {
-        Array::from_inner(Inner::Concrete { buffer, aval })
+        Array::from_inner(Inner::Concrete {
+            buffer,
+            aval,
+            donated: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Marks a concrete array as donated to `what` (its buffer now belongs
+    /// to an output).
+    pub(crate) fn mark_donated(&self, what: String) {
+        if let Inner::Concrete { donated, .. } = &*self.inner {
+            let _ = donated.set(what);
+        }
     }
 
     /// The abstract value (dtype, shape, weak type); for an error array, the error.
@@ -179,6 +191,10 @@ impl Array {
     pub(crate) fn buffer(&self) -> Result<BufferRef<'_>> {
         let location = Location::from_caller(std::panic::Location::caller());
         match &*self.inner {
+            Inner::Concrete { donated, .. } if donated.get().is_some() => Err(Error::Donated {
+                what: donated.get().cloned().unwrap_or_default(),
+                location,
+            }),
             Inner::Concrete { buffer, .. } => Ok(BufferRef::Borrowed(buffer)),
             Inner::Scalar { value, aval } => {
                 let bytes = scalar_bytes(aval.dtype, *value);

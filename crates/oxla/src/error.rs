@@ -29,6 +29,16 @@ pub enum Error {
         /// Where it was used.
         location: Location,
     },
+    /// The array's buffer was donated to a jitted call and reused.
+    #[error(
+        "{location}: this array was donated as {what}; its buffer now holds an output, so it cannot be used again"
+    )]
+    Donated {
+        /// Which argument of which function it was donated as.
+        what: String,
+        /// Where it was used.
+        location: Location,
+    },
     /// Lowering to StableHLO failed.
     #[error(transparent)]
     Lowering(#[from] oxla_lower::LowerError),

@@ -38,6 +38,9 @@ struct Compiled {
     consts: Vec<Array>,
     out_tree: TreeDef,
     out_avals: Vec<Aval>,
+    /// Input leaves whose buffers an output reuses (donated), with their
+    /// description for errors.
+    donated: Vec<(usize, String)>,
 }
 
 /// A traced function: its jaxpr, the arrays it captured, its output structure.
@@ -54,6 +57,7 @@ pub struct Traced {
 pub struct Jit<In, Out, F> {
     f: F,
     name: String,
+    donate_argnums: Vec<usize>,
     cache: Mutex<HashMap<CacheKey, Arc<Compiled>>>,
     order: Mutex<Vec<CacheKey>>,
     _signature: PhantomData<fn(In) -> Out>,
@@ -64,6 +68,7 @@ pub fn jit<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F) -> Jit<In, Out, F> {
     Jit {
         f,
         name: short_name(std::any::type_name::<F>()),
+        donate_argnums: Vec::new(),
         cache: Mutex::new(HashMap::new()),
         order: Mutex::new(Vec::new()),
         _signature: PhantomData,
@@ -131,6 +136,87 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         self
     }
 
+    /// Donates the buffers of these top-level arguments (positions in the
+    /// input tuple; 0 for a non-tuple input): outputs of the same type and
+    /// shape reuse them in place, and the donated arrays cannot be used
+    /// after the call (as `jax.jit(f, donate_argnums=...)`).
+    pub fn donate(mut self, argnums: &[usize]) -> Self {
+        self.donate_argnums = argnums.to_vec();
+        self
+    }
+
+    /// The compiler's memory plan for `args` (compiling them if needed):
+    /// argument, output, alias (donated) and temporary bytes.
+    #[track_caller]
+    pub fn memory_stats(&self, args: &In) -> Result<oxla_pjrt::CompiledMemoryStats> {
+        let location = Location::from_caller(std::panic::Location::caller());
+        let (_, key) = self.key(args)?;
+        Ok(self
+            .compiled(args, key, location)?
+            .executable
+            .compiled_memory_stats()?)
+    }
+
+    /// Input/output aliases of the donated leaves (each aliases the first
+    /// unclaimed output of its dtype and shape), and the leaves aliased.
+    #[allow(clippy::type_complexity)]
+    fn aliases(
+        &self,
+        traced: &Traced,
+        key: &CacheKey,
+    ) -> (Vec<(usize, usize)>, Vec<(usize, String)>) {
+        let consts = traced.jaxpr.constvars.len();
+        let mut claimed = vec![false; traced.jaxpr.outvars.len()];
+        let mut aliases = Vec::new();
+        let mut donated = Vec::new();
+        for (leaf, what) in self.donated_leaves(&key.tree) {
+            let aval = &key.avals[leaf];
+            let found = traced.jaxpr.outvars.iter().enumerate().find(|(j, o)| {
+                let out = traced.jaxpr.atom_aval(o);
+                !claimed[*j] && out.dtype == aval.dtype && out.shape == aval.shape
+            });
+            if let Some((j, _)) = found {
+                claimed[j] = true;
+                aliases.push((consts + leaf, j));
+                donated.push((leaf, what));
+            }
+        }
+        (aliases, donated)
+    }
+
+    /// The donated input leaves of a signature and their descriptions.
+    fn donated_leaves(&self, tree: &TreeDef) -> Vec<(usize, String)> {
+        let paths = tree.leaf_paths();
+        let mut out = Vec::new();
+        let mut start = 0;
+        let children: Vec<&TreeDef> = match tree {
+            TreeDef::Tuple(c) => c.iter().collect(),
+            other => vec![other],
+        };
+        for (argnum, child) in children.iter().enumerate() {
+            let n = child.num_leaves();
+            if self.donate_argnums.contains(&argnum) {
+                for leaf in start..start + n {
+                    let path = paths.get(leaf).map(String::as_str).unwrap_or("");
+                    out.push((
+                        leaf,
+                        format!(
+                            "argument {argnum}{} of {}",
+                            if path.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" ({path})")
+                            },
+                            self.name
+                        ),
+                    ));
+                }
+            }
+            start += n;
+        }
+        out
+    }
+
     /// Number of compiled signatures in the memory cache.
     pub fn cache_size(&self) -> usize {
         self.cache.lock().map(|c| c.len()).unwrap_or(0)
@@ -160,7 +246,10 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// The StableHLO text the function lowers to for `args`.
     #[track_caller]
     pub fn lower(&self, args: &In) -> Result<String> {
-        Ok(oxla_lower::lower_to_text(&self.trace(args)?.jaxpr)?)
+        let (_, key) = self.key(args)?;
+        let traced = self.trace(args)?;
+        let (aliases, _) = self.aliases(&traced, &key);
+        Ok(oxla_lower::lower_with_aliases(&traced.jaxpr, &aliases)?)
     }
 
     /// Compiles ahead of time for `args` (filling the cache).
@@ -185,7 +274,8 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         let start = Instant::now();
         let traced = trace(&self.f, args, &key.avals, location)?;
         let traced_at = start.elapsed();
-        let text = oxla_lower::lower_to_text(&traced.jaxpr)?;
+        let (aliases, donated) = self.aliases(&traced, &key);
+        let text = oxla_lower::lower_with_aliases(&traced.jaxpr, &aliases)?;
         let lowered_at = start.elapsed();
         let (executable, source) = crate::runtime::compile_text(text, &self.name)?;
         let compiled_at = start.elapsed();
@@ -208,6 +298,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             consts: traced.consts,
             out_tree: traced.out_tree,
             out_avals,
+            donated,
         });
         if let (Ok(mut cache), Ok(mut order)) = (self.cache.lock(), self.order.lock()) {
             cache.insert(key.clone(), compiled.clone());
@@ -261,6 +352,10 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             .collect::<Result<Vec<_>>>()?;
         let refs: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
         let outputs = compiled.executable.execute(&refs).map_err(Error::from)?;
+        drop(buffers);
+        for (leaf, what) in &compiled.donated {
+            leaves[*leaf].mark_donated(what.clone());
+        }
         let arrays: Vec<Array> = outputs
             .into_iter()
             .zip(&compiled.out_avals)

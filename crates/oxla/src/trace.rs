@@ -99,6 +99,10 @@ impl Frame {
                 value: *value,
                 aval: aval.clone(),
             })),
+            Inner::Concrete { donated, .. } if donated.get().is_some() => Err(Error::Donated {
+                what: donated.get().cloned().unwrap_or_default(),
+                location,
+            }),
             Inner::Concrete { aval, .. } => {
                 if let Some((_, v)) = self
                     .consts

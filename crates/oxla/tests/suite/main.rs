@@ -3,6 +3,7 @@
 
 mod cache;
 mod display;
+mod donation;
 mod errors;
 mod jaxpr_text;
 mod npy;
