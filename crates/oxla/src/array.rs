@@ -189,7 +189,11 @@ impl Array {
     /// device first).
     #[track_caller]
     pub(crate) fn buffer(&self) -> Result<BufferRef<'_>> {
-        let location = Location::from_caller(std::panic::Location::caller());
+        self.buffer_at(Location::from_caller(std::panic::Location::caller()))
+    }
+
+    /// [`buffer`](Self::buffer) for a use at `location`.
+    pub(crate) fn buffer_at(&self, location: Location) -> Result<BufferRef<'_>> {
         match &*self.inner {
             Inner::Concrete { donated, .. } if donated.get().is_some() => Err(Error::Donated {
                 what: donated.get().cloned().unwrap_or_default(),
@@ -197,6 +201,7 @@ impl Array {
             }),
             Inner::Concrete { buffer, .. } => Ok(BufferRef::Borrowed(buffer)),
             Inner::Scalar { value, aval } => {
+                guard("host-to-device", aval, location)?;
                 let bytes = scalar_bytes(aval.dtype, *value);
                 Ok(BufferRef::Owned(client()?.buffer_from_bytes(
                     &bytes,
@@ -259,6 +264,24 @@ impl Array {
                 v.len()
             ))),
         }
+    }
+}
+
+/// Applies the transfer guard to an implicit transfer.
+pub(crate) fn guard(direction: &'static str, aval: &Aval, location: Location) -> Result<()> {
+    match crate::config::transfer_guard() {
+        crate::config::TransferGuard::Allow => Ok(()),
+        crate::config::TransferGuard::Log => {
+            crate::config::diagnostic(&format!(
+                "oxla: implicit {direction} transfer of {aval} at {location}"
+            ));
+            Ok(())
+        }
+        crate::config::TransferGuard::Disallow => Err(Error::TransferGuard {
+            direction,
+            aval: aval.clone(),
+            location,
+        }),
     }
 }
 
@@ -326,8 +349,20 @@ impl fmt::Debug for Array {
 }
 
 impl fmt::Display for Array {
-    /// Like numpy: `[[1. 2.]\n [3. 4.]]`.
+    /// Like numpy: `[[1. 2.]\n [3. 4.]]`. Printing copies the array to the
+    /// host: an implicit transfer, subject to the transfer guard.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Formatting goes through `dyn Display`, which loses the caller's line.
+        let printing = Location {
+            file: "<printing an Array>",
+            line: 0,
+            column: 0,
+        };
+        if let Inner::Concrete { aval, .. } = &*self.inner
+            && let Err(e) = guard("device-to-host", aval, printing)
+        {
+            return write!(f, "<error: {e}>");
+        }
         match &*self.inner {
             Inner::Traced { aval, .. } => return write!(f, "Traced<{aval}>"),
             Inner::Error(e) => return write!(f, "<error: {e}>"),

@@ -80,3 +80,43 @@ pub(crate) fn diagnostic(line: &str) {
         _ => eprintln!("{line}"),
     }
 }
+
+/// What happens on an implicit transfer (JAX's `jax_transfer_guard`): a
+/// Rust scalar copied to the device because an op or a jitted call needed
+/// it there, or an array copied to the host to be printed. Explicit ones
+/// (`Array::from_slice`, `to_vec`, `item`, `to_npy`) are always allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransferGuard {
+    /// Allow silently (the default).
+    Allow,
+    /// Allow, with a diagnostic line naming the source line.
+    Log,
+    /// Refuse with [`crate::Error::TransferGuard`].
+    Disallow,
+}
+
+fn guard_flag() -> &'static std::sync::atomic::AtomicU8 {
+    static FLAG: OnceLock<std::sync::atomic::AtomicU8> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let initial = match std::env::var("OXLA_TRANSFER_GUARD").as_deref() {
+            Ok("log") => TransferGuard::Log,
+            Ok("disallow") => TransferGuard::Disallow,
+            _ => TransferGuard::Allow,
+        };
+        std::sync::atomic::AtomicU8::new(initial as u8)
+    })
+}
+
+/// Sets the transfer guard (default: `OXLA_TRANSFER_GUARD=allow|log|disallow`).
+pub fn set_transfer_guard(guard: TransferGuard) {
+    guard_flag().store(guard as u8, Ordering::SeqCst);
+}
+
+/// The transfer guard in force.
+pub fn transfer_guard() -> TransferGuard {
+    match guard_flag().load(Ordering::SeqCst) {
+        1 => TransferGuard::Log,
+        2 => TransferGuard::Disallow,
+        _ => TransferGuard::Allow,
+    }
+}

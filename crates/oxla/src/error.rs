@@ -39,6 +39,18 @@ pub enum Error {
         /// Where it was used.
         location: Location,
     },
+    /// The transfer guard refused an implicit transfer.
+    #[error(
+        "{location}: implicit {direction} transfer of {aval} disallowed by the transfer guard (make it explicit)"
+    )]
+    TransferGuard {
+        /// "host-to-device" or "device-to-host".
+        direction: &'static str,
+        /// What would have moved.
+        aval: Aval,
+        /// Where.
+        location: Location,
+    },
     /// Lowering to StableHLO failed.
     #[error(transparent)]
     Lowering(#[from] oxla_lower::LowerError),

@@ -348,7 +348,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             .consts
             .iter()
             .chain(&leaves)
-            .map(|x| x.buffer())
+            .map(|x| x.buffer_at(location))
             .collect::<Result<Vec<_>>>()?;
         let refs: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
         let outputs = compiled.executable.execute(&refs).map_err(Error::from)?;

@@ -124,7 +124,7 @@ fn eager(primitive: Primitive, inputs: &[&Array], location: Location) -> Result<
     let executable = eager_executable(&primitive, &avals, location)?;
     let buffers = inputs
         .iter()
-        .map(|x| x.buffer())
+        .map(|x| x.buffer_at(location))
         .collect::<Result<Vec<_>>>()?;
     let args: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
     let outputs = executable.execute(&args).map_err(Error::from)?;

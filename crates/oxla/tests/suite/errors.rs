@@ -158,3 +158,16 @@ fn a_module_the_plugin_rejects_reports_the_op_the_line_and_the_message() {
     assert!(text.contains("model.rs:42:7"), "{text}");
     assert!(text.contains("'stablehlo.abs' op"), "{text}");
 }
+
+#[test]
+fn an_execution_failure_is_an_error_with_the_plugins_message() {
+    // 4 TiB of output: the plugin cannot allocate it and says so.
+    let f = jit(|x: Array| jnp::broadcast_to(&x, &[1 << 20, 1 << 20]));
+    let err = f.call(f32s(&[1.0], &[1])).unwrap_err();
+    assert!(matches!(err, Error::Runtime(_)), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("RESOURCE_EXHAUSTED") && text.contains("Out of memory"),
+        "{text}"
+    );
+}

@@ -1,0 +1,149 @@
+//! Process-wide switches, in their own test process and one test (so no
+//! other test sees them flipped): x64, the transfer guard, and an
+//! unwritable compile cache.
+
+use std::sync::{Arc, Mutex};
+
+use oxla::config::TransferGuard;
+use oxla::{Array, DType, Error, jit, numpy as jnp};
+
+#[test]
+fn global_switches() {
+    x64_keeps_64_bit_types_and_is_part_of_the_cache_key();
+    the_transfer_guard_logs_or_refuses_implicit_transfers();
+    an_unwritable_compile_cache_gives_one_warning_and_oxla_keeps_working();
+}
+
+fn x64_keeps_64_bit_types_and_is_part_of_the_cache_key() {
+    let third = 1.0f64 / 3.0;
+    let f = jit(|x: Array| &x * 2.0 + 1);
+
+    oxla::enable_x64(false);
+    let narrow = Array::from_slice(&[third], &[1]).unwrap();
+    assert_eq!(
+        narrow.dtype(),
+        DType::F32,
+        "f64 data becomes f32 without x64"
+    );
+    assert_eq!(f.call(narrow).unwrap().dtype(), DType::F32);
+    let ints = Array::from_slice(&[1i64 << 40], &[1]).unwrap();
+    assert_eq!(ints.dtype(), DType::I32);
+
+    oxla::enable_x64(true);
+    let wide = Array::from_slice(&[third], &[1]).unwrap();
+    assert_eq!(wide.dtype(), DType::F64);
+    assert_eq!(
+        wide.to_vec::<f64>().unwrap(),
+        vec![third],
+        "full precision kept"
+    );
+    let why = f
+        .explain_miss(&Array::from_slice(&[third as f32], &[1]).unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(why, "config flag x64 changed from false to true");
+    let out = f.call(wide).unwrap();
+    assert_eq!(out.dtype(), DType::F64);
+    assert_eq!(out.to_vec::<f64>().unwrap(), vec![third * 2.0 + 1.0]);
+    assert_eq!(Array::weak_scalar(1.5f64).dtype(), DType::F64);
+    let count = jnp::sum(
+        &Array::from_slice(&[true, true, false], &[3]).unwrap(),
+        None,
+        false,
+    );
+    assert_eq!(
+        count.dtype(),
+        DType::I64,
+        "sums of bools are the default int"
+    );
+    let big = Array::from_slice(&[1i64 << 40], &[1]).unwrap();
+    assert_eq!((&big + 1).to_vec::<i64>().unwrap(), vec![(1i64 << 40) + 1]);
+    oxla::enable_x64(false);
+}
+
+fn collect_diagnostics() -> Arc<Mutex<Vec<String>>> {
+    let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = lines.clone();
+    oxla::config::set_diagnostics_sink(Some(Box::new(move |l: &str| {
+        sink.lock().unwrap().push(l.to_string())
+    })));
+    lines
+}
+
+fn the_transfer_guard_logs_or_refuses_implicit_transfers() {
+    let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    let lines = collect_diagnostics();
+    oxla::config::set_transfer_guard(TransferGuard::Log);
+    let line = line!() + 1;
+    let y = &x * 3.0;
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![3.0, 6.0]);
+    let printed = format!("{y}");
+    assert_eq!(printed, "[3. 6.]");
+    {
+        let lines = lines.lock().unwrap();
+        assert!(
+            lines.iter().any(
+                |l| l.starts_with("oxla: implicit host-to-device transfer of f32[]")
+                    && l.contains(&format!("global_switches.rs:{line}:"))
+            ),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("implicit device-to-host transfer of f32[2]")),
+            "{lines:?}"
+        );
+    }
+    oxla::config::set_transfer_guard(TransferGuard::Disallow);
+    let err = (&x * 3.0).check().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::TransferGuard {
+                direction: "host-to-device",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(format!("{x}").contains("implicit device-to-host transfer of f32[2] disallowed"));
+    // Explicit transfers and scalars inside jit (literals) are fine.
+    assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+    let f = jit(|a: Array| &a * 3.0);
+    assert_eq!(
+        f.call(x.clone()).unwrap().to_vec::<f32>().unwrap(),
+        vec![3.0, 6.0]
+    );
+    oxla::config::set_transfer_guard(TransferGuard::Allow);
+    oxla::config::set_diagnostics_sink(None);
+}
+
+fn an_unwritable_compile_cache_gives_one_warning_and_oxla_keeps_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a_file");
+    std::fs::write(&file, b"").unwrap();
+    oxla::set_compile_cache_dir(Some(file.join("cache")));
+    let lines = collect_diagnostics();
+    let f = jit(|a: Array| jnp::cos(&a) * 7.0);
+    let g = jit(|a: Array| jnp::sin(&a) * 5.0);
+    let x = Array::from_slice(&[0.0f32], &[1]).unwrap();
+    assert_eq!(
+        f.call(x.clone()).unwrap().to_vec::<f32>().unwrap(),
+        vec![7.0]
+    );
+    assert_eq!(
+        g.call(x.clone()).unwrap().to_vec::<f32>().unwrap(),
+        vec![0.0]
+    );
+    f.call(x).unwrap();
+    oxla::config::set_diagnostics_sink(None);
+    oxla::set_compile_cache_dir(None);
+    let lines = lines.lock().unwrap();
+    let warnings: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("cannot write the compile cache"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{lines:?}");
+    assert_eq!(f.cache_size(), 1, "the memory cache keeps working");
+}
