@@ -3,6 +3,8 @@
 
 use std::time::Instant;
 
+pub mod mlp;
+
 /// Per-call times of one contender, one entry per measured block.
 #[derive(Debug, Clone, Default)]
 pub struct Samples {

@@ -11,7 +11,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::Context;
-use oxla::{Array, DType, jit, nn, numpy as jnp};
+use oxla::{Array, DType, jit, numpy as jnp};
+use oxla_bench::mlp::mlp_loss;
 
 fn median_us(
     mut f: impl FnMut() -> anyhow::Result<()>,
@@ -29,41 +30,6 @@ fn median_us(
     }
     times.sort_by(f64::total_cmp);
     Ok(times[times.len() / 2])
-}
-
-type Layer = (Array, Array);
-
-fn mlp_loss((params, x, y): (Vec<Layer>, Array, Array)) -> Array {
-    let mut h = x;
-    for (i, (w, b)) in params.iter().enumerate() {
-        h = jnp::matmul(&h, w) + b;
-        if i + 1 < params.len() {
-            h = nn::relu(&h);
-        }
-    }
-    -jnp::mean(
-        &jnp::sum(&(nn::log_softmax(&h, None) * &y), Some(&[-1]), false),
-        None,
-        false,
-    )
-}
-
-/// Deterministic pseudo-normal data (the two sides use their own data; the
-/// workloads, not the values, are compared).
-fn data(shape: &[i64], scale: f32, seed: u64) -> anyhow::Result<Array> {
-    let n: i64 = shape.iter().product();
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let values: Vec<f32> = (0..n)
-        .map(|_| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2.0 * scale
-        })
-        .collect();
-    Ok(Array::from_slice(&values, shape)?)
 }
 
 fn main() -> anyhow::Result<()> {
@@ -87,21 +53,7 @@ fn main() -> anyhow::Result<()> {
     let tiny_us = median_us(|| Ok(tiny.call(x4.clone()).map(drop)?), 2000, 15)?;
 
     // (b) trace + lower of the MLP loss.
-    let sizes = [784i64, 512, 512, 10];
-    let params: Vec<Layer> = sizes
-        .windows(2)
-        .enumerate()
-        .map(|(i, w)| {
-            Ok((
-                data(&[w[0], w[1]], 0.05, i as u64)?,
-                jnp::zeros(&[w[1]], DType::F32)?,
-            ))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    let x = data(&[128, 784], 1.0, 10)?;
-    let labels: Vec<i32> = (0..128).map(|i| i * 7 % 10).collect();
-    let y = nn::one_hot(&Array::from_slice(&labels, &[128])?, 10);
-    let args = (params, x, y);
+    let args = oxla_bench::mlp::mlp_args()?;
     let lower_us = median_us(
         || {
             let fresh = jit(mlp_loss);

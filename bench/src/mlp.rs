@@ -1,0 +1,60 @@
+//! The MLP forward and loss (784-512-512-10, batch 128) the benchmarks
+//! share with their JAX twins.
+
+use oxla::{Array, DType, nn, numpy as jnp};
+
+/// One layer: weights and bias.
+pub type Layer = (Array, Array);
+
+/// Softmax cross-entropy of a ReLU MLP.
+pub fn mlp_loss((params, x, y): (Vec<Layer>, Array, Array)) -> Array {
+    let mut h = x;
+    for (i, (w, b)) in params.iter().enumerate() {
+        h = jnp::matmul(&h, w) + b;
+        if i + 1 < params.len() {
+            h = nn::relu(&h);
+        }
+    }
+    -jnp::mean(
+        &jnp::sum(&(nn::log_softmax(&h, None) * &y), Some(&[-1]), false),
+        None,
+        false,
+    )
+}
+
+/// Deterministic pseudo-random data of `shape` in [-scale, scale) (each
+/// side uses its own data; the workloads, not the values, are compared).
+pub fn data(shape: &[i64], scale: f32, seed: u64) -> anyhow::Result<Array> {
+    let n: i64 = shape.iter().product();
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let values: Vec<f32> = (0..n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2.0 * scale
+        })
+        .collect();
+    Ok(Array::from_slice(&values, shape)?)
+}
+
+/// The MLP's parameters and a batch.
+pub fn mlp_args() -> anyhow::Result<(Vec<Layer>, Array, Array)> {
+    let sizes = [784i64, 512, 512, 10];
+    let params: Vec<Layer> = sizes
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| {
+            Ok((
+                data(&[w[0], w[1]], 0.05, i as u64)?,
+                jnp::zeros(&[w[1]], DType::F32)?,
+            ))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let x = data(&[128, 784], 1.0, 10)?;
+    let labels: Vec<i32> = (0..128).map(|i| i * 7 % 10).collect();
+    let y = nn::one_hot(&Array::from_slice(&labels, &[128])?, 10);
+    Ok((params, x, y))
+}
