@@ -87,11 +87,16 @@ impl DiskCache {
             Some(v) => PathBuf::from(v),
             None => oxla_pjrt::oxla_home().join("compile"),
         };
-        let max = std::env::var("OXLA_CACHE_MAX_BYTES")
+        Some(Self::new(dir, Self::max_bytes_from_env()))
+    }
+
+    /// The size limit the environment asks for: `OXLA_CACHE_MAX_BYTES`,
+    /// else [`DEFAULT_MAX_BYTES`].
+    pub fn max_bytes_from_env() -> u64 {
+        std::env::var("OXLA_CACHE_MAX_BYTES")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_MAX_BYTES);
-        Some(Self::new(dir, max))
+            .unwrap_or(DEFAULT_MAX_BYTES)
     }
 
     /// The directory.

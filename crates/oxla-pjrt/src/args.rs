@@ -118,6 +118,12 @@ pjrt_args! {
     PJRT_Buffer_IsDeleted_Args { last: is_deleted, size: PJRT_Buffer_IsDeleted_Args_STRUCT_SIZE },
     PJRT_Buffer_ToHostBuffer_Args { last: event, size: PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE },
     PJRT_Buffer_ReadyEvent_Args { last: event, size: PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE },
+    PJRT_ShapeSpec { last: element_type, size: PJRT_ShapeSpec_STRUCT_SIZE },
+    PJRT_Client_CreateBuffersForAsyncHostToDevice_Args { last: transfer_manager, size: PJRT_Client_CreateBuffersForAsyncHostToDevice_Args_STRUCT_SIZE },
+    PJRT_AsyncHostToDeviceTransferManager_Destroy_Args { last: transfer_manager, size: PJRT_AsyncHostToDeviceTransferManager_Destroy_Args_STRUCT_SIZE },
+    PJRT_AsyncHostToDeviceTransferManager_TransferData_Args { last: done_with_h2d_transfer, size: PJRT_AsyncHostToDeviceTransferManager_TransferData_Args_STRUCT_SIZE },
+    PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args { last: buffer_out, size: PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args_STRUCT_SIZE },
+    PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args { last: error_message_size, size: PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args_STRUCT_SIZE },
 }
 
 #[cfg(test)]

@@ -343,6 +343,11 @@ impl Client {
         self.buffer_from_bytes(T::as_bytes(values), T::TYPE, dims, device)
     }
 
+    /// Whether `buffer` belongs to this very client.
+    pub fn owns(&self, buffer: &Buffer) -> bool {
+        Arc::ptr_eq(&self.inner, buffer.client_inner())
+    }
+
     /// An error unless `other` is this very client (handles of one client
     /// passed to another are undefined behaviour in the C API).
     pub(crate) fn check_owns(&self, other: &Arc<ClientInner>) -> Result<()> {

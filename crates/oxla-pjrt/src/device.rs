@@ -175,6 +175,15 @@ unsafe impl Send for Memory {}
 unsafe impl Sync for Memory {}
 
 impl Memory {
+    /// The raw handle (owned by the client).
+    pub fn raw(&self) -> *mut ffi::PJRT_Memory {
+        self.raw
+    }
+
+    pub(crate) fn client_inner(&self) -> &Arc<ClientInner> {
+        &self.client
+    }
+
     /// # Safety
     /// `memories` must point at `count` memory handles owned by `client`.
     pub(crate) unsafe fn wrap_all(

@@ -71,6 +71,28 @@ impl ErrorCode {
             other => Self::Other(other),
         }
     }
+
+    pub(crate) fn to_raw(self) -> ffi::PJRT_Error_Code {
+        match self {
+            Self::Cancelled => ffi::PJRT_Error_Code_CANCELLED,
+            Self::Unknown => ffi::PJRT_Error_Code_UNKNOWN,
+            Self::InvalidArgument => ffi::PJRT_Error_Code_INVALID_ARGUMENT,
+            Self::DeadlineExceeded => ffi::PJRT_Error_Code_DEADLINE_EXCEEDED,
+            Self::NotFound => ffi::PJRT_Error_Code_NOT_FOUND,
+            Self::AlreadyExists => ffi::PJRT_Error_Code_ALREADY_EXISTS,
+            Self::PermissionDenied => ffi::PJRT_Error_Code_PERMISSION_DENIED,
+            Self::ResourceExhausted => ffi::PJRT_Error_Code_RESOURCE_EXHAUSTED,
+            Self::FailedPrecondition => ffi::PJRT_Error_Code_FAILED_PRECONDITION,
+            Self::Aborted => ffi::PJRT_Error_Code_ABORTED,
+            Self::OutOfRange => ffi::PJRT_Error_Code_OUT_OF_RANGE,
+            Self::Unimplemented => ffi::PJRT_Error_Code_UNIMPLEMENTED,
+            Self::Internal => ffi::PJRT_Error_Code_INTERNAL,
+            Self::Unavailable => ffi::PJRT_Error_Code_UNAVAILABLE,
+            Self::DataLoss => ffi::PJRT_Error_Code_DATA_LOSS,
+            Self::Unauthenticated => ffi::PJRT_Error_Code_UNAUTHENTICATED,
+            Self::Other(code) => code,
+        }
+    }
 }
 
 impl fmt::Display for ErrorCode {

@@ -14,6 +14,14 @@ pub struct Event {
     raw: *mut ffi::PJRT_Event,
 }
 
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Event")
+            .field("ready", &self.is_ready().ok())
+            .finish()
+    }
+}
+
 // SAFETY: PJRT events are thread-safe futures.
 unsafe impl Send for Event {}
 // SAFETY: as above.

@@ -23,6 +23,7 @@ pub mod ffi;
 mod named_value;
 mod program_shape;
 mod sharding;
+mod transfer;
 
 /// prost types of the XLA protos oxla sends and reads (proto/xla_subset.proto).
 #[allow(missing_docs, clippy::all)]
@@ -47,3 +48,4 @@ pub use executable::{CompiledMemoryStats, ExecuteOptions, LoadedExecutable};
 pub use named_value::{NamedValue, Value};
 pub use program_shape::{ProgramShape, Shape};
 pub use sharding::HloSharding;
+pub use transfer::AsyncTransfer;

@@ -106,6 +106,31 @@ impl Array {
         Ok(Array::wrap_buffer(buffer, Aval::new(dtype, shape)))
     }
 
+    /// An array over a device buffer of oxla's client, for example one
+    /// whose data is still arriving
+    /// (`client()?.create_buffers_for_async_host_to_device`): computations
+    /// on it are enqueued at once and run when the data is there.
+    pub fn from_buffer(buffer: Buffer) -> Result<Array> {
+        if !client()?.owns(&buffer) {
+            return Err(Error::InvalidArgument(
+                "Array::from_buffer: the buffer belongs to another PJRT client than oxla's".into(),
+            ));
+        }
+        let (element, dims) = buffer.array_type()?;
+        let dims = dims.to_vec();
+        let dtype = dtype_of(element).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "Array::from_buffer: {element} buffers are not supported yet"
+            ))
+        })?;
+        if dtype.byte_size() == 8 && !x64_enabled() {
+            return Err(Error::InvalidArgument(format!(
+                "Array::from_buffer: a {dtype} buffer needs x64 (oxla::config::enable_x64(true))"
+            )));
+        }
+        Ok(Array::wrap_buffer(buffer, Aval::new(dtype, &dims)))
+    }
+
     /// Reads a `.npy` file (bfloat16 as saved by ml_dtypes, `<V2`).
     pub fn from_npy(path: impl AsRef<Path>) -> Result<Array> {
         let host = HostArray::read_file(path.as_ref())?;
@@ -223,6 +248,13 @@ impl Array {
     pub fn block_until_ready(&self) -> Result<&Array> {
         self.buffer()?.get().block_until_ready()?;
         Ok(self)
+    }
+
+    /// Whether the value is computed (or its computation failed), without
+    /// waiting: calls return before the device finishes, as in JAX.
+    #[track_caller]
+    pub fn is_ready(&self) -> Result<bool> {
+        Ok(self.buffer()?.get().ready_event()?.is_ready()?)
     }
 
     /// The value on the host.

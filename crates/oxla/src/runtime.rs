@@ -50,10 +50,16 @@ pub fn disk_cache() -> Option<Arc<oxla_cache::DiskCache>> {
 }
 
 /// Moves the persistent compile cache to `dir`, or turns it off with `None`
-/// (the default is `OXLA_CACHE_DIR`, else `<oxla home>/compile`).
+/// (the default is `OXLA_CACHE_DIR`, else `<oxla home>/compile`). The size
+/// limit stays `OXLA_CACHE_MAX_BYTES`'s.
 pub fn set_compile_cache_dir(dir: Option<PathBuf>) {
     if let Ok(mut slot) = disk_cache_slot().lock() {
-        *slot = dir.map(|d| Arc::new(oxla_cache::DiskCache::new(d, oxla_cache::DEFAULT_MAX_BYTES)));
+        *slot = dir.map(|d| {
+            Arc::new(oxla_cache::DiskCache::new(
+                d,
+                oxla_cache::DiskCache::max_bytes_from_env(),
+            ))
+        });
     }
 }
 

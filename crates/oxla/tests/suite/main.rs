@@ -2,6 +2,7 @@
 //! binary links all of MLIR).
 
 mod cache;
+mod dispatch;
 mod display;
 mod donation;
 mod errors;

@@ -1,0 +1,76 @@
+//! Asynchronous dispatch: calls return before the device finishes, waits
+//! and host reads surface what happened, with the plugin's message.
+
+use oxla::{Array, Error, jit, numpy as jnp};
+use oxla_pjrt::{AsyncTransfer, ElementType, ErrorCode};
+
+fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// An f32[4] array whose data has not arrived yet, and the transfer that
+/// will fill or fail it.
+fn pending_input() -> (Array, AsyncTransfer) {
+    let transfer = oxla::client()
+        .unwrap()
+        .create_buffers_for_async_host_to_device(&[(ElementType::F32, &[4])], None)
+        .unwrap();
+    let x = Array::from_buffer(transfer.retrieve_buffer(0).unwrap()).unwrap();
+    (x, transfer)
+}
+
+#[test]
+fn a_jitted_call_returns_before_its_input_exists() {
+    let (x, transfer) = pending_input();
+    let f = jit(|x: Array| &x * 2.0 + 1.0);
+    let y = f.call(x.clone()).unwrap();
+    // A later eager op is enqueued on the pending result too.
+    let total = jnp::sum(&y, None, false);
+    assert!(!y.is_ready().unwrap());
+    assert!(!total.is_ready().unwrap());
+    transfer
+        .transfer(0, f32_bytes(&[1.0, 2.0, 3.0, -4.0]))
+        .unwrap();
+    y.block_until_ready().unwrap();
+    assert!(y.is_ready().unwrap());
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![3.0, 5.0, 7.0, -7.0]);
+    assert_eq!(total.item::<f32>().unwrap(), 8.0);
+}
+
+#[test]
+fn an_execution_error_surfaces_at_the_next_wait_with_the_plugins_message() {
+    let (x, transfer) = pending_input();
+    let f = jit(|x: Array| jnp::exp(&x));
+    let y = f
+        .call(x)
+        .expect("the call itself succeeds: it only enqueues");
+    let total = jnp::sum(&y, None, false);
+    transfer
+        .set_buffer_error(0, ErrorCode::DataLoss, "the input stream broke")
+        .unwrap();
+    let waited = y.block_until_ready().unwrap_err();
+    let read = total.to_vec::<f32>().unwrap_err();
+    for err in [waited, read] {
+        assert!(matches!(err, Error::Runtime(_)), "{err}");
+        assert!(err.to_string().contains("the input stream broke"), "{err}");
+    }
+}
+
+#[test]
+fn foreign_and_unsupported_buffers_are_refused() {
+    let api = oxla::client().unwrap().api().clone();
+    let other = oxla_pjrt::Client::new(api, &oxla_pjrt::ClientOptions::new()).unwrap();
+    let foreign = other.buffer_from_slice(&[1.0f32], &[1], None).unwrap();
+    let err = Array::from_buffer(foreign).unwrap_err();
+    assert!(err.to_string().contains("another PJRT client"), "{err}");
+    let c = oxla::client().unwrap();
+    let complex = c
+        .buffer_from_bytes(&[0; 8], ElementType::C64, &[1], None)
+        .unwrap();
+    let err = Array::from_buffer(complex).unwrap_err();
+    assert!(err.to_string().contains("not supported yet"), "{err}");
+    // This binary runs with x64 off, where 64-bit arrays do not exist.
+    let wide = c.buffer_from_slice(&[1.0f64], &[1], None).unwrap();
+    let err = Array::from_buffer(wide).unwrap_err();
+    assert!(err.to_string().contains("needs x64"), "{err}");
+}
