@@ -147,3 +147,71 @@ fn an_unwritable_compile_cache_gives_one_warning_and_oxla_keeps_working() {
     assert_eq!(warnings.len(), 1, "{lines:?}");
     assert_eq!(f.cache_size(), 1, "the memory cache keeps working");
 }
+
+/// Set in the child processes of
+/// [`a_restarted_process_loads_its_jitted_functions_from_disk`].
+const WARM_CHILD: &str = "OXLA_TEST_WARM_START_CHILD";
+
+/// The child's work: a jitted MLP step with compiles logged to stdout,
+/// then its result. A no-op in the test run itself.
+#[test]
+fn warm_start_child() {
+    if std::env::var_os(WARM_CHILD).is_none() {
+        return;
+    }
+    oxla::config::set_diagnostics_sink(Some(Box::new(|l: &str| println!("log: {l}"))));
+    oxla::config::set_log_compiles(true);
+    let step = jit(|(w, x): (Array, Array)| {
+        let h = oxla::nn::relu(&jnp::matmul(&x, &w));
+        jnp::mean(&jnp::square(&h), None, false)
+    })
+    .named("warm_mlp");
+    let w = Array::from_slice(&[0.5f32, -1.0, 2.0, 0.25, 1.5, -0.75], &[3, 2]).unwrap();
+    let x = Array::from_slice(&[1.0f32, 2.0, 3.0, -1.0, 0.0, 4.0], &[2, 3]).unwrap();
+    let loss = step.call((w, x)).unwrap().item::<f32>().unwrap();
+    println!("result: {loss}");
+}
+
+#[test]
+fn a_restarted_process_loads_its_jitted_functions_from_disk() {
+    let cache = tempfile::tempdir().unwrap();
+    let run = || {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "warm_start_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(WARM_CHILD, "1")
+            .env("OXLA_CACHE_DIR", cache.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        // libtest may print "test warm_start_child ... " ahead of a line.
+        let line = |prefix: &str| {
+            stdout
+                .lines()
+                .find_map(|l| l.find(prefix).map(|at| l[at..].to_string()))
+        };
+        (
+            line("log: oxla: compiled warm_mlp"),
+            line("log: oxla: disk cache hit for warm_mlp"),
+            line("result: ").unwrap_or_else(|| panic!("no result in {stdout}")),
+        )
+    };
+    let (compiled, hit, cold) = run();
+    assert!(
+        compiled.is_some() && hit.is_none(),
+        "{compiled:?} {hit:?} {cold}"
+    );
+    let (compiled, hit, warm) = run();
+    assert!(compiled.is_none(), "compiled again: {compiled:?}");
+    let hit = hit.expect("the second process loads from disk");
+    assert!(
+        hit.contains(" ms, saved ") && hit.contains("of compilation"),
+        "{hit}"
+    );
+    assert_eq!(cold, warm);
+}
