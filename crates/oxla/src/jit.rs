@@ -41,6 +41,9 @@ struct Compiled {
     /// Input leaves whose buffers an output reuses (donated), with their
     /// description for errors.
     donated: Vec<(usize, String)>,
+    /// Every other argument (constants included) is marked non-donatable,
+    /// so PJRT consumes exactly the donated buffers.
+    execute_options: oxla_pjrt::ExecuteOptions,
 }
 
 /// A traced function: its jaxpr, the arrays it captured, its output structure.
@@ -293,12 +296,21 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             .iter()
             .map(|a| traced.jaxpr.atom_aval(a).clone())
             .collect();
+        let execute_options = oxla_pjrt::ExecuteOptions {
+            non_donatable_input_indices: non_donatable(
+                traced.consts.len(),
+                key.avals.len(),
+                &donated,
+            ),
+            ..Default::default()
+        };
         let compiled = Arc::new(Compiled {
             executable,
             consts: traced.consts,
             out_tree: traced.out_tree,
             out_avals,
             donated,
+            execute_options,
         });
         if let (Ok(mut cache), Ok(mut order)) = (self.cache.lock(), self.order.lock()) {
             cache.insert(key.clone(), compiled.clone());
@@ -351,7 +363,10 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             .map(|x| x.buffer_at(location))
             .collect::<Result<Vec<_>>>()?;
         let refs: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
-        let outputs = compiled.executable.execute(&refs).map_err(Error::from)?;
+        let outputs = compiled
+            .executable
+            .execute_with(&refs, &compiled.execute_options)
+            .map_err(Error::from)?;
         drop(buffers);
         for (leaf, what) in &compiled.donated {
             leaves[*leaf].mark_donated(what.clone());
@@ -363,6 +378,15 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             .collect();
         Out::unflatten_from(&compiled.out_tree, &mut arrays.into_iter())
     }
+}
+
+/// The program's argument indices (`consts` constants, then `leaves`
+/// input leaves) that are not donated.
+fn non_donatable(consts: usize, leaves: usize, donated: &[(usize, String)]) -> Vec<i64> {
+    (0..consts + leaves)
+        .filter(|&i| i < consts || !donated.iter().any(|(leaf, _)| consts + leaf == i))
+        .map(|i| i as i64)
+        .collect()
 }
 
 /// How different two keys are (for picking the closest earlier one).

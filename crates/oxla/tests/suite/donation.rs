@@ -45,6 +45,12 @@ fn a_donated_update_reuses_its_inputs_and_they_cannot_be_used_again() {
     );
 
     let (p, g) = args;
+    // Donating a buffer that the same call also reads is refused by the
+    // plugin, as an error; nothing is consumed.
+    let err = donating.call((p.clone(), p.clone())).unwrap_err();
+    assert!(matches!(err, Error::Runtime(_)), "{err}");
+    assert!(err.to_string().contains("donate"), "{err}");
+    assert_eq!(p[0].index(&oxla::s![0]).item::<f32>().unwrap(), 1.0);
     let updated = donating.call((p.clone(), g.clone())).unwrap();
     assert_eq!(
         updated[2].index(&oxla::s![0]).item::<f32>().unwrap(),
