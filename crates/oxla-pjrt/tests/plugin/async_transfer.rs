@@ -1,7 +1,9 @@
 //! Buffers whose data arrives later: computations enqueued on them wait for
 //! it, and fail with the plugin's message when the data never comes.
 
-use oxla_pjrt::{CompileOptions, ElementType, Error, ErrorCode, Program};
+use oxla_pjrt::{
+    AsyncTransfer, Buffer, Client, CompileOptions, ElementType, Error, ErrorCode, Program,
+};
 
 use crate::support::clients;
 
@@ -15,20 +17,27 @@ fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
+/// `DOUBLE` enqueued on an f32[4] input whose data has not come: the
+/// transfer that will fill or fail it, and the pending output.
+fn double_of_pending_input(c: &Client) -> (AsyncTransfer, Buffer) {
+    let exe = c
+        .compile(&Program::mlir(DOUBLE), &CompileOptions::new())
+        .unwrap();
+    let transfer = c
+        .create_buffers_for_async_host_to_device(&[(ElementType::F32, &[4])], None)
+        .unwrap();
+    assert_eq!(transfer.buffer_count(), 1);
+    let x = transfer.retrieve_buffer(0).unwrap();
+    assert_eq!(x.dims().unwrap(), vec![4]);
+    // Execute returns while its input does not exist yet.
+    let out = exe.execute(&[&x]).unwrap().remove(0);
+    (transfer, out)
+}
+
 #[test]
 fn an_execution_on_pending_data_waits_for_it() {
     for (p, c) in clients(1) {
-        let exe = c
-            .compile(&Program::mlir(DOUBLE), &CompileOptions::new())
-            .unwrap();
-        let transfer = c
-            .create_buffers_for_async_host_to_device(&[(ElementType::F32, &[4])], None)
-            .unwrap();
-        assert_eq!(transfer.buffer_count(), 1);
-        let x = transfer.retrieve_buffer(0).unwrap();
-        assert_eq!(x.dims().unwrap(), vec![4]);
-        // Execute returns while its input does not exist yet.
-        let out = exe.execute(&[&x]).unwrap().remove(0);
+        let (transfer, out) = double_of_pending_input(&c);
         assert!(
             !out.ready_event().unwrap().is_ready().unwrap(),
             "{}",
@@ -45,14 +54,7 @@ fn an_execution_on_pending_data_waits_for_it() {
 #[test]
 fn a_failed_input_fails_the_computation_at_the_next_wait() {
     for (p, c) in clients(1) {
-        let exe = c
-            .compile(&Program::mlir(DOUBLE), &CompileOptions::new())
-            .unwrap();
-        let transfer = c
-            .create_buffers_for_async_host_to_device(&[(ElementType::F32, &[4])], None)
-            .unwrap();
-        let x = transfer.retrieve_buffer(0).unwrap();
-        let out = exe.execute(&[&x]).unwrap().remove(0);
+        let (transfer, out) = double_of_pending_input(&c);
         transfer
             .set_buffer_error(0, ErrorCode::DataLoss, "the sensor went away")
             .unwrap();
