@@ -51,6 +51,28 @@ fn round() -> oxla_pjrt::Result<()> {
         );
         assert!(client.deserialize_and_load(b"garbage").is_err());
     }
+    // Async transfers: filled, failed, and dropped with a buffer waiting.
+    for _ in 0..50 {
+        let transfer = client.create_buffers_for_async_host_to_device(
+            &[
+                (oxla_pjrt::ElementType::F32, &[1024]),
+                (oxla_pjrt::ElementType::U8, &[16]),
+            ],
+            None,
+        )?;
+        let x = transfer.retrieve_buffer(0)?;
+        let waiting = transfer.retrieve_buffer(1)?;
+        let out = loaded.execute(&[&a, &x])?;
+        transfer.transfer(0, vec![0; 4096])?;
+        out[0].ready_event()?.wait()?;
+        drop(transfer);
+        assert!(waiting.block_until_ready().is_err());
+        let failed = client.create_buffers_for_async_host_to_device(
+            &[(oxla_pjrt::ElementType::F32, &[4])],
+            None,
+        )?;
+        failed.set_buffer_error(0, oxla_pjrt::ErrorCode::Aborted, "left out")?;
+    }
     let deleted = client.buffer_from_slice(&[1u8; 16], &[16], None)?;
     deleted.delete()?;
     assert!(deleted.to_host_bytes().is_err());
