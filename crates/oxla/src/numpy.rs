@@ -207,9 +207,13 @@ fn axes_of(x: &Array, axis: Option<&[i64]>) -> Vec<i64> {
     }
 }
 
-/// Re-inserts the reduced axes as size-1 dims.
+/// `reduced` (`x` reduced over `axes`), with the reduced axes kept as size
+/// 1 when `keepdims`.
 #[track_caller]
-fn keep_dims(reduced: Array, x: &Array, axes: &[i64]) -> Array {
+fn finish_reduction(reduced: Array, x: &Array, axes: &[i64], keepdims: bool) -> Array {
+    if !keepdims {
+        return reduced;
+    }
     let shape: Vec<i64> = x
         .shape()
         .iter()
@@ -250,11 +254,7 @@ pub fn sum(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     } else {
         lax::reduce_sum(x, &axes)
     };
-    if keepdims {
-        keep_dims(reduced, x, &axes)
-    } else {
-        reduced
-    }
+    finish_reduction(reduced, x, &axes, keepdims)
 }
 
 /// `jnp.prod(x, axis, keepdims)`.
@@ -262,11 +262,7 @@ pub fn sum(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
 pub fn prod(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     let axes = axes_of(x, axis);
     let reduced = lax::reduce_prod(x, &axes);
-    if keepdims {
-        keep_dims(reduced, x, &axes)
-    } else {
-        reduced
-    }
+    finish_reduction(reduced, x, &axes, keepdims)
 }
 
 /// `jnp.max(x, axis, keepdims)`.
@@ -274,11 +270,7 @@ pub fn prod(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
 pub fn max(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     let axes = axes_of(x, axis);
     let reduced = lax::reduce_max(x, &axes);
-    if keepdims {
-        keep_dims(reduced, x, &axes)
-    } else {
-        reduced
-    }
+    finish_reduction(reduced, x, &axes, keepdims)
 }
 
 /// `jnp.min(x, axis, keepdims)`.
@@ -286,11 +278,7 @@ pub fn max(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
 pub fn min(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     let axes = axes_of(x, axis);
     let reduced = lax::reduce_min(x, &axes);
-    if keepdims {
-        keep_dims(reduced, x, &axes)
-    } else {
-        reduced
-    }
+    finish_reduction(reduced, x, &axes, keepdims)
 }
 
 /// `jnp.mean(x, axis, keepdims)`.
