@@ -12,7 +12,15 @@ use crate::key::Key;
 pub const MAGIC: &[u8; 8] = b"OXLACC\x00\x01";
 /// The entry format; part of every key too, so a new format never reads an old entry.
 pub const FORMAT_VERSION: u32 = 1;
-const HEADER_LEN: usize = 8 + 4 + 32 + 32 + 8 + 8;
+/// Bytes before the body: magic, version, key, checksum, compile nanos, length.
+pub(crate) const HEADER_LEN: usize = 8 + 4 + 32 + 32 + 8 + 8;
+/// Where the header's compile nanoseconds start.
+const COMPILE_NANOS_AT: usize = 76;
+
+/// The little-endian u64 at `at` (the caller checked the length).
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
 
 /// A decoded entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,8 +76,7 @@ pub fn encode(entry: &Entry) -> Vec<u8> {
 
 /// The compile time recorded in an entry's header, without reading its body.
 pub fn header_compile_nanos(bytes: &[u8]) -> Option<u64> {
-    (bytes.len() >= HEADER_LEN && bytes.starts_with(MAGIC))
-        .then(|| u64::from_le_bytes(bytes[76..84].try_into().expect("8 bytes")))
+    (bytes.len() >= HEADER_LEN && bytes.starts_with(MAGIC)).then(|| u64_at(bytes, COMPILE_NANOS_AT))
 }
 
 /// Decodes and checks an entry read for `expected` (any key when `None`).
@@ -86,8 +93,8 @@ pub fn decode(bytes: &[u8], expected: Option<Key>) -> Result<Entry, EntryError> 
         return Err(EntryError::WrongKey);
     }
     let checksum = &bytes[44..76];
-    let compile_nanos = u64::from_le_bytes(bytes[76..84].try_into().expect("8 bytes"));
-    let length = u64::from_le_bytes(bytes[84..92].try_into().expect("8 bytes"));
+    let compile_nanos = u64_at(bytes, COMPILE_NANOS_AT);
+    let length = u64_at(bytes, COMPILE_NANOS_AT + 8);
     let body = &bytes[HEADER_LEN..];
     if body.len() as u64 != length {
         return Err(EntryError::Malformed);

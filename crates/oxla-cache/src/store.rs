@@ -212,7 +212,7 @@ impl DiskCache {
             };
             let Ok(meta) = item.metadata() else { continue };
             let head = fs::File::open(&path).ok().and_then(|mut f| {
-                let mut head = vec![0u8; 92];
+                let mut head = vec![0u8; entry::HEADER_LEN];
                 std::io::Read::read_exact(&mut f, &mut head)
                     .ok()
                     .map(|_| head)
