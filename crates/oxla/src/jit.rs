@@ -249,8 +249,9 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// The StableHLO text the function lowers to for `args`.
     #[track_caller]
     pub fn lower(&self, args: &In) -> Result<String> {
+        let location = Location::from_caller(std::panic::Location::caller());
         let (_, key) = self.key(args)?;
-        let traced = self.trace(args)?;
+        let traced = trace(&self.f, args, &key.avals, location)?;
         let (aliases, _) = self.aliases(&traced, &key);
         Ok(oxla_lower::lower_with_aliases(&traced.jaxpr, &aliases)?)
     }
