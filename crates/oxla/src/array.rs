@@ -157,6 +157,21 @@ impl Array {
         })
     }
 
+    /// An error naming what the array was donated to, if it was (a use at
+    /// `location`).
+    pub(crate) fn check_not_donated(&self, location: Location) -> Result<()> {
+        match &*self.inner {
+            Inner::Concrete { donated, .. } => match donated.get() {
+                Some(what) => Err(Error::Donated {
+                    what: what.clone(),
+                    location,
+                }),
+                None => Ok(()),
+            },
+            Inner::Traced { .. } | Inner::Scalar { .. } | Inner::Error(_) => Ok(()),
+        }
+    }
+
     /// Marks a concrete array as donated to `what` (its buffer now belongs
     /// to an output).
     pub(crate) fn mark_donated(&self, what: String) {
@@ -219,11 +234,8 @@ impl Array {
 
     /// [`buffer`](Self::buffer) for a use at `location`.
     pub(crate) fn buffer_at(&self, location: Location) -> Result<BufferRef<'_>> {
+        self.check_not_donated(location)?;
         match &*self.inner {
-            Inner::Concrete { donated, .. } if donated.get().is_some() => Err(Error::Donated {
-                what: donated.get().cloned().unwrap_or_default(),
-                location,
-            }),
             Inner::Concrete { buffer, .. } => Ok(BufferRef::Borrowed(buffer)),
             Inner::Scalar { value, aval } => {
                 guard("host-to-device", aval, location)?;

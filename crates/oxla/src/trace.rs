@@ -92,6 +92,7 @@ impl Frame {
     /// this trace's tracers, a constvar for a concrete array (once per
     /// array), a literal for a host scalar.
     pub(crate) fn atom(&mut self, array: &Array, location: Location) -> Result<Atom> {
+        array.check_not_donated(location)?;
         match &*array.inner {
             Inner::Traced { trace, atom, .. } if *trace == self.id => Ok(atom.clone()),
             Inner::Traced { .. } => Err(Error::EscapedTracer { location }),
@@ -99,10 +100,6 @@ impl Frame {
                 value: *value,
                 aval: aval.clone(),
             })),
-            Inner::Concrete { donated, .. } if donated.get().is_some() => Err(Error::Donated {
-                what: donated.get().cloned().unwrap_or_default(),
-                location,
-            }),
             Inner::Concrete { aval, .. } => {
                 if let Some((_, v)) = self
                     .consts
