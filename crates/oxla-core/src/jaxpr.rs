@@ -5,6 +5,7 @@
 use std::fmt;
 
 use crate::aval::Aval;
+use crate::dtype::DType;
 use crate::primitive::Primitive;
 
 /// A variable: a dense index into [`Jaxpr::avals`].
@@ -34,6 +35,39 @@ impl fmt::Display for Scalar {
                 write!(f, "{v:.1}")
             }
             Scalar::Float(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+impl Scalar {
+    /// The least value of `dtype`: -inf for floats, false, or the integer
+    /// minimum (the identity of `max`).
+    pub fn lowest(dtype: DType) -> Scalar {
+        match dtype {
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Scalar::Float(f64::NEG_INFINITY),
+            DType::Bool => Scalar::Bool(false),
+            DType::I8 => Scalar::Int(i64::from(i8::MIN)),
+            DType::I16 => Scalar::Int(i64::from(i16::MIN)),
+            DType::I32 => Scalar::Int(i64::from(i32::MIN)),
+            DType::I64 => Scalar::Int(i64::MIN),
+            DType::U8 | DType::U16 | DType::U32 | DType::U64 => Scalar::UInt(0),
+        }
+    }
+
+    /// The greatest value of `dtype`: +inf for floats, true, or the integer
+    /// maximum (the identity of `min`).
+    pub fn highest(dtype: DType) -> Scalar {
+        match dtype {
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Scalar::Float(f64::INFINITY),
+            DType::Bool => Scalar::Bool(true),
+            DType::I8 => Scalar::Int(i64::from(i8::MAX)),
+            DType::I16 => Scalar::Int(i64::from(i16::MAX)),
+            DType::I32 => Scalar::Int(i64::from(i32::MAX)),
+            DType::I64 => Scalar::Int(i64::MAX),
+            DType::U8 => Scalar::UInt(u64::from(u8::MAX)),
+            DType::U16 => Scalar::UInt(u64::from(u16::MAX)),
+            DType::U32 => Scalar::UInt(u64::from(u32::MAX)),
+            DType::U64 => Scalar::UInt(u64::MAX),
         }
     }
 }

@@ -86,37 +86,16 @@ fn direction(c: Comparison) -> &'static str {
 
 /// The identity of a reduction for `dtype`, and the op combining two values.
 fn reduction(op: ReduceOp, dtype: DType) -> (Scalar, &'static str) {
-    let lowest = match dtype {
-        d if d.is_float() => Scalar::Float(f64::NEG_INFINITY),
-        DType::Bool => Scalar::Bool(false),
-        DType::I8 => Scalar::Int(i64::from(i8::MIN)),
-        DType::I16 => Scalar::Int(i64::from(i16::MIN)),
-        DType::I32 => Scalar::Int(i64::from(i32::MIN)),
-        DType::I64 => Scalar::Int(i64::MIN),
-        _ => Scalar::UInt(0),
-    };
-    let highest = match dtype {
-        d if d.is_float() => Scalar::Float(f64::INFINITY),
-        DType::Bool => Scalar::Bool(true),
-        DType::I8 => Scalar::Int(i64::from(i8::MAX)),
-        DType::I16 => Scalar::Int(i64::from(i16::MAX)),
-        DType::I32 => Scalar::Int(i64::from(i32::MAX)),
-        DType::I64 => Scalar::Int(i64::MAX),
-        DType::U8 => Scalar::UInt(u64::from(u8::MAX)),
-        DType::U16 => Scalar::UInt(u64::from(u16::MAX)),
-        DType::U32 => Scalar::UInt(u64::from(u32::MAX)),
-        _ => Scalar::UInt(u64::MAX),
-    };
     match op {
         ReduceOp::Sum => (Scalar::Int(0), "stablehlo.add"),
         ReduceOp::Prod => (Scalar::Int(1), "stablehlo.multiply"),
-        ReduceOp::Max => (lowest, "stablehlo.maximum"),
-        ReduceOp::Min => (highest, "stablehlo.minimum"),
+        ReduceOp::Max => (Scalar::lowest(dtype), "stablehlo.maximum"),
+        ReduceOp::Min => (Scalar::highest(dtype), "stablehlo.minimum"),
         // All bits set: true, -1, or the unsigned maximum.
         ReduceOp::And => (
             match dtype {
                 DType::Bool => Scalar::Bool(true),
-                d if d.is_unsigned_int() => highest,
+                d if d.is_unsigned_int() => Scalar::highest(d),
                 _ => Scalar::Int(-1),
             },
             "stablehlo.and",

@@ -645,15 +645,8 @@ pub fn take(x: &Array, indices: &Array, axis: Option<i64>, clip: bool) -> Array 
     } else {
         let fill = match x.dtype() {
             d if d.is_float() => Scalar::Float(f64::NAN),
-            DType::Bool => Scalar::Bool(true),
-            DType::I8 => Scalar::Int(i64::from(i8::MIN)),
-            DType::I16 => Scalar::Int(i64::from(i16::MIN)),
-            DType::I32 => Scalar::Int(i64::from(i32::MIN)),
-            DType::I64 => Scalar::Int(i64::MIN),
-            DType::U8 => Scalar::UInt(u64::from(u8::MAX)),
-            DType::U16 => Scalar::UInt(u64::from(u16::MAX)),
-            DType::U32 => Scalar::UInt(u64::from(u32::MAX)),
-            _ => Scalar::UInt(u64::MAX),
+            d if d == DType::Bool || d.is_unsigned_int() => Scalar::highest(d),
+            d => Scalar::lowest(d),
         };
         let wrapped = lax::wrap_negative(indices, n);
         crate::index::take_along(&x, &wrapped, axis, oxla_core::GatherMode::Fill, fill)

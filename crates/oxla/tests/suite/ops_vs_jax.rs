@@ -196,7 +196,9 @@ fn apply(name: &str, a: &[Array]) -> Array {
         "index_negative_step" => x().index(&s![.., oxla::index::slice(Some(3), Some(0), -2)]),
         "take_fill" => jnp::take(x(), y(), Some(1), false),
         "take_clip" => jnp::take(x(), y(), Some(0), true),
-        "take_flat" | "take_int_fill" => jnp::take(x(), y(), None, false),
+        "take_flat" | "take_int_fill" | "take_u8_fill" | "take_bool_fill" => {
+            jnp::take(x(), y(), None, false)
+        }
         "take_along_axis" => jnp::take_along_axis(x(), y(), 1),
         "at_set_array" => x().at(&s![y()]).set(&a[2]),
         "at_add_repeated" => x().at(&s![y()]).add(&Array::weak_scalar(1.0f32)),

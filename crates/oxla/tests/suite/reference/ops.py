@@ -147,6 +147,8 @@ CASES = {
     "take_clip": (lambda a, k: jnp.take(a, k, axis=0, mode="clip"), [x, np.array([0, 4, -1], np.int32)]),
     "take_flat": (lambda a, k: jnp.take(a, k), [x, np.array([[0, 11], [5, 13]], np.int32)]),
     "take_int_fill": (lambda a, k: jnp.take(a, k), [i, np.array([1, 99], np.int32)]),
+    "take_u8_fill": (lambda a, k: jnp.take(a, k), [u, np.array([1, -99, 99], np.int32)]),
+    "take_bool_fill": (lambda a, k: jnp.take(a, k), [b, np.array([1, 99], np.int32)]),
     "take_along_axis": (lambda a, k: jnp.take_along_axis(a, k, axis=1), [x, ints(0, 4, 3, 2)]),
     "at_set_array": (lambda a, k, v: a.at[k].set(v), [x, np.array([2, -1, 7], np.int32), normal(3, 4)]),
     "at_add_repeated": (lambda a, k: a.at[k].add(1.0), [x, np.array([1, 1, -1], np.int32)]),
