@@ -40,6 +40,28 @@ impl fmt::Display for Scalar {
 }
 
 impl Scalar {
+    /// The value as an f64 (false/true as 0/1; integers rounded to the
+    /// nearest f64).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Scalar::Bool(b) => f64::from(u8::from(b)),
+            Scalar::Int(i) => i as f64,
+            Scalar::UInt(u) => u as f64,
+            Scalar::Float(f) => f,
+        }
+    }
+
+    /// The value as an i128, which holds every i64 and u64 exactly (floats
+    /// truncated toward zero, saturating).
+    pub fn as_i128(self) -> i128 {
+        match self {
+            Scalar::Bool(b) => i128::from(b),
+            Scalar::Int(i) => i128::from(i),
+            Scalar::UInt(u) => i128::from(u),
+            Scalar::Float(f) => f as i128,
+        }
+    }
+
     /// The least value of `dtype`: -inf for floats, false, or the integer
     /// minimum (the identity of `max`).
     pub fn lowest(dtype: DType) -> Scalar {

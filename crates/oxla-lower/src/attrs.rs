@@ -52,18 +52,8 @@ pub(crate) fn i64_attr(value: i64) -> String {
 /// exact bits (`0x3F800000`), so every value (NaN, infinities, subnormals)
 /// round-trips; integers in decimal; bools as `true`/`false`.
 pub(crate) fn element_literal(dtype: DType, value: Scalar) -> String {
-    let as_f64 = match value {
-        Scalar::Bool(b) => f64::from(u8::from(b)),
-        Scalar::Int(i) => i as f64,
-        Scalar::UInt(u) => u as f64,
-        Scalar::Float(f) => f,
-    };
-    let as_i128 = match value {
-        Scalar::Bool(b) => i128::from(b),
-        Scalar::Int(i) => i128::from(i),
-        Scalar::UInt(u) => i128::from(u),
-        Scalar::Float(f) => f as i128,
-    };
+    let as_f64 = value.as_f64();
+    let as_i128 = value.as_i128();
     match dtype {
         DType::Bool => (if as_i128 != 0 { "true" } else { "false" }).to_string(),
         DType::I8

@@ -83,18 +83,8 @@ pub(crate) fn dtype_of(element: ElementType) -> Option<DType> {
 
 /// Little-endian bytes of one `dtype` element holding `value`.
 pub(crate) fn scalar_bytes(dtype: DType, value: Scalar) -> Vec<u8> {
-    let f = match value {
-        Scalar::Bool(b) => f64::from(u8::from(b)),
-        Scalar::Int(i) => i as f64,
-        Scalar::UInt(u) => u as f64,
-        Scalar::Float(x) => x,
-    };
-    let i = match value {
-        Scalar::Bool(b) => i128::from(b),
-        Scalar::Int(i) => i128::from(i),
-        Scalar::UInt(u) => i128::from(u),
-        Scalar::Float(x) => x as i128,
-    };
+    let f = value.as_f64();
+    let i = value.as_i128();
     match dtype {
         DType::Bool => vec![u8::from(i != 0)],
         DType::I8 => (i as i8).to_le_bytes().to_vec(),

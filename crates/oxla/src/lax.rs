@@ -50,12 +50,7 @@ pub fn convert_element_type(x: &Array, dtype: DType) -> Array {
 /// A host scalar's value as an element of `dtype` (so `1` added to an f32
 /// array is the literal `1.0:f32[]`, as in JAX).
 fn scalar_as(value: Scalar, dtype: DType) -> Scalar {
-    let as_f64 = match value {
-        Scalar::Bool(b) => f64::from(u8::from(b)),
-        Scalar::Int(i) => i as f64,
-        Scalar::UInt(u) => u as f64,
-        Scalar::Float(f) => f,
-    };
+    let as_f64 = value.as_f64();
     match dtype {
         DType::Bool => Scalar::Bool(as_f64 != 0.0),
         d if d.is_float() => Scalar::Float(as_f64),
