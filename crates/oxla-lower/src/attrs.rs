@@ -8,14 +8,7 @@ pub(crate) fn i64_array(values: &[i64]) -> String {
     if values.is_empty() {
         return "array<i64>".to_string();
     }
-    format!(
-        "array<i64: {}>",
-        values
-            .iter()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
+    format!("array<i64: {}>", comma_separated(values))
 }
 
 /// `dense<[[1, 2], [0, 0]]> : tensor<2x2xi64>`: (low, high) pairs.
@@ -31,16 +24,18 @@ pub(crate) fn padding_pairs(pairs: &[(i64, i64)]) -> String {
     )
 }
 
-/// `[0, 1]` (for the dot dimension numbers).
+/// `[0, 1]` (dot dimension numbers, dense literals).
 pub(crate) fn i64_list(values: &[i64]) -> String {
-    format!(
-        "[{}]",
-        values
-            .iter()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
+    format!("[{}]", comma_separated(values))
+}
+
+/// `0, 1`
+fn comma_separated(values: &[i64]) -> String {
+    values
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `3 : i64`

@@ -675,12 +675,8 @@ pub(crate) fn lower_equation<'c, 'a>(
                     let components = *indices.shape.last().unwrap_or(&0);
                     let bound_aval = Aval::new(indices.dtype, &[components]);
                     let bound_literal = format!(
-                        "dense<[{}]> : {}",
-                        bounds
-                            .iter()
-                            .map(i64::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", "),
+                        "dense<{}> : {}",
+                        attrs::i64_list(&bounds),
                         bound_aval.mlir_type()
                     );
                     let bound = if components == 0 {
