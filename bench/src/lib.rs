@@ -79,3 +79,23 @@ pub fn print_header(reference: &str) {
         "-".repeat(8)
     );
 }
+
+/// The median of `blocks` blocks of `calls` calls of `f`, in µs per call
+/// (after one warm-up call).
+pub fn median_us(
+    mut f: impl FnMut() -> anyhow::Result<()>,
+    calls: usize,
+    blocks: usize,
+) -> anyhow::Result<f64> {
+    f()?;
+    let mut times = Vec::with_capacity(blocks);
+    for _ in 0..blocks {
+        let start = Instant::now();
+        for _ in 0..calls {
+            f()?;
+        }
+        times.push(start.elapsed().as_secs_f64() / calls as f64 * 1e6);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}

@@ -58,3 +58,35 @@ pub fn mlp_args() -> anyhow::Result<(Vec<Layer>, Array, Array)> {
     let y = nn::one_hot(&Array::from_slice(&labels, &[128])?, 10);
     Ok((params, x, y))
 }
+
+/// Learning rate of the benchmarks' SGD step.
+pub const LEARNING_RATE: f64 = 0.01;
+
+/// One SGD step of the MLP: `value_and_grad` of the loss over the
+/// parameter pytree, then `p - lr * g` for every leaf.
+pub fn train_step((params, x, y): (Vec<Layer>, Array, Array)) -> oxla::Result<(Vec<Layer>, Array)> {
+    let (loss, grads) = oxla::value_and_grad(|p: Vec<Layer>| mlp_loss((p, x.clone(), y.clone())))
+        .call(params.clone())?;
+    let updated = params
+        .iter()
+        .zip(&grads)
+        .map(|((w, b), (gw, gb))| (w - &(gw * LEARNING_RATE), b - &(gb * LEARNING_RATE)))
+        .collect();
+    Ok((updated, loss))
+}
+
+/// A deep tanh MLP's loss, each layer optionally checkpointed with `policy`.
+pub fn deep_loss(layers: &[Array], x: &Array, policy: Option<&oxla::RematPolicy>) -> Array {
+    let mut h = x.clone();
+    for w in layers {
+        let layer = |(h, w): (Array, Array)| jnp::tanh(&jnp::matmul(&h, &w));
+        h = match policy {
+            Some(p) => oxla::checkpoint(layer)
+                .policy(p.clone())
+                .call((h, w.clone()))
+                .unwrap_or_else(Array::error),
+            None => layer((h, w.clone())),
+        };
+    }
+    jnp::sum(&jnp::square(&h), None, false)
+}

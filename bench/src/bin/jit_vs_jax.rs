@@ -8,29 +8,11 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
 
 use anyhow::Context;
 use oxla::{Array, DType, jit, numpy as jnp};
+use oxla_bench::median_us;
 use oxla_bench::mlp::mlp_loss;
-
-fn median_us(
-    mut f: impl FnMut() -> anyhow::Result<()>,
-    calls: usize,
-    blocks: usize,
-) -> anyhow::Result<f64> {
-    f()?;
-    let mut times = Vec::with_capacity(blocks);
-    for _ in 0..blocks {
-        let start = Instant::now();
-        for _ in 0..calls {
-            f()?;
-        }
-        times.push(start.elapsed().as_secs_f64() / calls as f64 * 1e6);
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
-}
 
 fn main() -> anyhow::Result<()> {
     let python = oxla_pjrt::oxla_home().join("venv/bin/python");

@@ -9,9 +9,11 @@ pub mod builder;
 pub mod dtype;
 pub mod error;
 pub mod jaxpr;
+pub mod partial_eval;
 pub mod primitive;
 pub mod promotion;
 pub mod shape_rules;
+pub mod subjaxpr;
 
 pub use aval::{Aval, Dims};
 pub use builder::JaxprBuilder;
@@ -20,6 +22,7 @@ pub use error::CoreError;
 pub use jaxpr::{Atom, Equation, Jaxpr, Literal, Location, Scalar, ScalarKey, Var};
 pub use primitive::{
     ArgOp, BinaryOp, Comparison, ConvDimensionNumbers, CumulativeOp, GatherDimensionNumbers,
-    GatherMode, Precision, Primitive, ReduceOp, ScatterDimensionNumbers, ScatterOp, TypeClass,
-    UnaryOp, WindowOp,
+    GatherMode, Precision, Primitive, ReduceOp, RematPolicy, ScatterDimensionNumbers, ScatterOp,
+    TypeClass, UnaryOp, WindowOp,
 };
+pub use subjaxpr::{OpaqueRule, SubJaxpr};

@@ -5,9 +5,11 @@
 //! makes the compiler list every rule still missing.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::aval::Dims;
 use crate::dtype::DType;
+use crate::subjaxpr::{OpaqueRule, SubJaxpr};
 
 /// Elementwise functions of one operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -453,6 +455,36 @@ impl Precision {
     }
 }
 
+/// Which intermediate values of a checkpointed function reverse mode may
+/// keep from the forward pass (the rest is recomputed), as
+/// `jax.checkpoint_policies`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RematPolicy {
+    /// Keep nothing: recompute every intermediate from the inputs.
+    NothingSaveable,
+    /// Keep everything (as without checkpoint).
+    EverythingSaveable,
+    /// Keep the results of matrix products and convolutions.
+    DotsSaveable,
+    /// Keep the results of matrix products without batch dimensions.
+    DotsWithNoBatchDimsSaveable,
+    /// Keep only values named with `checkpoint_name` under these names.
+    SaveOnlyTheseNames(Vec<String>),
+}
+
+impl RematPolicy {
+    /// JAX's name of the policy.
+    pub fn name(&self) -> &'static str {
+        match self {
+            RematPolicy::NothingSaveable => "nothing_saveable",
+            RematPolicy::EverythingSaveable => "everything_saveable",
+            RematPolicy::DotsSaveable => "dots_saveable",
+            RematPolicy::DotsWithNoBatchDimsSaveable => "dots_with_no_batch_dims_saveable",
+            RematPolicy::SaveOnlyTheseNames(_) => "save_only_these_names",
+        }
+    }
+}
+
 /// A primitive operation with its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Primitive {
@@ -670,6 +702,60 @@ pub enum Primitive {
         /// Precision of each operand, if set.
         precision: Option<Precision>,
     },
+    /// A call of a closed jaxpr: `jit` inside a trace (JAX's `pjit`).
+    /// Operands are the jaxpr's inputs (captured values first).
+    Call {
+        /// The function's body.
+        jaxpr: SubJaxpr,
+        /// The function's name.
+        name: Arc<str>,
+    },
+    /// The identity, whose derivative is zero.
+    StopGradient,
+    /// The identity on several operands that XLA may not move computations
+    /// across or merge computations through (keeps recomputation apart).
+    OptimizationBarrier,
+    /// The identity that names a value for checkpoint policies
+    /// (`checkpoint_name`).
+    CheckpointName {
+        /// The name.
+        name: Arc<str>,
+    },
+    /// A checkpointed (rematerialized) call: reverse mode keeps only what
+    /// the policy allows and recomputes the rest.
+    Remat {
+        /// The function's body.
+        jaxpr: SubJaxpr,
+        /// What may be kept.
+        policy: RematPolicy,
+        /// Whether recomputation is fenced by an optimization barrier.
+        prevent_cse: bool,
+    },
+    /// A call of a function with a user-defined jvp rule.
+    CustomJvpCall {
+        /// The function's body.
+        jaxpr: SubJaxpr,
+        /// The user's jvp rule.
+        rule: OpaqueRule,
+    },
+    /// A call of a function with user-defined forward and backward rules.
+    CustomVjpCall {
+        /// The function's body.
+        jaxpr: SubJaxpr,
+        /// The user's fwd and bwd rules.
+        rule: OpaqueRule,
+    },
+    /// The linear part of a `custom_vjp` function in reverse mode: operands
+    /// are the residuals of its fwd rule, then the input tangents. It is
+    /// only ever transposed (through the bwd rule), never run.
+    CustomLin {
+        /// The user's fwd and bwd rules.
+        rule: OpaqueRule,
+        /// How many leading operands are residuals.
+        num_residuals: usize,
+        /// The output tangents' types.
+        out_avals: Vec<crate::aval::Aval>,
+    },
 }
 
 impl Primitive {
@@ -729,6 +815,25 @@ impl Primitive {
                 op: ScatterOp::Max, ..
             } => "scatter-max",
             Primitive::DotGeneral { .. } => "dot_general",
+            Primitive::Call { .. } => "pjit",
+            Primitive::StopGradient => "stop_gradient",
+            Primitive::OptimizationBarrier => "optimization_barrier",
+            Primitive::CheckpointName { .. } => "name",
+            Primitive::Remat { .. } => "checkpoint",
+            Primitive::CustomJvpCall { .. } => "custom_jvp_call",
+            Primitive::CustomVjpCall { .. } => "custom_vjp_call",
+            Primitive::CustomLin { .. } => "custom_lin",
+        }
+    }
+
+    /// The jaxpr a call-like primitive carries.
+    pub fn sub_jaxpr(&self) -> Option<&SubJaxpr> {
+        match self {
+            Primitive::Call { jaxpr, .. }
+            | Primitive::Remat { jaxpr, .. }
+            | Primitive::CustomJvpCall { jaxpr, .. }
+            | Primitive::CustomVjpCall { jaxpr, .. } => Some(jaxpr),
+            _ => None,
         }
     }
 
@@ -753,7 +858,42 @@ impl Primitive {
             | Primitive::Compare(_)
             | Primitive::SelectN
             | Primitive::Clamp
-            | Primitive::DynamicUpdateSlice => vec![],
+            | Primitive::DynamicUpdateSlice
+            | Primitive::StopGradient
+            | Primitive::OptimizationBarrier => vec![],
+            Primitive::Call { jaxpr, name } => vec![
+                format!("jaxpr={}", indent(&jaxpr.to_string())),
+                format!("name={name}"),
+            ],
+            Primitive::CheckpointName { name } => vec![format!("name={name}")],
+            Primitive::Remat {
+                jaxpr,
+                policy,
+                prevent_cse,
+            } => vec![
+                format!("jaxpr={}", indent(&jaxpr.to_string())),
+                format!("policy={}", policy.name()),
+                format!(
+                    "prevent_cse={}",
+                    if *prevent_cse { "True" } else { "False" }
+                ),
+            ],
+            Primitive::CustomJvpCall { jaxpr, rule } => vec![
+                format!("call_jaxpr={}", indent(&jaxpr.to_string())),
+                format!("jvp={}", rule.name()),
+            ],
+            Primitive::CustomVjpCall { jaxpr, rule } => vec![
+                format!("call_jaxpr={}", indent(&jaxpr.to_string())),
+                format!("fwd_bwd={}", rule.name()),
+            ],
+            Primitive::CustomLin {
+                rule,
+                num_residuals,
+                ..
+            } => vec![
+                format!("bwd={}", rule.name()),
+                format!("num_res={num_residuals}"),
+            ],
             Primitive::DynamicSlice { slice_sizes } => {
                 vec![format!("slice_sizes={}", tuple(slice_sizes))]
             }
@@ -1000,6 +1140,11 @@ impl Primitive {
             format!("[{}]", params.join(" "))
         }
     }
+}
+
+/// A nested jaxpr's text indented under its equation.
+fn indent(text: &str) -> String {
+    text.replace('\n', "\n    ")
 }
 
 impl fmt::Display for Primitive {

@@ -884,7 +884,48 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
             out.weak_type = preferred_element_type.is_none() && l.weak_type && r.weak_type;
             Ok(vec![out])
         }
+        Primitive::Call { jaxpr, .. }
+        | Primitive::Remat { jaxpr, .. }
+        | Primitive::CustomJvpCall { jaxpr, .. }
+        | Primitive::CustomVjpCall { jaxpr, .. } => call_avals(jaxpr.jaxpr(), inputs),
+        Primitive::StopGradient | Primitive::CheckpointName { .. } => {
+            expect_arity(inputs, 1)?;
+            Ok(vec![inputs[0].clone()])
+        }
+        Primitive::OptimizationBarrier => Ok(inputs.iter().map(|a| (*a).clone()).collect()),
+        Primitive::CustomLin {
+            num_residuals,
+            out_avals,
+            ..
+        } => {
+            if inputs.len() < *num_residuals {
+                return Err(format!(
+                    "takes {num_residuals} residuals, got {} operands",
+                    inputs.len()
+                ));
+            }
+            Ok(out_avals.clone())
+        }
     }
+}
+
+/// The results of calling a closed jaxpr on `inputs`, which must have its
+/// parameters' dtypes and shapes.
+fn call_avals(jaxpr: &crate::jaxpr::Jaxpr, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    expect_arity(inputs, jaxpr.invars.len())?;
+    for (i, (v, a)) in jaxpr.invars.iter().zip(inputs).enumerate() {
+        let want = jaxpr.aval(*v);
+        if want.dtype != a.dtype || want.shape != a.shape {
+            return Err(format!(
+                "operand {i} is {a}, but the called function takes {want}"
+            ));
+        }
+    }
+    Ok(jaxpr
+        .outvars
+        .iter()
+        .map(|o| jaxpr.atom_aval(o).clone())
+        .collect())
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 mod attrs;
+mod body;
 mod emit;
 mod rules;
 
@@ -16,7 +17,7 @@ use melior::ir::attribute::{StringAttribute, TypeAttribute};
 use melior::ir::operation::OperationLike;
 use melior::ir::r#type::FunctionType;
 use melior::ir::{Block, BlockLike, Identifier, Location, Module, Region, RegionLike};
-use oxla_core::{Atom, Jaxpr, Var};
+use oxla_core::{Jaxpr, Var};
 
 pub use emit::LowerError;
 
@@ -58,40 +59,16 @@ pub fn lower_with_aliases(jaxpr: &Jaxpr, aliases: &[(usize, usize)]) -> Result<S
             .collect::<Vec<_>>(),
     );
     {
-        let mut values = emit::Values::new();
-        for (i, v) in params.iter().enumerate() {
-            values.insert(*v, block.argument(i).map_err(emit::melior_error)?.into());
-        }
-        let mut emitter = emit::Emitter::new(&context, &block);
-        for eqn in &jaxpr.eqns {
-            let location = emitter.location(eqn.location);
-            let inputs = eqn
-                .inputs
-                .iter()
-                .map(|a| emitter.atom(a, jaxpr, &values, location))
-                .collect::<Result<Vec<_>, _>>()?;
-            let in_avals: Vec<&oxla_core::Aval> =
-                eqn.inputs.iter().map(|a| jaxpr.atom_aval(a)).collect();
-            let out_avals: Vec<&oxla_core::Aval> =
-                eqn.outputs.iter().map(|v| jaxpr.aval(*v)).collect();
-            let outputs = rules::lower_equation(
-                &mut emitter,
-                &eqn.primitive,
-                &inputs,
-                &in_avals,
-                &out_avals,
-                location,
-            )
-            .map_err(|e| e.in_primitive(eqn.primitive.name(), eqn.location))?;
-            for (v, value) in eqn.outputs.iter().zip(outputs) {
-                values.insert(*v, value);
-            }
-        }
-        let results = jaxpr
-            .outvars
-            .iter()
-            .map(|a: &Atom| emitter.atom(a, jaxpr, &values, unknown))
+        let args = (0..params.len())
+            .map(|i| {
+                block
+                    .argument(i)
+                    .map(Into::into)
+                    .map_err(emit::melior_error)
+            })
             .collect::<Result<Vec<_>, _>>()?;
+        let mut emitter = emit::Emitter::new(&context, &block);
+        let results = body::lower_body(&mut emitter, jaxpr, &args)?;
         emitter.op("func.return", &results, &[], &[], unknown)?;
     }
     let region = Region::new();

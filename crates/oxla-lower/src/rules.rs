@@ -229,7 +229,15 @@ pub(crate) fn lower_equation<'c, 'a>(
     out_avals: &[&Aval],
     loc: Location<'c>,
 ) -> Result<Values<'c, 'a>, LowerError> {
-    let out = out_avals[0];
+    // Calls and barriers may have no results; every other primitive has one or more.
+    let no_result;
+    let out = match out_avals.first() {
+        Some(out) => *out,
+        None => {
+            no_result = Aval::new(DType::Bool, &[]);
+            &no_result
+        }
+    };
     match primitive {
         Primitive::Unary(UnaryOp::Square) => e.op(
             "stablehlo.multiply",
@@ -824,6 +832,25 @@ pub(crate) fn lower_equation<'c, 'a>(
             }
             e.op("stablehlo.dot_general", inputs, &[out], &attributes, loc)
         }
+        Primitive::Call { jaxpr, .. }
+        | Primitive::Remat { jaxpr, .. }
+        | Primitive::CustomJvpCall { jaxpr, .. }
+        | Primitive::CustomVjpCall { jaxpr, .. } => {
+            crate::body::lower_body(e, jaxpr.jaxpr(), inputs)
+        }
+        Primitive::StopGradient | Primitive::CheckpointName { .. } => Ok(vec![inputs[0]]),
+        Primitive::OptimizationBarrier => e.op(
+            "stablehlo.optimization_barrier",
+            inputs,
+            out_avals,
+            &[],
+            loc,
+        ),
+        Primitive::CustomLin { .. } => Err(LowerError::Mlir(
+            "the linear part of a custom_vjp function can only be transposed (by reverse-mode \
+             differentiation), not run"
+                .into(),
+        )),
     }
 }
 

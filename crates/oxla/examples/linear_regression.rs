@@ -1,11 +1,11 @@
 //! A training run with oxla: full-batch gradient descent on a linear model
 //! y = x.w + b, with a jitted train step (compiled once, run 300 times on
-//! the CPU plugin). The gradients are written out by hand until oxla's
-//! `grad` exists: d(mean squared error)/dw = 2/N x^T (x.w + b - y).
+//! the CPU plugin) whose gradients come from `value_and_grad` over the
+//! parameter pytree.
 //!
 //! `cargo run --release -p oxla --example linear_regression`
 
-use oxla::{Array, DType, jit, lax, numpy as jnp};
+use oxla::{Array, DType, jit, lax, numpy as jnp, value_and_grad};
 
 const SAMPLES: i64 = 256;
 const FEATURES: i64 = 4;
@@ -19,18 +19,27 @@ fn features() -> Array {
     jnp::sin(&((&j + 1.0) * 0.37 * &i + &j))
 }
 
-/// One step: the loss before it, and the updated parameters.
-fn train_step((w, b, x, y): (Array, Array, Array, Array)) -> (Array, Array, Array) {
-    let err = jnp::matmul(&x, &w) + &b - &y;
-    let loss = jnp::mean(&jnp::square(&err), None, false);
-    let scale = 2.0 / SAMPLES as f64;
-    let grad_w = jnp::matmul(&jnp::transpose(&x, None), &err) * scale;
-    let grad_b = jnp::sum(&err, None, false) * scale;
-    (
-        &w - &(grad_w * LEARNING_RATE),
-        &b - &(grad_b * LEARNING_RATE),
-        loss,
-    )
+/// The parameters: weights and bias.
+type Params = (Array, Array);
+
+/// Mean squared error of the model on (x, y).
+fn loss((w, b): Params, x: &Array, y: &Array) -> Array {
+    let err = jnp::matmul(x, &w) + &b - y;
+    jnp::mean(&jnp::square(&err), None, false)
+}
+
+/// One step: the updated parameters, and the loss before it.
+fn train_step((params, x, y): (Params, Array, Array)) -> oxla::Result<(Params, Array)> {
+    let (value, (grad_w, grad_b)) =
+        value_and_grad(|p: Params| loss(p, &x, &y)).call(params.clone())?;
+    let (w, b) = params;
+    Ok((
+        (
+            &w - &(grad_w * LEARNING_RATE),
+            &b - &(grad_b * LEARNING_RATE),
+        ),
+        value,
+    ))
 }
 
 fn main() -> oxla::Result<()> {
@@ -42,7 +51,7 @@ fn main() -> oxla::Result<()> {
     let step = jit(train_step);
     let mut loss = f32::NAN;
     for i in 0..STEPS {
-        let (new_w, new_b, l) = step.call((w, b, x.clone(), y.clone()))?;
+        let ((new_w, new_b), l) = step.call(((w, b), x.clone(), y.clone()))??;
         (w, b) = (new_w, new_b);
         if i % 50 == 0 || i + 1 == STEPS {
             loss = l.item::<f32>()?;

@@ -35,6 +35,27 @@ pub(crate) enum Inner {
         /// Its type.
         aval: Aval,
     },
+    /// A value being differentiated in forward mode by the jvp trace `trace`.
+    Jvp {
+        /// The trace it belongs to.
+        trace: u64,
+        /// Its value.
+        primal: Array,
+        /// Its tangent (never a symbolic zero: a value with a zero tangent
+        /// is just its primal).
+        tangent: Array,
+    },
+    /// A value being batched by the vmap trace `trace`.
+    Batched {
+        /// The trace it belongs to.
+        trace: u64,
+        /// Every batch element's value, stacked along `bdim`.
+        value: Array,
+        /// Where the batch dimension is in `value`.
+        bdim: usize,
+        /// The type of one batch element.
+        aval: Aval,
+    },
     /// A Rust scalar, weakly typed, not yet on a device.
     Scalar {
         /// The value.
@@ -64,7 +85,10 @@ impl Array {
         }
     }
 
-    pub(crate) fn error(e: Error) -> Array {
+    /// An array carrying `e`: every op on it passes the error on and the
+    /// next call that returns a `Result` reports it. Lets a function that
+    /// must return an `Array` pass on an error (`.unwrap_or_else(Array::error)`).
+    pub fn error(e: Error) -> Array {
         Array::from_inner(Inner::Error(e))
     }
 
@@ -168,7 +192,21 @@ impl Array {
                 }),
                 None => Ok(()),
             },
-            Inner::Traced { .. } | Inner::Scalar { .. } | Inner::Error(_) => Ok(()),
+            Inner::Traced { .. }
+            | Inner::Jvp { .. }
+            | Inner::Batched { .. }
+            | Inner::Scalar { .. }
+            | Inner::Error(_) => Ok(()),
+        }
+    }
+
+    /// The id of the trace this array is a tracer of, if it is one.
+    pub(crate) fn trace_id(&self) -> Option<u64> {
+        match &*self.inner {
+            Inner::Traced { trace, .. }
+            | Inner::Jvp { trace, .. }
+            | Inner::Batched { trace, .. } => Some(*trace),
+            Inner::Concrete { .. } | Inner::Scalar { .. } | Inner::Error(_) => None,
         }
     }
 
@@ -185,7 +223,9 @@ impl Array {
         match &*self.inner {
             Inner::Concrete { aval, .. }
             | Inner::Traced { aval, .. }
+            | Inner::Batched { aval, .. }
             | Inner::Scalar { aval, .. } => Ok(aval),
+            Inner::Jvp { primal, .. } => primal.aval(),
             Inner::Error(e) => Err(e.clone()),
         }
     }
@@ -220,9 +260,9 @@ impl Array {
         self.aval().map(|_| self)
     }
 
-    /// Whether this array is being traced.
+    /// Whether this array is a tracer (of jit, a differentiation or vmap).
     pub fn is_traced(&self) -> bool {
-        matches!(&*self.inner, Inner::Traced { .. })
+        self.trace_id().is_some()
     }
 
     /// The device buffer of a concrete array (a host scalar is put on the
@@ -247,10 +287,15 @@ impl Array {
                     None,
                 )?))
             }
-            Inner::Traced { aval, .. } => Err(Error::Concretization {
-                aval: aval.clone(),
-                location,
-            }),
+            // A value under forward-mode differentiation has a concrete
+            // primal when it is differentiated outside jit (as in JAX).
+            Inner::Jvp { primal, .. } => primal.buffer_at(location),
+            Inner::Traced { aval, .. } | Inner::Batched { aval, .. } => {
+                Err(Error::Concretization {
+                    aval: aval.clone(),
+                    location,
+                })
+            }
             Inner::Error(e) => Err(e.clone()),
         }
     }
@@ -386,6 +431,10 @@ impl fmt::Debug for Array {
         match &*self.inner {
             Inner::Concrete { aval, .. } => write!(f, "Array({aval}: {self})"),
             Inner::Traced { aval, .. } => write!(f, "Traced<{aval}>"),
+            Inner::Jvp {
+                primal, tangent, ..
+            } => write!(f, "JvpTracer({primal:?}, {tangent:?})"),
+            Inner::Batched { value, bdim, .. } => write!(f, "BatchTracer({value:?}, bdim={bdim})"),
             Inner::Scalar { value, aval } => write!(f, "{value}:{aval}"),
             Inner::Error(e) => write!(f, "Error({e})"),
         }
@@ -408,7 +457,10 @@ impl fmt::Display for Array {
             return write!(f, "<error: {e}>");
         }
         match &*self.inner {
-            Inner::Traced { aval, .. } => return write!(f, "Traced<{aval}>"),
+            Inner::Traced { aval, .. } | Inner::Batched { aval, .. } => {
+                return write!(f, "Traced<{aval}>");
+            }
+            Inner::Jvp { primal, .. } => return write!(f, "{primal}"),
             Inner::Error(e) => return write!(f, "<error: {e}>"),
             Inner::Scalar { value, .. } => return write!(f, "{value}"),
             Inner::Concrete { .. } => {}

@@ -14,8 +14,8 @@ pub enum Error {
     Shape(#[from] CoreError),
     /// A traced value was read as a host value inside `jit`.
     #[error(
-        "{location}: cannot read a traced {aval} as a host value inside jit: its value is not \
-         known until the compiled function runs (return it from the function instead)"
+        "{location}: cannot read a traced {aval} as a host value inside jit or vmap: its value is \
+         not known until the compiled function runs (return it from the function instead)"
     )]
     Concretization {
         /// The traced value's type.
@@ -23,8 +23,13 @@ pub enum Error {
         /// Where it was read.
         location: Location,
     },
-    /// A traced value was used after the `jit` call that made it returned.
-    #[error("{location}: a traced value escaped the jit call that made it and cannot be used here")]
+    /// A tracer was used after the transformation that made it (jit, grad,
+    /// vmap, ...) returned.
+    #[error(
+        "{location}: a traced value escaped: the jit, grad, vmap or other transformation that \
+         made it has finished, so it has no value here (return it from the transformed \
+         function instead of storing it)"
+    )]
     EscapedTracer {
         /// Where it was used.
         location: Location,
@@ -49,6 +54,32 @@ pub enum Error {
         /// What would have moved.
         aval: Aval,
         /// Where.
+        location: Location,
+    },
+    /// A transformation (jvp, transpose, vmap, ...) cannot handle a primitive
+    /// or its use.
+    #[error(
+        "{}{transform} of {primitive}: {message}",
+        location.map(|l| format!("{l}: ")).unwrap_or_default()
+    )]
+    Transform {
+        /// The transformation.
+        transform: &'static str,
+        /// The primitive's name.
+        primitive: String,
+        /// What is wrong.
+        message: String,
+        /// The user's source line of the equation.
+        location: Option<Location>,
+    },
+    /// A transformed function was called wrongly (structure, dtypes, axes).
+    #[error("{location}: {function}: {message}")]
+    Usage {
+        /// The transformation (`grad`, `vmap`, ...).
+        function: &'static str,
+        /// What is wrong.
+        message: String,
+        /// The caller's source line.
         location: Location,
     },
     /// Lowering to StableHLO failed.

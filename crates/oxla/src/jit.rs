@@ -12,14 +12,13 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use oxla_core::{Atom, Aval, Jaxpr, Location};
+use oxla_core::{Aval, Jaxpr, Location};
 use oxla_pjrt::LoadedExecutable;
 
-use crate::array::{Array, Inner};
+use crate::array::Array;
 use crate::config::{explain_cache_misses, log_compiles, x64_enabled};
 use crate::error::{Error, Result};
 use crate::pytree::{Pytree, TreeDef};
-use crate::trace::{TraceGuard, with_top};
 
 /// What a compiled function is specialized on.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -93,34 +92,17 @@ fn trace<In: Pytree, Out: Pytree>(
     avals: &[Aval],
     location: Location,
 ) -> Result<Traced> {
-    let guard = TraceGuard::open();
-    let tracers: Vec<Array> = avals
-        .iter()
-        .map(|aval| {
-            let var = with_top(|frame| frame.builder.add_invar(aval.clone()))
-                .expect("the trace just opened");
-            Array::from_inner(Inner::Traced {
-                trace: guard.id(),
-                atom: Atom::Var(var),
-                aval: aval.clone(),
-            })
-        })
-        .collect();
-    let traced_args = args.with_leaves(&mut tracers.into_iter())?;
-    let out = f(traced_args);
-    let (out_leaves, out_tree) = out.flatten();
-    let atoms = with_top(|frame| {
-        out_leaves
-            .iter()
-            .map(|x| frame.atom(x, location))
-            .collect::<Result<Vec<_>>>()
-    })
-    .expect("the trace is open")?;
-    let frame = guard.finish();
+    let mut out_tree = None;
+    let (jaxpr, consts) = crate::transform::eval::trace_flat(avals, true, location, |tracers| {
+        let traced_args = args.with_leaves(&mut tracers.iter().cloned())?;
+        let (leaves, tree) = f(traced_args).flatten();
+        out_tree = Some(tree);
+        Ok(leaves)
+    })?;
     Ok(Traced {
-        consts: frame.consts.iter().map(|(a, _)| a.clone()).collect(),
-        jaxpr: frame.builder.finish(atoms),
-        out_tree,
+        jaxpr,
+        consts,
+        out_tree: out_tree.expect("traced"),
     })
 }
 
@@ -351,10 +333,10 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// a miss. Inside another trace, the function is traced inline.
     #[track_caller]
     pub fn call(&self, args: In) -> Result<Out> {
-        if crate::trace::is_tracing() {
-            return Ok((self.f)(args));
-        }
         let location = Location::from_caller(std::panic::Location::caller());
+        if crate::trace::is_tracing() {
+            return self.call_traced(args, location);
+        }
         let (leaves, key) = self.key(&args)?;
         let compiled = self.compiled(&args, key, location)?;
         let buffers = compiled
@@ -378,6 +360,25 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             .map(|(b, aval)| Array::wrap_buffer(b, aval.clone()))
             .collect();
         Out::unflatten_from(&compiled.out_tree, &mut arrays.into_iter())
+    }
+}
+
+impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
+    /// A call inside a trace (jit, grad, vmap, ...): the function is traced
+    /// into a jaxpr and applied as a `pjit` equation, which every
+    /// transformation sees through.
+    fn call_traced(&self, args: In, location: Location) -> Result<Out> {
+        let (leaves, key) = self.key(&args)?;
+        let traced = trace(&self.f, &args, &key.avals, location)?;
+        let mut operands = traced.consts;
+        operands.extend(leaves);
+        let call = oxla_core::Primitive::Call {
+            jaxpr: oxla_core::SubJaxpr::new(traced.jaxpr),
+            name: self.name.as_str().into(),
+        };
+        let refs: Vec<&Array> = operands.iter().collect();
+        let outs = crate::ops::bind_at(call, &refs, location)?;
+        Out::unflatten_from(&traced.out_tree, &mut outs.into_iter())
     }
 }
 

@@ -736,3 +736,13 @@ pub(crate) fn wrap_negative(indices: &Array, dim: i64) -> Array {
     let wrapped = add(indices, &Array::weak_scalar(dim as i32));
     select_n(&negative, &[indices, &wrapped])
 }
+
+/// `x` with a zero derivative: differentiation treats it as a constant
+/// (`jax.lax.stop_gradient`).
+#[track_caller]
+pub fn stop_gradient(x: &Array) -> Array {
+    if !crate::trace::is_tracing() {
+        return x.clone();
+    }
+    bind(Primitive::StopGradient, &[x])
+}

@@ -7,7 +7,9 @@
 #![warn(missing_docs)]
 
 mod array;
+mod autodiff;
 pub mod config;
+pub mod custom;
 mod element;
 mod error;
 pub mod index;
@@ -20,18 +22,29 @@ mod ops;
 pub mod pytree;
 mod runtime;
 mod trace;
+mod transform;
+mod vmap;
 
 pub use array::Array;
+pub use autodiff::{
+    Grad, Linearized, ValueAndGrad, Vjp, grad, hessian, jacfwd, jacrev, jvp, linearize,
+    value_and_grad, vjp,
+};
 pub use config::{enable_x64, x64_enabled};
+pub use custom::{
+    Checkpoint, CustomJvp, CustomVjp, checkpoint, checkpoint_name, custom_jvp, custom_vjp,
+};
 pub use element::Element;
 pub use error::{Error, Result};
 pub use index::{IndexItem, NEW_AXIS};
 pub use jit::{CacheKey, Jit, Traced, jit, make_jaxpr};
 pub use ops::eager_cache_size;
+pub use oxla_core::RematPolicy;
 pub use oxla_core::{Aval, DType, Jaxpr};
 pub use oxla_derive::Pytree;
 pub use pytree::{Pytree, Static, TreeDef, tree_leaves, tree_map, tree_structure, tree_unflatten};
 pub use runtime::{client, compile_jaxpr, disk_cache, set_compile_cache_dir};
+pub use vmap::{Vmap, vmap};
 
 fn promotion_default_float() -> DType {
     oxla_core::promotion::default_float(x64_enabled())

@@ -1,14 +1,37 @@
 //! `oxla::nn`: activation and normalization functions of `jax.nn`.
 
+use std::sync::LazyLock;
+
 use oxla_core::DType;
+
+use crate::custom::{CustomJvp, custom_jvp};
 
 use crate::array::Array;
 use crate::numpy as jnp;
 
-/// max(x, 0).
+type ReluFn = fn((Array,)) -> Array;
+
+/// relu with JAX's derivative (0 at 0): a `custom_jvp`, as `jax.nn.relu`.
+static RELU: LazyLock<CustomJvp<(Array,), Array, ReluFn>> =
+    LazyLock::new(|| custom_jvp(relu_value as ReluFn, relu_jvp));
+
+fn relu_value((x,): (Array,)) -> Array {
+    jnp::maximum(&x, &Array::weak_scalar(0.0f32))
+}
+
+fn relu_jvp((x,): (Array,), (t,): (Array,)) -> (Array, Array) {
+    let positive = crate::lax::gt(&x, &Array::weak_scalar(0.0f32));
+    let tangent = jnp::where_(&positive, &t, &jnp::zeros_like(&t));
+    (relu_value((x,)), tangent)
+}
+
+/// max(x, 0); its derivative is 0 at 0, as in JAX.
 #[track_caller]
 pub fn relu(x: &Array) -> Array {
-    jnp::maximum(x, &Array::weak_scalar(0.0f32))
+    let location = crate::ops::current_location(std::panic::Location::caller());
+    crate::ops::with_rule_location(location, || {
+        RELU.call((x.clone(),)).unwrap_or_else(Array::error)
+    })
 }
 
 /// 1 / (1 + e^-x).
@@ -31,27 +54,37 @@ pub fn gelu(x: &Array) -> Array {
     x * 0.5f64 * (jnp::tanh(&inner) + 1.0f64)
 }
 
-/// log(sum(exp(x))) over `axis`, stable.
+/// log(sum(exp(x))) over `axis`, stable, as `jax.nn.logsumexp`: the
+/// maximum it shifts by is a constant to differentiation (stop_gradient)
+/// and is replaced by 0 where it is not finite, so a slice of `-inf` gives
+/// `-inf` (not NaN) and its gradient is finite.
 #[track_caller]
 pub fn logsumexp(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     let m = jnp::max(x, axis, true);
+    let finite = jnp::isfinite(&m);
+    let m = crate::lax::stop_gradient(&jnp::where_(&finite, &m, &jnp::zeros_like(&m)));
     let shifted = jnp::exp(&(x - &m));
     let s = jnp::log(&jnp::sum(&shifted, axis, true)) + &m;
     if keepdims { s } else { jnp::squeeze(&s, axis) }
 }
 
-/// x - logsumexp(x) over the last axis (or `axis`).
+/// x - logsumexp(x) over the last axis (or `axis`), as `jax.nn.log_softmax`
+/// (shifted by the stopped-gradient maximum).
 #[track_caller]
 pub fn log_softmax(x: &Array, axis: Option<&[i64]>) -> Array {
     let axis = axis.unwrap_or(&[-1]);
-    x - &logsumexp(x, Some(axis), true)
+    let shifted = x - &crate::lax::stop_gradient(&jnp::max(x, Some(axis), true));
+    let total = jnp::log(&jnp::sum(&jnp::exp(&shifted), Some(axis), true));
+    shifted - total
 }
 
-/// exp(x) / sum(exp(x)) over the last axis (or `axis`).
+/// exp(x) / sum(exp(x)) over the last axis (or `axis`), shifted by the
+/// stopped-gradient maximum.
 #[track_caller]
 pub fn softmax(x: &Array, axis: Option<&[i64]>) -> Array {
     let axis = axis.unwrap_or(&[-1]);
-    let e = jnp::exp(&(x - &jnp::max(x, Some(axis), true)));
+    let m = crate::lax::stop_gradient(&jnp::max(x, Some(axis), true));
+    let e = jnp::exp(&(x - &m));
     &e / &jnp::sum(&e, Some(axis), true)
 }
 

@@ -456,13 +456,23 @@ pub fn full(shape: &[i64], value: f64, dtype: DType) -> Result<Array> {
 /// `jnp.zeros_like(x)`.
 #[track_caller]
 pub fn zeros_like(x: &Array) -> Array {
-    multiply(x, &Array::weak_scalar(0i32))
+    full_like(x, 0.0)
+}
+
+/// An array like `x` (dtype, shape, weak type) filled with `value`: a
+/// broadcast literal, never computed from `x`'s values.
+#[track_caller]
+fn full_like(x: &Array, value: f64) -> Array {
+    match x.aval() {
+        Ok(aval) => crate::transform::support::full(aval, value),
+        Err(e) => Array::error(e),
+    }
 }
 
 /// `jnp.ones_like(x)`.
 #[track_caller]
 pub fn ones_like(x: &Array) -> Array {
-    add(&zeros_like(x), &Array::weak_scalar(1i32))
+    full_like(x, 1.0)
 }
 
 /// `jnp.arange(start, stop, step)` as `dtype`.

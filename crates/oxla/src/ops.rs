@@ -1,7 +1,9 @@
-//! Applying a primitive: staged into the open trace, or run eagerly as a
-//! one-equation program (compiled once per primitive, parameters and input
-//! types, then cached).
+//! Applying a primitive: to the trace of the highest-level tracer among the
+//! inputs (or the innermost jit trace), or eagerly as a one-equation
+//! program (compiled once per primitive, parameters and input types, then
+//! cached).
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -11,7 +13,8 @@ use oxla_pjrt::LoadedExecutable;
 
 use crate::array::{Array, Inner};
 use crate::error::{Error, Result};
-use crate::trace;
+use crate::trace::{self, TraceKind};
+use crate::transform::{batching, jvp};
 
 type EagerKey = (Primitive, Vec<Aval>);
 
@@ -23,6 +26,33 @@ fn eager_cache() -> &'static Mutex<HashMap<EagerKey, Arc<LoadedExecutable>>> {
 /// Number of eagerly compiled primitive programs in the cache.
 pub fn eager_cache_size() -> usize {
     eager_cache().lock().map(|c| c.len()).unwrap_or(0)
+}
+
+thread_local! {
+    /// While a transformation rule runs: the location of the equation it
+    /// is for, which every equation the rule makes carries.
+    static RULE_LOCATION: Cell<Option<Location>> = const { Cell::new(None) };
+}
+
+/// The location an op called from `caller` records: the user's line, or,
+/// inside a transformation rule, the line of the equation being transformed.
+pub(crate) fn current_location(caller: &'static std::panic::Location<'static>) -> Location {
+    RULE_LOCATION
+        .with(Cell::get)
+        .unwrap_or_else(|| Location::from_caller(caller))
+}
+
+/// The location of the equation whose rule is running, if any.
+pub(crate) fn rule_location() -> Option<Location> {
+    RULE_LOCATION.with(Cell::get)
+}
+
+/// Runs a rule for an equation at `location`: equations it makes carry it.
+pub(crate) fn with_rule_location<R>(location: Location, f: impl FnOnce() -> R) -> R {
+    let saved = RULE_LOCATION.with(|l| l.replace(Some(location)));
+    let result = f();
+    RULE_LOCATION.with(|l| l.set(saved));
+    result
 }
 
 /// The compiled one-equation program of `primitive` on `avals`.
@@ -54,7 +84,7 @@ fn eager_executable(
 /// output, or an error array.
 #[track_caller]
 pub(crate) fn bind(primitive: Primitive, inputs: &[&Array]) -> Array {
-    let location = Location::from_caller(std::panic::Location::caller());
+    let location = current_location(std::panic::Location::caller());
     match bind_at(primitive, inputs, location) {
         Ok(mut outs) => outs.swap_remove(0),
         Err(e) => Array::error(e),
@@ -65,47 +95,102 @@ pub(crate) fn bind(primitive: Primitive, inputs: &[&Array]) -> Array {
 /// failure, `n` error arrays).
 #[track_caller]
 pub(crate) fn bind_n(primitive: Primitive, inputs: &[&Array], n: usize) -> Vec<Array> {
-    let location = Location::from_caller(std::panic::Location::caller());
+    let location = current_location(std::panic::Location::caller());
     match bind_at(primitive, inputs, location) {
         Ok(outs) => outs,
         Err(e) => (0..n).map(|_| Array::error(e.clone())).collect(),
     }
 }
 
-/// [`bind`] with an explicit location, returning every output.
+/// The level of the trace that handles an op on `inputs`: the highest
+/// among the inputs' tracers and the innermost dynamic (jit) trace; `None`
+/// to run eagerly. A tracer of a closed trace is an error.
+pub(crate) fn top_level(inputs: &[&Array], location: Location) -> Result<Option<usize>> {
+    let mut top = trace::dynamic_level();
+    for x in inputs {
+        if let Some(id) = x.trace_id() {
+            let level = trace::level_of(id).ok_or(Error::EscapedTracer { location })?;
+            top = Some(top.map_or(level, |t| t.max(level)));
+        }
+    }
+    Ok(top)
+}
+
+/// What a trace level does with an op.
+enum Handler {
+    Stage(u64),
+    Jvp(u64, Option<u64>),
+    Batch(u64, i64),
+}
+
+/// [`bind`] with an explicit location, returning every output. An error is
+/// also recorded on the innermost open trace, so it is reported even if no
+/// output depends on it.
 pub(crate) fn bind_at(
     primitive: Primitive,
     inputs: &[&Array],
     location: Location,
 ) -> Result<Vec<Array>> {
+    let result = dispatch(primitive, inputs, location);
+    if let Err(e) = &result {
+        trace::record_error(e);
+    }
+    result
+}
+
+fn dispatch(primitive: Primitive, inputs: &[&Array], location: Location) -> Result<Vec<Array>> {
     for x in inputs {
         if let Inner::Error(e) = &*x.inner {
             return Err(e.clone());
         }
     }
-    if let Some(staged) = trace::with_top(|frame| -> Result<Vec<Array>> {
+    let Some(level) = top_level(inputs, location)? else {
+        return eager(primitive, inputs, location);
+    };
+    let handler = trace::with_level(level, |entry| match &entry.kind {
+        TraceKind::Staging { .. } => Handler::Stage(entry.id),
+        TraceKind::Jvp { tangent_trace } => Handler::Jvp(entry.id, *tangent_trace),
+        TraceKind::Batch { axis_size } => Handler::Batch(entry.id, *axis_size),
+    });
+    match handler {
+        Handler::Stage(id) => stage(id, primitive, inputs, location),
+        Handler::Jvp(id, tangent_trace) => with_rule_location(location, || {
+            jvp::process(id, tangent_trace, &primitive, inputs)
+        }),
+        Handler::Batch(id, axis_size) => with_rule_location(location, || {
+            batching::process(id, axis_size, &primitive, inputs)
+        }),
+    }
+}
+
+/// Records the equation in staging trace `id`.
+pub(crate) fn stage(
+    id: u64,
+    primitive: Primitive,
+    inputs: &[&Array],
+    location: Location,
+) -> Result<Vec<Array>> {
+    trace::with_frame(id, |frame, id| -> Result<Vec<Array>> {
         let atoms = inputs
             .iter()
-            .map(|x| frame.atom(x, location))
+            .map(|x| frame.atom(id, x, location))
             .collect::<Result<Vec<_>>>()?;
         let vars = frame
             .builder
-            .add_equation(primitive.clone(), atoms, Some(location))?;
+            .add_equation(primitive, atoms, Some(location))?;
         Ok(vars
             .into_iter()
             .map(|v| {
                 let aval = frame.builder.aval(&Atom::Var(v)).clone();
                 Array::from_inner(Inner::Traced {
-                    trace: frame.id,
+                    trace: id,
                     atom: Atom::Var(v),
                     aval,
                 })
             })
             .collect())
-    }) {
-        return staged;
-    }
-    eager(primitive, inputs, location)
+    })
+    .unwrap_or_else(|| Err(Error::EscapedTracer { location }))
 }
 
 /// Runs one primitive now.

@@ -12,3 +12,4 @@ mod ops_vs_jax;
 mod promotion;
 mod pytrees;
 mod reference;
+mod transforms;

@@ -49,16 +49,21 @@ pub fn cases() -> &'static BTreeMap<String, serde_json::Value> {
 /// The case `name` with its inputs on the device.
 pub fn case(name: &str) -> Case {
     let v = &cases()[name];
-    let inputs = v["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| {
-            let (d, dims, bytes) = decode(a);
-            Array::from_bytes(d, &dims, &bytes).unwrap()
-        })
-        .collect();
-    let (d, dims, bytes) = decode(&v["output"]);
+    Case {
+        inputs: v["inputs"].as_array().unwrap().iter().map(array).collect(),
+        output: host(&v["output"]),
+    }
+}
+
+/// An encoded array on the device.
+pub fn array(v: &serde_json::Value) -> Array {
+    let (d, dims, bytes) = decode(v);
+    Array::from_bytes(d, &dims, &bytes).unwrap()
+}
+
+/// An encoded array on the host.
+pub fn host(v: &serde_json::Value) -> oxla_npy::HostArray {
+    let (d, dims, bytes) = decode(v);
     let element = match d {
         DType::Bool => oxla_pjrt::ElementType::Pred,
         DType::I8 => oxla_pjrt::ElementType::S8,
@@ -74,10 +79,23 @@ pub fn case(name: &str) -> Case {
         DType::F32 => oxla_pjrt::ElementType::F32,
         DType::F64 => oxla_pjrt::ElementType::F64,
     };
-    Case {
-        inputs,
-        output: oxla_npy::HostArray::new(element, dims, bytes),
-    }
+    oxla_npy::HostArray::new(element, dims, bytes)
+}
+
+/// The output of a reference script (run once per test binary and script).
+pub fn script(name: &str) -> &'static serde_json::Value {
+    static OUTPUTS: OnceLock<std::sync::Mutex<BTreeMap<String, &'static serde_json::Value>>> =
+        OnceLock::new();
+    let outputs = OUTPUTS.get_or_init(Default::default);
+    let mut outputs = outputs.lock().unwrap_or_else(|e| e.into_inner());
+    outputs.entry(name.to_string()).or_insert_with(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/suite/reference")
+            .join(name);
+        Box::leak(Box::new(
+            serde_json::from_slice(&oxla_testing::run_python(&path, &[])).unwrap(),
+        ))
+    })
 }
 
 /// JAX's jaxpr texts and promotion table (reference/jaxprs.py).

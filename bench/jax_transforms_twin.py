@@ -1,0 +1,60 @@
+"""JAX's side of oxla's transformation benchmark: the same workloads, timed
+the same way (see bench/src/bin/transforms_vs_jax.rs).
+
+Prints JSON with median microseconds per call and memory figures.
+"""
+
+import json
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jax_twin import median_us, mlp_loss
+
+LEARNING_RATE = 0.01
+
+
+def train_step(params, x, y):
+    loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
+    return jax.tree.map(lambda p, g: p - LEARNING_RATE * g, params, grads), loss
+
+
+def deep_loss(layers, x, remat):
+    layer = lambda h, w: jnp.tanh(h @ w)  # noqa: E731
+    if remat:
+        layer = jax.checkpoint(layer, policy=jax.checkpoint_policies.nothing_saveable)
+    for w in layers:
+        x = layer(x, w)
+    return jnp.sum(x ** 2)
+
+
+def main():
+    rng = np.random.default_rng(0)
+    sizes = [784, 512, 512, 10]
+    params = [(jnp.asarray(rng.standard_normal((a, b)).astype(np.float32) * 0.05), jnp.zeros(b, jnp.float32))
+              for a, b in zip(sizes[:-1], sizes[1:])]
+    x = jnp.asarray(rng.standard_normal((128, 784)).astype(np.float32))
+    y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)])
+    results = {}
+
+    def lower():
+        fresh = lambda p, a, b: train_step(p, a, b)  # noqa: E731
+        jax.jit(fresh).lower(params, x, y)
+    results["step_trace_lower"] = median_us(lower, 5, 9)
+
+    step = jax.jit(train_step)
+    jax.block_until_ready(step(params, x, y))
+    results["step_run"] = median_us(lambda: jax.block_until_ready(step(params, x, y)), 50, 9)
+
+    layers = [jnp.eye(256, dtype=jnp.float32) * (0.9 + 0.001 * i) for i in range(16)]
+    xb = jnp.ones((512, 256), jnp.float32)
+    for name, remat in [("deep_temp_plain", False), ("deep_temp_remat", True)]:
+        compiled = jax.jit(jax.grad(lambda l, a: deep_loss(l, a, remat))).lower(layers, xb).compile()
+        results[name] = compiled.memory_analysis().temp_size_in_bytes
+    json.dump(results, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

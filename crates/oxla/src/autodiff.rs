@@ -1,0 +1,542 @@
+//! Differentiation, as JAX's `jax.jvp`, `jax.linearize`, `jax.vjp`,
+//! `jax.grad`, `jax.value_and_grad`, `jax.jacfwd`, `jax.jacrev` and
+//! `jax.hessian`. Functions take and return pytrees; forward mode pushes
+//! tangents through, reverse mode linearizes and transposes the linear part.
+//! Everything composes with `jit`, `vmap` and itself, to any order.
+
+use std::marker::PhantomData;
+
+use oxla_core::Location;
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::pytree::{Pytree, TreeDef};
+use crate::trace::{TraceGuard, TraceKind};
+use crate::transform::jvp::{split, tracer};
+use crate::transform::linearize::{Linear, linearize_flat};
+use crate::transform::support::{Tangent, instantiate};
+
+#[track_caller]
+fn caller() -> Location {
+    Location::from_caller(std::panic::Location::caller())
+}
+
+/// Runs a typed function on flat leaves.
+fn flat_fn<'f, In: Pytree, Out: Pytree>(
+    f: impl FnOnce(In) -> Out + 'f,
+    in_tree: &'f TreeDef,
+    out_tree: &'f mut Option<TreeDef>,
+) -> impl FnOnce(&[Array]) -> Result<Vec<Array>> + 'f {
+    move |leaves: &[Array]| {
+        let args = In::unflatten_from(in_tree, &mut leaves.iter().cloned())?;
+        let (outs, tree) = f(args).flatten();
+        *out_tree = Some(tree);
+        Ok(outs)
+    }
+}
+
+fn check_same_structure(
+    what: &'static str,
+    a: &TreeDef,
+    b: &TreeDef,
+    location: Location,
+) -> Result<()> {
+    if a != b {
+        return Err(Error::Usage {
+            function: what,
+            message: format!("the tangents' structure {b} differs from the primals' {a}"),
+            location,
+        });
+    }
+    Ok(())
+}
+
+/// Forward mode: `f(primals)` and its directional derivative along
+/// `tangents` (a pytree like `primals`), as `jax.jvp`. Integer and bool
+/// leaves have no tangent (JAX's float0): theirs are ignored and their
+/// output tangents are zeros.
+#[track_caller]
+pub fn jvp<In: Pytree, Out: Pytree>(
+    f: impl FnOnce(In) -> Out,
+    primals: &In,
+    tangents: &In,
+) -> Result<(Out, Out)> {
+    let location = caller();
+    let (p_leaves, in_tree) = primals.flatten();
+    let (t_leaves, t_tree) = tangents.flatten();
+    check_same_structure("jvp", &in_tree, &t_tree, location)?;
+    for (i, (p, t)) in p_leaves.iter().zip(&t_leaves).enumerate() {
+        let (pa, ta) = (p.aval()?, t.aval()?);
+        if pa.dtype.is_float() && (pa.dtype != ta.dtype || pa.shape != ta.shape) {
+            return Err(Error::Usage {
+                function: "jvp",
+                message: format!("tangent {i} is {ta}, but its primal is {pa}: they must match"),
+                location,
+            });
+        }
+    }
+    let guard = TraceGuard::open(TraceKind::Jvp {
+        tangent_trace: None,
+    });
+    let id = guard.id();
+    let inputs: Vec<Array> = p_leaves
+        .iter()
+        .zip(&t_leaves)
+        .map(|(p, t)| tracer(id, p.clone(), Some(t.clone())))
+        .collect();
+    let mut out_tree = None;
+    let outs = flat_fn(f, &in_tree, &mut out_tree)(&inputs)?;
+    for x in &outs {
+        crate::transform::eval::check_live(x, location)?;
+        x.check()?;
+    }
+    guard.finish()?;
+    let out_tree = out_tree.expect("traced");
+    let (primal_outs, tangent_outs): (Vec<Array>, Vec<Tangent>) =
+        outs.iter().map(|x| split(id, x)).unzip();
+    let tangent_outs: Vec<Array> = tangent_outs
+        .iter()
+        .zip(&primal_outs)
+        .map(|(t, p)| Ok(instantiate(t, p.aval()?)))
+        .collect::<Result<_>>()?;
+    Ok((
+        Out::unflatten_from(&out_tree, &mut primal_outs.into_iter())?,
+        Out::unflatten_from(&out_tree, &mut tangent_outs.into_iter())?,
+    ))
+}
+
+/// The linear part of a function at a point ([`linearize`]): apply it to
+/// tangents with [`Linearized::call`].
+pub struct Linearized<In, Out> {
+    linear: Linear,
+    in_tree: TreeDef,
+    out_tree: TreeDef,
+    _types: PhantomData<fn(In) -> Out>,
+}
+
+/// `f(primals)` and its linear part, as `jax.linearize`: the primal
+/// computation runs now, the tangent computation is kept as a jaxpr that
+/// each [`Linearized::call`] evaluates.
+#[track_caller]
+pub fn linearize<In: Pytree, Out: Pytree>(
+    f: impl FnOnce(In) -> Out,
+    primals: &In,
+) -> Result<(Out, Linearized<In, Out>)> {
+    let location = caller();
+    let (leaves, in_tree) = primals.flatten();
+    let differentiable = vec![true; leaves.len()];
+    let mut out_tree = None;
+    let (outs, linear) = linearize_flat(
+        flat_fn(f, &in_tree, &mut out_tree),
+        &leaves,
+        &differentiable,
+        location,
+    )?;
+    let out_tree = out_tree.expect("traced");
+    Ok((
+        Out::unflatten_from(&out_tree, &mut outs.into_iter())?,
+        Linearized {
+            linear,
+            in_tree,
+            out_tree,
+            _types: PhantomData,
+        },
+    ))
+}
+
+impl<In: Pytree, Out: Pytree> Linearized<In, Out> {
+    /// The output tangents for input `tangents`.
+    #[track_caller]
+    pub fn call(&self, tangents: &In) -> Result<Out> {
+        let location = caller();
+        let (leaves, tree) = tangents.flatten();
+        check_same_structure("linearize", &self.in_tree, &tree, location)?;
+        let ts: Vec<Tangent> = leaves.into_iter().map(Some).collect();
+        let outs = self.linear.apply(&ts)?;
+        let outs: Vec<Array> = outs
+            .iter()
+            .zip(&self.linear.out_avals)
+            .map(|(t, a)| instantiate(t, a))
+            .collect();
+        Out::unflatten_from(&self.out_tree, &mut outs.into_iter())
+    }
+
+    /// The linear jaxpr (residuals as constants, tangents in, tangents out).
+    pub fn jaxpr(&self) -> &oxla_core::Jaxpr {
+        &self.linear.jaxpr
+    }
+}
+
+/// The vector-Jacobian product of a function at a point ([`vjp`]).
+pub struct Vjp<In, Out> {
+    linear: Linear,
+    in_tree: TreeDef,
+    out_tree: TreeDef,
+    _types: PhantomData<fn(In) -> Out>,
+}
+
+/// `f(primals)` and its vjp function, as `jax.vjp`: [`Vjp::call`] maps
+/// output cotangents to input cotangents (zeros for integer inputs).
+#[track_caller]
+pub fn vjp<In: Pytree, Out: Pytree>(
+    f: impl FnOnce(In) -> Out,
+    primals: &In,
+) -> Result<(Out, Vjp<In, Out>)> {
+    let location = caller();
+    let (leaves, in_tree) = primals.flatten();
+    let differentiable = vec![true; leaves.len()];
+    let mut out_tree = None;
+    let (outs, linear) = linearize_flat(
+        flat_fn(f, &in_tree, &mut out_tree),
+        &leaves,
+        &differentiable,
+        location,
+    )?;
+    let out_tree = out_tree.expect("traced");
+    Ok((
+        Out::unflatten_from(&out_tree, &mut outs.into_iter())?,
+        Vjp {
+            linear,
+            in_tree,
+            out_tree,
+            _types: PhantomData,
+        },
+    ))
+}
+
+impl<In: Pytree, Out: Pytree> Vjp<In, Out> {
+    /// The input cotangents for output cotangents `cts` (a pytree like the
+    /// outputs).
+    #[track_caller]
+    pub fn call(&self, cts: &Out) -> Result<In> {
+        let location = caller();
+        let (leaves, tree) = cts.flatten();
+        if tree != self.out_tree {
+            return Err(Error::Usage {
+                function: "vjp",
+                message: format!(
+                    "the cotangents' structure {tree} differs from the outputs' {}",
+                    self.out_tree
+                ),
+                location,
+            });
+        }
+        for (i, (c, a)) in leaves.iter().zip(&self.linear.out_avals).enumerate() {
+            let ca = c.aval()?;
+            if a.dtype.is_float() && (ca.dtype != a.dtype || ca.shape != a.shape) {
+                return Err(Error::Usage {
+                    function: "vjp",
+                    message: format!(
+                        "cotangent {i} is {ca}, but its output is {a}: they must match"
+                    ),
+                    location,
+                });
+            }
+        }
+        let cts: Vec<Tangent> = leaves.into_iter().map(Some).collect();
+        let in_cts = self.linear.transpose(&cts)?;
+        let in_cts: Vec<Array> = in_cts
+            .iter()
+            .zip(&self.linear.in_avals)
+            .map(|(c, a)| instantiate(c, a))
+            .collect();
+        In::unflatten_from(&self.in_tree, &mut in_cts.into_iter())
+    }
+}
+
+/// Which inputs [`grad`] differentiates and how.
+#[derive(Debug, Clone, Default)]
+struct GradOptions {
+    argnums: Option<Vec<usize>>,
+    allow_int: bool,
+}
+
+/// The gradient of a scalar function; see [`grad`] and [`value_and_grad`].
+pub struct Grad<F> {
+    f: F,
+    options: GradOptions,
+}
+
+/// The gradient of `f` (a function to a scalar float array), as
+/// `jax.grad`: `grad(f).call(x)` has `x`'s structure. `.argnums(&[..])`
+/// differentiates only those top-level arguments of a tuple input (the
+/// others' gradients are zeros); `.allow_int()` lets integer leaves
+/// through (their gradients are zeros), which are an error otherwise.
+pub fn grad<F>(f: F) -> Grad<F> {
+    Grad {
+        f,
+        options: GradOptions::default(),
+    }
+}
+
+/// Like [`grad`], but `call` returns the value too, as `jax.value_and_grad`.
+pub fn value_and_grad<F>(f: F) -> ValueAndGrad<F> {
+    ValueAndGrad(grad(f))
+}
+
+/// The value and gradient of a scalar function; see [`value_and_grad`].
+pub struct ValueAndGrad<F>(Grad<F>);
+
+impl<F> ValueAndGrad<F> {
+    /// Differentiates only these top-level positions of a tuple input.
+    pub fn argnums(self, argnums: &[usize]) -> Self {
+        ValueAndGrad(self.0.argnums(argnums))
+    }
+
+    /// Allows integer and bool leaves (their gradients are zeros).
+    pub fn allow_int(self) -> Self {
+        ValueAndGrad(self.0.allow_int())
+    }
+
+    /// The value and the gradient at `args`.
+    #[track_caller]
+    pub fn call<In: Pytree>(&self, args: In) -> Result<(Array, In)>
+    where
+        F: Fn(In) -> Array,
+    {
+        let location = caller();
+        let (v, _, g) =
+            value_and_grad_flat(|x| ((self.0.f)(x), ()), &args, &self.0.options, location)?;
+        Ok((v, g))
+    }
+
+    /// The value, auxiliary output and gradient of `f` returning
+    /// `(value, aux)` (JAX's `has_aux=True`).
+    #[track_caller]
+    pub fn call_with_aux<In: Pytree, Aux: Pytree>(&self, args: In) -> Result<((Array, Aux), In)>
+    where
+        F: Fn(In) -> (Array, Aux),
+    {
+        let location = caller();
+        let (v, aux, g) = value_and_grad_flat(|x| (self.0.f)(x), &args, &self.0.options, location)?;
+        Ok(((v, aux), g))
+    }
+}
+
+impl<F> Grad<F> {
+    /// Differentiates only these top-level positions of a tuple input.
+    pub fn argnums(mut self, argnums: &[usize]) -> Self {
+        self.options.argnums = Some(argnums.to_vec());
+        self
+    }
+
+    /// Allows integer and bool leaves (their gradients are zeros).
+    pub fn allow_int(mut self) -> Self {
+        self.options.allow_int = true;
+        self
+    }
+}
+
+/// Which leaves of `tree` are differentiated under `options`; errors for
+/// integer leaves that are.
+fn differentiated(
+    tree: &TreeDef,
+    leaves: &[Array],
+    options: &GradOptions,
+    location: Location,
+) -> Result<Vec<bool>> {
+    let mut selected = vec![true; leaves.len()];
+    if let Some(argnums) = &options.argnums {
+        let children: Vec<&TreeDef> = match tree {
+            TreeDef::Tuple(c) => c.iter().collect(),
+            other => vec![other],
+        };
+        for &a in argnums {
+            if a >= children.len() {
+                return Err(Error::Usage {
+                    function: "grad",
+                    message: format!(
+                        "argnums {a} is out of range: the function takes {} argument(s)",
+                        children.len()
+                    ),
+                    location,
+                });
+            }
+        }
+        let mut start = 0;
+        for (i, child) in children.iter().enumerate() {
+            let n = child.num_leaves();
+            for s in &mut selected[start..start + n] {
+                *s = argnums.contains(&i);
+            }
+            start += n;
+        }
+    }
+    let paths = tree.leaf_paths();
+    for (i, (x, s)) in leaves.iter().zip(&selected).enumerate() {
+        let dtype = x.aval()?.dtype;
+        if *s && !dtype.is_float() && !options.allow_int {
+            let path = paths.get(i).map(String::as_str).unwrap_or("");
+            return Err(Error::Usage {
+                function: "grad",
+                message: format!(
+                    "grad requires real-valued inputs (a floating-point dtype), but input {i}{} \
+                     is {dtype}. If you want to use integer or bool inputs, use vjp, or \
+                     allow_int()",
+                    if path.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {path}")
+                    }
+                ),
+                location,
+            });
+        }
+    }
+    Ok(selected)
+}
+
+/// The value of a scalar output, checked.
+fn scalar_output(out: &Array, location: Location) -> Result<()> {
+    let aval = out.aval()?;
+    if !aval.shape.is_empty() || !aval.dtype.is_float() {
+        return Err(Error::Usage {
+            function: "grad",
+            message: format!(
+                "the differentiated function must return a scalar float array, got {aval}"
+            ),
+            location,
+        });
+    }
+    Ok(())
+}
+
+/// Reverse mode over flat leaves: value, aux leaves and gradients.
+fn value_and_grad_flat<In: Pytree, Aux: Pytree>(
+    f: impl FnOnce(In) -> (Array, Aux),
+    args: &In,
+    options: &GradOptions,
+    location: Location,
+) -> Result<(Array, Aux, In)> {
+    let (leaves, in_tree) = args.flatten();
+    let differentiable = differentiated(&in_tree, &leaves, options, location)?;
+    let mut aux_tree = None;
+    let in_tree_ref = &in_tree;
+    let aux_ref = &mut aux_tree;
+    let (outs, linear) = linearize_flat(
+        move |xs: &[Array]| {
+            let x = In::unflatten_from(in_tree_ref, &mut xs.iter().cloned())?;
+            let (y, aux) = f(x);
+            let (mut aux_leaves, tree) = aux.flatten();
+            *aux_ref = Some(tree);
+            let mut outs = vec![y];
+            outs.append(&mut aux_leaves);
+            Ok(outs)
+        },
+        &leaves,
+        &differentiable,
+        location,
+    )?;
+    let aux_tree = aux_tree.expect("traced");
+    let mut outs = outs.into_iter();
+    let value = outs.next().expect("the value");
+    scalar_output(&value, location)?;
+    // Aux outputs are not differentiated: stop their tangents.
+    let aux_leaves: Vec<Array> = outs.collect();
+    let aux = Aux::unflatten_from(&aux_tree, &mut aux_leaves.into_iter())?;
+    let one = crate::transform::support::full(value.aval()?, 1.0);
+    let mut cts: Vec<Tangent> = vec![Some(one)];
+    cts.extend(std::iter::repeat_n(None, linear.out_avals.len() - 1));
+    let in_cts = linear.transpose(&cts)?;
+    let grads: Vec<Array> = in_cts
+        .iter()
+        .zip(&linear.in_avals)
+        .map(|(c, a)| instantiate(c, a))
+        .collect();
+    Ok((
+        value,
+        aux,
+        In::unflatten_from(&in_tree, &mut grads.into_iter())?,
+    ))
+}
+
+impl<F> Grad<F> {
+    /// The gradient at `args`.
+    #[track_caller]
+    pub fn call<In: Pytree>(&self, args: In) -> Result<In>
+    where
+        F: Fn(In) -> Array,
+    {
+        let location = caller();
+        let (_, _, g) = value_and_grad_flat(|x| ((self.f)(x), ()), &args, &self.options, location)?;
+        Ok(g)
+    }
+
+    /// The gradient and the auxiliary output of `f` returning
+    /// `(value, aux)` (JAX's `has_aux=True`).
+    #[track_caller]
+    pub fn call_with_aux<In: Pytree, Aux: Pytree>(&self, args: In) -> Result<(In, Aux)>
+    where
+        F: Fn(In) -> (Array, Aux),
+    {
+        let location = caller();
+        let (_, aux, g) = value_and_grad_flat(|x| (self.f)(x), &args, &self.options, location)?;
+        Ok((g, aux))
+    }
+}
+
+/// The Jacobian of `f` at `x` by forward mode (one jvp per input element,
+/// batched with vmap), as `jax.jacfwd`: shape `out.shape ++ x.shape`.
+#[track_caller]
+pub fn jacfwd(f: impl Fn(Array) -> Array, x: &Array) -> Result<Array> {
+    let location = caller();
+    let aval = x.aval()?.clone();
+    let n = aval.size();
+    let basis = standard_basis(&aval)?;
+    let out_shape = f(x.clone()).shape().to_vec();
+    // Each basis vector's jvp, batched along a new leading axis.
+    let columns = crate::vmap::vmap(|t: Array| -> Result<Array> {
+        let (_, tangent) = jvp(|y: Array| f(y), x, &t)?;
+        Ok(tangent)
+    })
+    .call_with_location(basis, location)?;
+    let columns = columns?;
+    // columns: [n, *out] → [*out, *x]
+    let out_rank = out_shape.len() as i64;
+    let mut perm: Vec<i64> = (1..=out_rank).collect();
+    perm.push(0);
+    let moved = crate::lax::transpose(&columns, &perm);
+    let mut shape = out_shape;
+    shape.extend_from_slice(&aval.shape);
+    let _ = n;
+    Ok(crate::lax::reshape(&moved, &shape))
+}
+
+/// The Jacobian of `f` at `x` by reverse mode (one vjp per output
+/// element, batched with vmap), as `jax.jacrev`: shape `out.shape ++ x.shape`.
+#[track_caller]
+pub fn jacrev(f: impl Fn(Array) -> Array, x: &Array) -> Result<Array> {
+    let location = caller();
+    let (out, pullback) = vjp(|y: Array| f(y), x)?;
+    let out_aval = out.aval()?.clone();
+    let basis = standard_basis(&out_aval)?;
+    let rows =
+        crate::vmap::vmap(|ct: Array| pullback.call(&ct)).call_with_location(basis, location)??;
+    let mut shape = out_aval.shape.to_vec();
+    shape.extend_from_slice(x.shape());
+    Ok(crate::lax::reshape(&rows, &shape))
+}
+
+/// The Hessian of a scalar function, as `jax.hessian` (forward over reverse).
+#[track_caller]
+pub fn hessian(f: impl Fn(Array) -> Array + Copy, x: &Array) -> Result<Array> {
+    jacfwd(
+        |y: Array| match jacrev(f, &y) {
+            Ok(j) => j,
+            Err(e) => Array::error(e),
+        },
+        x,
+    )
+}
+
+/// The identity matrix of `aval`'s size, rows shaped like `aval`:
+/// `[size, *shape]`.
+fn standard_basis(aval: &oxla_core::Aval) -> Result<Array> {
+    let n = aval.size();
+    let eye = crate::numpy::eye(n, aval.dtype);
+    let mut shape = vec![n];
+    shape.extend_from_slice(&aval.shape);
+    let basis = crate::lax::reshape(&eye, &shape);
+    basis.check()?;
+    Ok(basis)
+}

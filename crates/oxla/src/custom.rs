@@ -1,0 +1,332 @@
+//! User-defined derivative rules (`custom_jvp`, `custom_vjp`) and
+//! rematerialization (`checkpoint`, `checkpoint_name`), as in JAX. Outside
+//! any transformation each just calls the function; under one, the
+//! function is traced and applied as a primitive that carries its jaxpr
+//! and the user's rules, so jit, vmap and differentiation of any order
+//! honour them.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+
+use oxla_core::{Aval, Location, OpaqueRule, Primitive, RematPolicy, SubJaxpr};
+
+use crate::array::Array;
+use crate::error::Result;
+use crate::pytree::{Pytree, TreeDef};
+use crate::transform::calls::{CustomJvpRule, CustomVjpRule};
+use crate::transform::eval::trace_flat;
+
+#[track_caller]
+fn caller() -> Location {
+    Location::from_caller(std::panic::Location::caller())
+}
+
+/// A function traced for a call-like primitive.
+struct TracedCall {
+    jaxpr: oxla_core::Jaxpr,
+    /// The values it captured (its leading operands).
+    consts: Vec<Array>,
+    /// The argument's leaves.
+    leaves: Vec<Array>,
+    in_tree: TreeDef,
+    out_tree: TreeDef,
+}
+
+/// `f` traced on `args`'s leaves.
+fn trace_call<In: Pytree, Out: Pytree>(
+    f: &impl Fn(In) -> Out,
+    args: &In,
+    location: Location,
+) -> Result<TracedCall> {
+    let (leaves, in_tree) = args.flatten();
+    let avals: Vec<Aval> = leaves
+        .iter()
+        .map(|x| x.aval().cloned())
+        .collect::<Result<_>>()?;
+    let mut out_tree = None;
+    let (jaxpr, consts) = trace_flat(&avals, true, location, |xs| {
+        let a = In::unflatten_from(&in_tree, &mut xs.iter().cloned())?;
+        let (outs, tree) = f(a).flatten();
+        out_tree = Some(tree);
+        Ok(outs)
+    })?;
+    Ok(TracedCall {
+        jaxpr,
+        consts,
+        leaves,
+        in_tree,
+        out_tree: out_tree.expect("traced"),
+    })
+}
+
+/// Binds a call-like primitive on the captured values and the leaves.
+fn bind_call<Out: Pytree>(
+    primitive: Primitive,
+    consts: Vec<Array>,
+    leaves: Vec<Array>,
+    out_tree: &TreeDef,
+    location: Location,
+) -> Result<Out> {
+    let mut operands = consts;
+    operands.extend(leaves);
+    let refs: Vec<&Array> = operands.iter().collect();
+    let outs = crate::ops::bind_at(primitive, &refs, location)?;
+    Out::unflatten_from(out_tree, &mut outs.into_iter())
+}
+
+type JvpRule<In, Out> = dyn Fn(In, In) -> (Out, Out) + Send + Sync;
+
+/// A function with a custom jvp rule; see [`custom_jvp`].
+pub struct CustomJvp<In, Out, F> {
+    f: F,
+    rule: Arc<JvpRule<In, Out>>,
+    /// One rule handle per input structure and number of captured values,
+    /// so re-traced calls make equal primitives (and hit compile caches).
+    handles: Mutex<HashMap<(TreeDef, usize), OpaqueRule>>,
+}
+
+/// `f` with the jvp rule `rule(primals, tangents) -> (outputs, output
+/// tangents)`, as `jax.custom_jvp`: every differentiation of `f` (forward,
+/// reverse, any order, under jit and vmap) uses the rule instead of `f`'s
+/// own operations. The rule must be linear in the tangents.
+pub fn custom_jvp<In, Out, F, R>(f: F, rule: R) -> CustomJvp<In, Out, F>
+where
+    In: Pytree + 'static,
+    Out: Pytree + 'static,
+    F: Fn(In) -> Out,
+    R: Fn(In, In) -> (Out, Out) + Send + Sync + 'static,
+{
+    CustomJvp {
+        f,
+        rule: Arc::new(rule),
+        handles: Mutex::new(HashMap::new()),
+    }
+}
+
+impl<In: Pytree + 'static, Out: Pytree + 'static, F: Fn(In) -> Out> CustomJvp<In, Out, F> {
+    /// Calls the function.
+    #[track_caller]
+    pub fn call(&self, args: In) -> Result<Out> {
+        let location = caller();
+        if !crate::trace::is_tracing() {
+            return Ok((self.f)(args));
+        }
+        let TracedCall {
+            jaxpr,
+            consts,
+            leaves,
+            in_tree,
+            out_tree,
+        } = trace_call(&self.f, &args, location)?;
+        let key = (in_tree.clone(), consts.len());
+        let handle = {
+            let mut handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
+            handles
+                .entry(key)
+                .or_insert_with(|| {
+                    let user = self.rule.clone();
+                    let flat =
+                        move |p: &[Array], t: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+                            let primals = In::unflatten_from(&in_tree, &mut p.iter().cloned())?;
+                            let tangents = In::unflatten_from(&in_tree, &mut t.iter().cloned())?;
+                            let (outs, touts) = user(primals, tangents);
+                            Ok((outs.flatten().0, touts.flatten().0))
+                        };
+                    let rule = CustomJvpRule {
+                        num_consts: consts.len(),
+                        rule: Arc::new(flat),
+                    };
+                    OpaqueRule::new("custom_jvp", Arc::new(rule))
+                })
+                .clone()
+        };
+        let primitive = Primitive::CustomJvpCall {
+            jaxpr: SubJaxpr::new(jaxpr),
+            rule: handle,
+        };
+        bind_call(primitive, consts, leaves, &out_tree, location)
+    }
+}
+
+type FwdRule<In, Out, Res> = dyn Fn(In) -> (Out, Res) + Send + Sync;
+type BwdRule<In, Out, Res> = dyn Fn(Res, Out) -> In + Send + Sync;
+
+/// A function with custom reverse-mode rules; see [`custom_vjp`].
+pub struct CustomVjp<In, Out, Res, F> {
+    f: F,
+    fwd: Arc<FwdRule<In, Out, Res>>,
+    bwd: Arc<BwdRule<In, Out, Res>>,
+    handles: Mutex<HashMap<(TreeDef, Vec<Aval>), OpaqueRule>>,
+}
+
+/// `f` with the reverse-mode rules `fwd(inputs) -> (outputs, residuals)`
+/// and `bwd(residuals, output cotangents) -> input cotangents`, as
+/// `jax.custom_vjp`. Forward mode (jvp) of such a function is an error, as
+/// in JAX.
+pub fn custom_vjp<In, Out, Res, F, Fwd, Bwd>(f: F, fwd: Fwd, bwd: Bwd) -> CustomVjp<In, Out, Res, F>
+where
+    In: Pytree + 'static,
+    Out: Pytree + 'static,
+    Res: Pytree + 'static,
+    F: Fn(In) -> Out,
+    Fwd: Fn(In) -> (Out, Res) + Send + Sync + 'static,
+    Bwd: Fn(Res, Out) -> In + Send + Sync + 'static,
+{
+    CustomVjp {
+        f,
+        fwd: Arc::new(fwd),
+        bwd: Arc::new(bwd),
+        handles: Mutex::new(HashMap::new()),
+    }
+}
+
+impl<In, Out, Res, F> CustomVjp<In, Out, Res, F>
+where
+    In: Pytree + 'static,
+    Out: Pytree + 'static,
+    Res: Pytree + 'static,
+    F: Fn(In) -> Out,
+{
+    /// Calls the function.
+    #[track_caller]
+    pub fn call(&self, args: In) -> Result<Out> {
+        let location = caller();
+        if !crate::trace::is_tracing() {
+            return Ok((self.f)(args));
+        }
+        let TracedCall {
+            jaxpr,
+            consts,
+            leaves,
+            in_tree,
+            out_tree,
+        } = trace_call(&self.f, &args, location)?;
+        let invar_avals: Vec<Aval> = jaxpr
+            .constvars
+            .iter()
+            .chain(&jaxpr.invars)
+            .map(|v| jaxpr.aval(*v).clone())
+            .collect();
+        let in_avals = invar_avals[consts.len()..].to_vec();
+        let out_avals: Vec<Aval> = jaxpr
+            .outvars
+            .iter()
+            .map(|o| jaxpr.atom_aval(o).clone())
+            .collect();
+        let handle = {
+            let mut handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
+            handles
+                .entry((in_tree.clone(), invar_avals))
+                .or_insert_with(|| {
+                    let res_tree: Arc<Mutex<Option<TreeDef>>> = Arc::default();
+                    let (fwd, bwd) = (self.fwd.clone(), self.bwd.clone());
+                    let (in_tree_f, res_tree_f) = (in_tree.clone(), res_tree.clone());
+                    let fwd_flat = move |p: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+                        let inputs = In::unflatten_from(&in_tree_f, &mut p.iter().cloned())?;
+                        let (outs, res) = fwd(inputs);
+                        let (res_leaves, tree) = res.flatten();
+                        *res_tree_f.lock().unwrap_or_else(|e| e.into_inner()) = Some(tree);
+                        Ok((outs.flatten().0, res_leaves))
+                    };
+                    let out_tree_b = out_tree.clone();
+                    let bwd_flat = move |r: &[Array], c: &[Array]| -> Result<Vec<Array>> {
+                        let tree = res_tree
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .clone()
+                            .ok_or_else(|| {
+                                crate::error::Error::InvalidArgument(
+                                    "custom_vjp: bwd called before fwd".into(),
+                                )
+                            })?;
+                        let res = Res::unflatten_from(&tree, &mut r.iter().cloned())?;
+                        let cts = Out::unflatten_from(&out_tree_b, &mut c.iter().cloned())?;
+                        Ok(bwd(res, cts).flatten().0)
+                    };
+                    let rule = CustomVjpRule {
+                        num_consts: consts.len(),
+                        fwd: Arc::new(fwd_flat),
+                        bwd: Arc::new(bwd_flat),
+                        in_avals,
+                        out_avals,
+                    };
+                    OpaqueRule::new("custom_vjp", Arc::new(rule))
+                })
+                .clone()
+        };
+        let primitive = Primitive::CustomVjpCall {
+            jaxpr: SubJaxpr::new(jaxpr),
+            rule: handle,
+        };
+        bind_call(primitive, consts, leaves, &out_tree, location)
+    }
+}
+
+/// A checkpointed function; see [`checkpoint`].
+pub struct Checkpoint<In, Out, F> {
+    f: F,
+    policy: RematPolicy,
+    prevent_cse: bool,
+    _types: PhantomData<fn(In) -> Out>,
+}
+
+/// `f`, rematerialized in reverse mode, as `jax.checkpoint`: its
+/// intermediate values are not kept for the backward pass (only what the
+/// policy allows, [`Checkpoint::policy`]; nothing by default) but
+/// recomputed from its inputs, trading compute for memory.
+pub fn checkpoint<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F) -> Checkpoint<In, Out, F> {
+    Checkpoint {
+        f,
+        policy: RematPolicy::NothingSaveable,
+        prevent_cse: true,
+        _types: PhantomData,
+    }
+}
+
+impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Checkpoint<In, Out, F> {
+    /// Which intermediate values may be kept (`jax.checkpoint_policies`).
+    pub fn policy(mut self, policy: RematPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Whether the recomputation is fenced so XLA cannot merge it with the
+    /// forward pass (default true, as JAX).
+    pub fn prevent_cse(mut self, prevent_cse: bool) -> Self {
+        self.prevent_cse = prevent_cse;
+        self
+    }
+
+    /// Calls the function.
+    #[track_caller]
+    pub fn call(&self, args: In) -> Result<Out> {
+        let location = caller();
+        if !crate::trace::is_tracing() {
+            return Ok((self.f)(args));
+        }
+        let TracedCall {
+            jaxpr,
+            consts,
+            leaves,
+            out_tree,
+            ..
+        } = trace_call(&self.f, &args, location)?;
+        let primitive = Primitive::Remat {
+            jaxpr: SubJaxpr::new(jaxpr),
+            policy: self.policy.clone(),
+            prevent_cse: self.prevent_cse,
+        };
+        bind_call(primitive, consts, leaves, &out_tree, location)
+    }
+}
+
+/// Names `x` for [`RematPolicy::SaveOnlyTheseNames`] (the identity
+/// otherwise), as `jax.ad_checkpoint.checkpoint_name`.
+#[track_caller]
+pub fn checkpoint_name(x: &Array, name: &str) -> Array {
+    if !crate::trace::is_tracing() {
+        return x.clone();
+    }
+    crate::ops::bind(Primitive::CheckpointName { name: name.into() }, &[x])
+}

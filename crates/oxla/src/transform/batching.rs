@@ -1,0 +1,145 @@
+//! Batching (vmap): the batch trace's handling of each primitive (split its
+//! tracers into values and batch dims, apply the primitive's batching
+//! rule, wrap the results), vmap of flat functions, and batching of jaxprs.
+
+use oxla_core::{Aval, Jaxpr, Location};
+
+use super::batch_rules;
+use super::support::batch_at;
+use crate::array::{Array, Inner};
+use crate::error::Result;
+use crate::trace::{TraceGuard, TraceKind};
+
+/// A batch tracer of trace `trace`, or the value itself if unbatched.
+pub(crate) fn tracer(trace: u64, value: Array, bdim: Option<usize>) -> Result<Array> {
+    match bdim {
+        None => Ok(value),
+        Some(bdim) => {
+            let full = value.aval()?;
+            let mut aval = full.clone();
+            aval.shape.remove(bdim);
+            Ok(Array::from_inner(Inner::Batched {
+                trace,
+                value,
+                bdim,
+                aval,
+            }))
+        }
+    }
+}
+
+/// The value and batch dim of `x` as seen by batch trace `trace`.
+pub(crate) fn split(trace: u64, x: &Array) -> (Array, Option<usize>) {
+    match &*x.inner {
+        Inner::Batched {
+            trace: t,
+            value,
+            bdim,
+            ..
+        } if *t == trace => (value.clone(), Some(*bdim)),
+        Inner::Batched { .. }
+        | Inner::Concrete { .. }
+        | Inner::Traced { .. }
+        | Inner::Jvp { .. }
+        | Inner::Scalar { .. }
+        | Inner::Error(_) => (x.clone(), None),
+    }
+}
+
+/// Applies `primitive` to `inputs` under batch trace `trace`.
+pub(crate) fn process(
+    trace: u64,
+    axis_size: i64,
+    primitive: &oxla_core::Primitive,
+    inputs: &[&Array],
+) -> Result<Vec<Array>> {
+    let (values, bdims): (Vec<Array>, Vec<Option<usize>>) =
+        inputs.iter().map(|x| split(trace, x)).unzip();
+    let (outs, out_bdims) = batch_rules::batch(primitive, &values, &bdims, axis_size)?;
+    outs.into_iter()
+        .zip(out_bdims)
+        .map(|(v, b)| tracer(trace, v, b))
+        .collect()
+}
+
+/// Runs `f` on inputs batched along `in_axes` (None: unbatched) with
+/// `axis_size` elements, returning outputs batched along `out_axes` (None:
+/// the output must not depend on the batch).
+pub(crate) fn vmap_flat(
+    f: impl FnOnce(&[Array]) -> Result<Vec<Array>>,
+    args: &[Array],
+    in_axes: &[Option<usize>],
+    axis_size: i64,
+    out_axes: &dyn Fn(usize) -> Option<i64>,
+) -> Result<Vec<Result<Array, usize>>> {
+    let guard = TraceGuard::open(TraceKind::Batch { axis_size });
+    let id = guard.id();
+    let inputs = args
+        .iter()
+        .zip(in_axes)
+        .map(|(x, b)| tracer(id, x.clone(), *b))
+        .collect::<Result<Vec<_>>>()?;
+    let outs = f(&inputs)?;
+    for x in &outs {
+        x.check()?;
+    }
+    guard.finish()?;
+    outs.iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let rank = x.aval()?.rank() as i64 + 1;
+            let (value, bdim) = split(id, x);
+            match (bdim, out_axes(i)) {
+                (Some(_), None) => Ok(Err(i)),
+                (None, None) => Ok(Ok(value)),
+                (bdim, Some(to)) => {
+                    if to < -rank || to >= rank {
+                        return Err(crate::error::Error::InvalidArgument(format!(
+                            "vmap: out_axes {to} of output {i} is out of range for its rank {rank}"
+                        )));
+                    }
+                    let to = if to < 0 { to + rank } else { to } as usize;
+                    Ok(Ok(batch_at(&value, bdim, axis_size, to)))
+                }
+            }
+        })
+        .collect()
+}
+
+/// The jaxpr of `jaxpr` batched with its inputs' batch dims at `in_bdims`
+/// (None: unbatched): every output batched at 0.
+pub(crate) fn batch_jaxpr(
+    jaxpr: &Jaxpr,
+    in_bdims: &[Option<usize>],
+    axis_size: i64,
+    location: Location,
+) -> Result<(Jaxpr, Vec<Array>)> {
+    let in_avals: Vec<Aval> = jaxpr
+        .invars
+        .iter()
+        .zip(in_bdims)
+        .map(|(v, b)| {
+            let mut aval = jaxpr.aval(*v).clone();
+            if let Some(b) = b {
+                aval.shape.insert(*b, axis_size);
+            }
+            aval
+        })
+        .collect();
+    super::eval::trace_flat(&in_avals, true, location, |args| {
+        let outs = vmap_flat(
+            |inputs| super::eval::eval_jaxpr(jaxpr, &[], inputs),
+            args,
+            in_bdims,
+            axis_size,
+            &|_| Some(0),
+        )?;
+        outs.into_iter()
+            .map(|r| {
+                r.map_err(|_| {
+                    crate::error::Error::InvalidArgument("internal: unbatched output".into())
+                })
+            })
+            .collect()
+    })
+}

@@ -1,0 +1,673 @@
+//! Rules of the primitives that carry a jaxpr: calls (`jit` inside a
+//! trace), checkpoint (remat) and custom derivative rules. Their bodies are
+//! re-traced under the transformation; under linearize, the jvp of a body
+//! is split by partial evaluation into a primal call (run now) and a
+//! tangent call (staged), and remat recomputes what its policy does not
+//! save.
+#![deny(clippy::wildcard_enum_match_arm)]
+
+use std::sync::Arc;
+
+use oxla_core::partial_eval::partial_eval;
+use oxla_core::{Aval, Equation, Jaxpr, Primitive, RematPolicy, SubJaxpr};
+
+use super::jvp::JvpContext;
+use super::support::{Tangent, bind_all, instantiate, rule_error};
+use super::transpose::Operand;
+use crate::array::Array;
+use crate::error::{Error, Result};
+
+/// A user's jvp rule over flat leaves: (primals, tangents) → (outputs,
+/// output tangents).
+pub(crate) type JvpRuleFn =
+    dyn Fn(&[Array], &[Array]) -> Result<(Vec<Array>, Vec<Array>)> + Send + Sync;
+/// A user's fwd rule over flat leaves: inputs → (outputs, residuals).
+pub(crate) type FwdFn = dyn Fn(&[Array]) -> Result<(Vec<Array>, Vec<Array>)> + Send + Sync;
+/// A user's bwd rule over flat leaves: (residuals, output cotangents) →
+/// input cotangents.
+pub(crate) type BwdFn = dyn Fn(&[Array], &[Array]) -> Result<Vec<Array>> + Send + Sync;
+
+/// What a `custom_jvp_call` carries.
+pub(crate) struct CustomJvpRule {
+    /// How many leading operands are captured values (not the user's inputs).
+    pub(crate) num_consts: usize,
+    /// The user's rule.
+    pub(crate) rule: Arc<JvpRuleFn>,
+}
+
+/// What a `custom_vjp_call` (and its `custom_lin`) carries.
+pub(crate) struct CustomVjpRule {
+    /// How many leading operands are captured values.
+    pub(crate) num_consts: usize,
+    /// The user's fwd rule.
+    pub(crate) fwd: Arc<FwdFn>,
+    /// The user's bwd rule.
+    pub(crate) bwd: Arc<BwdFn>,
+    /// The user's input types (their cotangents' types).
+    pub(crate) in_avals: Vec<Aval>,
+    /// The output types.
+    pub(crate) out_avals: Vec<Aval>,
+}
+
+fn custom_jvp_rule(
+    primitive: &Primitive,
+    rule: &oxla_core::OpaqueRule,
+) -> Result<Arc<CustomJvpRule>> {
+    rule.rule()
+        .clone()
+        .downcast::<CustomJvpRule>()
+        .map_err(|_| rule_error("jvp", primitive, "internal: not a custom_jvp rule"))
+}
+
+fn custom_vjp_rule(
+    primitive: &Primitive,
+    rule: &oxla_core::OpaqueRule,
+) -> Result<Arc<CustomVjpRule>> {
+    rule.rule()
+        .clone()
+        .downcast::<CustomVjpRule>()
+        .map_err(|_| rule_error("vjp", primitive, "internal: not a custom_vjp rule"))
+}
+
+/// Whether reverse mode may keep the result of `eqn` under `policy`.
+pub(crate) fn saveable(policy: &RematPolicy, eqn: &Equation) -> bool {
+    match policy {
+        RematPolicy::NothingSaveable => false,
+        RematPolicy::EverythingSaveable => true,
+        RematPolicy::DotsSaveable => matches!(
+            eqn.primitive,
+            Primitive::DotGeneral { .. } | Primitive::ConvGeneralDilated { .. }
+        ),
+        RematPolicy::DotsWithNoBatchDimsSaveable => matches!(
+            &eqn.primitive,
+            Primitive::DotGeneral { lhs_batch, .. } if lhs_batch.is_empty()
+        ),
+        RematPolicy::SaveOnlyTheseNames(names) => matches!(
+            &eqn.primitive,
+            Primitive::CheckpointName { name } if names.iter().any(|n| n.as_str() == &**name)
+        ),
+    }
+}
+
+fn location() -> oxla_core::Location {
+    crate::ops::rule_location().unwrap_or(super::eval::UNKNOWN_LOCATION)
+}
+
+fn refs(xs: &[Array]) -> Vec<&Array> {
+    xs.iter().collect()
+}
+
+/// The jvp rule of the call-like primitives.
+pub(crate) fn jvp(
+    primitive: &Primitive,
+    primals: &[Array],
+    tangents: &[Tangent],
+    ctx: &JvpContext,
+) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    if tangents.iter().all(Option::is_none) {
+        let outs = bind_all(primitive.clone(), &refs(primals))?;
+        let n = outs.len();
+        return Ok((outs, vec![None; n]));
+    }
+    match primitive {
+        Primitive::Call { jaxpr, name } => {
+            let name = name.clone();
+            jvp_body(jaxpr, primals, tangents, ctx, &|_| true, &|j| {
+                Primitive::Call {
+                    jaxpr: j,
+                    name: name.clone(),
+                }
+            })
+        }
+        Primitive::Remat {
+            jaxpr,
+            policy,
+            prevent_cse,
+        } => jvp_body(
+            jaxpr,
+            primals,
+            tangents,
+            ctx,
+            &|e| saveable(policy, e),
+            &|j| Primitive::Remat {
+                jaxpr: j,
+                policy: policy.clone(),
+                prevent_cse: *prevent_cse,
+            },
+        ),
+        Primitive::CustomJvpCall { rule, .. } => custom_jvp(primitive, rule, primals, tangents),
+        Primitive::CustomVjpCall { rule, .. } => {
+            custom_vjp_linearize(primitive, rule, primals, tangents, ctx)
+        }
+        Primitive::CustomLin { .. } => Err(rule_error(
+            "jvp",
+            primitive,
+            "the linear part of a custom_vjp function cannot be differentiated again in forward \
+             mode (use custom_jvp for forward mode)",
+        )),
+        Primitive::Unary(_)
+        | Primitive::Binary(_)
+        | Primitive::Compare(_)
+        | Primitive::IntegerPow { .. }
+        | Primitive::SelectN
+        | Primitive::Clamp
+        | Primitive::ConvertElementType { .. }
+        | Primitive::Iota { .. }
+        | Primitive::BroadcastInDim { .. }
+        | Primitive::Reshape { .. }
+        | Primitive::Transpose { .. }
+        | Primitive::Squeeze { .. }
+        | Primitive::Rev { .. }
+        | Primitive::Concatenate { .. }
+        | Primitive::Pad { .. }
+        | Primitive::Slice { .. }
+        | Primitive::Reduce { .. }
+        | Primitive::DynamicSlice { .. }
+        | Primitive::DynamicUpdateSlice
+        | Primitive::BitcastConvertType { .. }
+        | Primitive::Cumulative { .. }
+        | Primitive::ReduceWindow { .. }
+        | Primitive::SelectAndScatterAdd { .. }
+        | Primitive::ArgMinMax { .. }
+        | Primitive::Sort { .. }
+        | Primitive::TopK { .. }
+        | Primitive::ConvGeneralDilated { .. }
+        | Primitive::Gather { .. }
+        | Primitive::Scatter { .. }
+        | Primitive::DotGeneral { .. }
+        | Primitive::StopGradient
+        | Primitive::OptimizationBarrier
+        | Primitive::CheckpointName { .. } => Err(rule_error(
+            "jvp",
+            primitive,
+            "internal: not a call-like primitive",
+        )),
+    }
+}
+
+/// jvp of a body: one call of the jvp jaxpr, or under linearize a primal
+/// call and a tangent call split by partial evaluation (`saveable` decides
+/// which primal values the tangent call gets as residuals; the rest it
+/// recomputes).
+fn jvp_body(
+    body: &SubJaxpr,
+    primals: &[Array],
+    tangents: &[Tangent],
+    ctx: &JvpContext,
+    saveable: &dyn Fn(&Equation) -> bool,
+    make: &dyn Fn(SubJaxpr) -> Primitive,
+) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let nonzeros: Vec<bool> = tangents.iter().map(Option::is_some).collect();
+    let (jj, consts, out_nonzeros) =
+        super::jvp::jvp_jaxpr(body.jaxpr(), &nonzeros, false, location())?;
+    let jj = SubJaxpr::new(jj);
+    let nonzero_tangents: Vec<Array> = tangents.iter().flatten().cloned().collect();
+    let n_out = body.jaxpr().outvars.len();
+    let mut operands: Vec<Array> = consts.clone();
+    operands.extend_from_slice(primals);
+    let (primal_outs, tangent_outs) = match ctx.tangent_trace {
+        None => {
+            operands.extend(nonzero_tangents);
+            let mut outs = bind_all(make(jj), &refs(&operands))?;
+            let touts = outs.split_off(n_out);
+            (outs, touts)
+        }
+        Some(_) => {
+            let known_inputs = consts.len() + primals.len();
+            let in_unknowns: Vec<bool> = (0..known_inputs + nonzero_tangents.len())
+                .map(|i| i >= known_inputs)
+                .collect();
+            let n_tangent_out = out_nonzeros.iter().filter(|nz| **nz).count();
+            let force: Vec<bool> = (0..n_out + n_tangent_out).map(|i| i >= n_out).collect();
+            let split = partial_eval(jj.jaxpr(), &in_unknowns, &force, saveable);
+            let mut known = bind_all(make(SubJaxpr::new(split.known)), &refs(&operands))?;
+            let residuals = known.split_off(known.len() - split.num_residuals);
+            let mut tangent_operands = residuals;
+            tangent_operands.extend(nonzero_tangents);
+            let touts = bind_all(make(SubJaxpr::new(split.unknown)), &refs(&tangent_operands))?;
+            (known, touts)
+        }
+    };
+    let mut touts = tangent_outs.into_iter();
+    let tangents = out_nonzeros
+        .iter()
+        .map(|nz| if *nz { touts.next() } else { None })
+        .collect();
+    Ok((primal_outs, tangents))
+}
+
+/// Checks a user rule's outputs against the types it must have.
+fn check_outputs(what: &str, got: &[Array], want: &[Aval]) -> Result<()> {
+    let location = location();
+    if got.len() != want.len() {
+        return Err(Error::Usage {
+            function: "custom rule",
+            message: format!(
+                "{what} returned {} leaves, but the function has {}",
+                got.len(),
+                want.len()
+            ),
+            location,
+        });
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let g = g.aval()?;
+        if g.dtype != w.dtype || g.shape != w.shape {
+            return Err(Error::Usage {
+                function: "custom rule",
+                message: format!("{what} returned {g} for leaf {i}, which must be {w}"),
+                location,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn no_closed_over_tangents(primitive: &Primitive, tangents: &[Tangent]) -> Result<()> {
+    if tangents.iter().any(Option::is_some) {
+        return Err(rule_error(
+            "jvp",
+            primitive,
+            "the custom-derivative function closes over a value that is being differentiated; \
+             pass it as an argument instead",
+        ));
+    }
+    Ok(())
+}
+
+/// jvp of a `custom_jvp` call: the user's rule.
+fn custom_jvp(
+    primitive: &Primitive,
+    rule: &oxla_core::OpaqueRule,
+    primals: &[Array],
+    tangents: &[Tangent],
+) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let rule = custom_jvp_rule(primitive, rule)?;
+    no_closed_over_tangents(primitive, &tangents[..rule.num_consts])?;
+    let args = &primals[rule.num_consts..];
+    let arg_tangents: Vec<Array> = tangents[rule.num_consts..]
+        .iter()
+        .zip(args)
+        .map(|(t, p)| Ok(instantiate(t, p.aval()?)))
+        .collect::<Result<_>>()?;
+    let out_avals: Vec<Aval> = primitive
+        .sub_jaxpr()
+        .map(|j| {
+            j.jaxpr()
+                .outvars
+                .iter()
+                .map(|o| j.jaxpr().atom_aval(o).clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let (outs, touts) = (rule.rule)(args, &arg_tangents)?;
+    check_outputs("the custom_jvp rule's primal output", &outs, &out_avals)?;
+    check_outputs("the custom_jvp rule's tangent output", &touts, &out_avals)?;
+    Ok((outs, touts.into_iter().map(Some).collect()))
+}
+
+/// Reverse mode of a `custom_vjp` call: the fwd rule now, and a
+/// `custom_lin` staged with the tangents that transposes through bwd.
+fn custom_vjp_linearize(
+    primitive: &Primitive,
+    rule_handle: &oxla_core::OpaqueRule,
+    primals: &[Array],
+    tangents: &[Tangent],
+    ctx: &JvpContext,
+) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let rule = custom_vjp_rule(primitive, rule_handle)?;
+    if ctx.tangent_trace.is_none() {
+        return Err(rule_error(
+            "jvp",
+            primitive,
+            "a custom_vjp function cannot be differentiated in forward mode (jvp, jacfwd); \
+             use custom_jvp, or reverse mode (grad, vjp, jacrev)",
+        ));
+    }
+    no_closed_over_tangents(primitive, &tangents[..rule.num_consts])?;
+    let args = &primals[rule.num_consts..];
+    let (outs, residuals) = (rule.fwd)(args)?;
+    check_outputs("the custom_vjp fwd rule's output", &outs, &rule.out_avals)?;
+    let mut operands = residuals.clone();
+    for (t, p) in tangents[rule.num_consts..].iter().zip(args) {
+        operands.push(instantiate(t, p.aval()?));
+    }
+    let lin = Primitive::CustomLin {
+        rule: rule_handle.clone(),
+        num_residuals: residuals.len(),
+        out_avals: rule.out_avals.clone(),
+    };
+    let touts = bind_all(lin, &refs(&operands))?;
+    Ok((outs, touts.into_iter().map(Some).collect()))
+}
+
+/// A body with its known inputs turned into constvars (for the backward pass).
+fn with_known_as_consts(body: &Jaxpr, linear: &[bool]) -> Jaxpr {
+    let mut j = body.clone();
+    j.constvars = body
+        .invars
+        .iter()
+        .zip(linear)
+        .filter(|(_, l)| !**l)
+        .map(|(v, _)| *v)
+        .collect();
+    j.invars = body
+        .invars
+        .iter()
+        .zip(linear)
+        .filter(|(_, l)| **l)
+        .map(|(v, _)| *v)
+        .collect();
+    j
+}
+
+/// The transpose rule of the call-like primitives.
+pub(crate) fn transpose(
+    primitive: &Primitive,
+    cts: &[Tangent],
+    operands: &[Operand],
+    out_avals: &[Aval],
+) -> Result<Vec<Tangent>> {
+    match primitive {
+        Primitive::Call { jaxpr, name } => transpose_body(
+            jaxpr,
+            cts,
+            operands,
+            out_avals,
+            false,
+            &format!("{name}_transpose"),
+        ),
+        Primitive::Remat {
+            jaxpr, prevent_cse, ..
+        } => transpose_body(
+            jaxpr,
+            cts,
+            operands,
+            out_avals,
+            *prevent_cse,
+            "checkpoint_bwd",
+        ),
+        Primitive::CustomLin {
+            rule,
+            num_residuals,
+            ..
+        } => custom_lin_transpose(primitive, rule, *num_residuals, cts, operands, out_avals),
+        Primitive::CustomJvpCall { .. } | Primitive::CustomVjpCall { .. } => Err(rule_error(
+            "transpose",
+            primitive,
+            "is not linear, so it cannot be transposed",
+        )),
+        Primitive::Unary(_)
+        | Primitive::Binary(_)
+        | Primitive::Compare(_)
+        | Primitive::IntegerPow { .. }
+        | Primitive::SelectN
+        | Primitive::Clamp
+        | Primitive::ConvertElementType { .. }
+        | Primitive::Iota { .. }
+        | Primitive::BroadcastInDim { .. }
+        | Primitive::Reshape { .. }
+        | Primitive::Transpose { .. }
+        | Primitive::Squeeze { .. }
+        | Primitive::Rev { .. }
+        | Primitive::Concatenate { .. }
+        | Primitive::Pad { .. }
+        | Primitive::Slice { .. }
+        | Primitive::Reduce { .. }
+        | Primitive::DynamicSlice { .. }
+        | Primitive::DynamicUpdateSlice
+        | Primitive::BitcastConvertType { .. }
+        | Primitive::Cumulative { .. }
+        | Primitive::ReduceWindow { .. }
+        | Primitive::SelectAndScatterAdd { .. }
+        | Primitive::ArgMinMax { .. }
+        | Primitive::Sort { .. }
+        | Primitive::TopK { .. }
+        | Primitive::ConvGeneralDilated { .. }
+        | Primitive::Gather { .. }
+        | Primitive::Scatter { .. }
+        | Primitive::DotGeneral { .. }
+        | Primitive::StopGradient
+        | Primitive::OptimizationBarrier
+        | Primitive::CheckpointName { .. } => Err(rule_error(
+            "transpose",
+            primitive,
+            "internal: not a call-like primitive",
+        )),
+    }
+}
+
+/// Transposes a call of `body`: one call of the body's backward pass (with
+/// its known operands fenced by an optimization barrier under remat, so
+/// XLA does not merge the recomputation with the forward pass).
+fn transpose_body(
+    body: &SubJaxpr,
+    cts: &[Tangent],
+    operands: &[Operand],
+    out_avals: &[Aval],
+    prevent_cse: bool,
+    name: &str,
+) -> Result<Vec<Tangent>> {
+    let linear: Vec<bool> = operands
+        .iter()
+        .map(|o| matches!(o, Operand::Linear(_)))
+        .collect();
+    let known: Vec<Array> = operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Known(x) => Some(x.clone()),
+            Operand::Linear(_) => None,
+        })
+        .collect();
+    let linear_avals: Vec<Aval> = operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Linear(a) => Some(a.clone()),
+            Operand::Known(_) => None,
+        })
+        .collect();
+    let ct_values: Vec<Array> = cts
+        .iter()
+        .zip(out_avals)
+        .map(|(c, a)| instantiate(c, a))
+        .collect();
+    let body_t = with_known_as_consts(body.jaxpr(), &linear);
+    let mut in_avals: Vec<Aval> = known
+        .iter()
+        .map(|x| x.aval().cloned())
+        .collect::<Result<_>>()?;
+    in_avals.extend(out_avals.iter().cloned());
+    let n_known = known.len();
+    let (jaxpr, consts) = super::eval::trace_flat(&in_avals, true, location(), |args| {
+        let (known_args, ct_args) = args.split_at(n_known);
+        let known_args = if prevent_cse && !known_args.is_empty() {
+            bind_all(Primitive::OptimizationBarrier, &refs(known_args))?
+        } else {
+            known_args.to_vec()
+        };
+        let cts: Vec<Tangent> = ct_args.iter().cloned().map(Some).collect();
+        let in_cts = super::transpose::backward_pass(&body_t, &known_args, &cts)?;
+        Ok(in_cts
+            .iter()
+            .zip(&linear_avals)
+            .map(|(c, a)| instantiate(c, a))
+            .collect())
+    })?;
+    let mut call_operands = consts;
+    call_operands.extend(known);
+    call_operands.extend(ct_values);
+    let call = Primitive::Call {
+        jaxpr: SubJaxpr::new(jaxpr),
+        name: name.into(),
+    };
+    let mut in_cts = bind_all(call, &refs(&call_operands))?.into_iter();
+    Ok(linear
+        .iter()
+        .map(|l| if *l { in_cts.next() } else { None })
+        .collect())
+}
+
+/// Transposes a `custom_lin`: the user's bwd rule.
+fn custom_lin_transpose(
+    primitive: &Primitive,
+    rule: &oxla_core::OpaqueRule,
+    num_residuals: usize,
+    cts: &[Tangent],
+    operands: &[Operand],
+    out_avals: &[Aval],
+) -> Result<Vec<Tangent>> {
+    let rule = custom_vjp_rule(primitive, rule)?;
+    let residuals: Vec<Array> = operands[..num_residuals]
+        .iter()
+        .map(|o| match o {
+            Operand::Known(x) => Ok(x.clone()),
+            Operand::Linear(_) => Err(rule_error(
+                "transpose",
+                primitive,
+                "internal: a custom_vjp residual is linear",
+            )),
+        })
+        .collect::<Result<_>>()?;
+    let ct_values: Vec<Array> = cts
+        .iter()
+        .zip(out_avals)
+        .map(|(c, a)| instantiate(c, a))
+        .collect();
+    let in_cts = (rule.bwd)(&residuals, &ct_values)?;
+    check_outputs("the custom_vjp bwd rule's output", &in_cts, &rule.in_avals)?;
+    let mut out: Vec<Tangent> = vec![None; num_residuals];
+    out.extend(in_cts.into_iter().map(Some));
+    Ok(out)
+}
+
+/// The batching rule of the call-like primitives.
+pub(crate) fn batch(
+    primitive: &Primitive,
+    args: &[Array],
+    bdims: &[Option<usize>],
+    axis_size: i64,
+) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let batched = |body: &SubJaxpr| -> Result<(SubJaxpr, Vec<Array>)> {
+        let (j, consts) = super::batching::batch_jaxpr(body.jaxpr(), bdims, axis_size, location())?;
+        let mut operands = consts;
+        operands.extend_from_slice(args);
+        Ok((SubJaxpr::new(j), operands))
+    };
+    let outs = match primitive {
+        Primitive::Call { jaxpr, name } => {
+            let (j, operands) = batched(jaxpr)?;
+            bind_all(
+                Primitive::Call {
+                    jaxpr: j,
+                    name: name.clone(),
+                },
+                &refs(&operands),
+            )?
+        }
+        Primitive::Remat {
+            jaxpr,
+            policy,
+            prevent_cse,
+        } => {
+            let (j, operands) = batched(jaxpr)?;
+            bind_all(
+                Primitive::Remat {
+                    jaxpr: j,
+                    policy: policy.clone(),
+                    prevent_cse: *prevent_cse,
+                },
+                &refs(&operands),
+            )?
+        }
+        Primitive::CustomJvpCall { jaxpr, rule } => {
+            let rule = custom_jvp_rule(primitive, rule)?;
+            let (j, operands) = batched(jaxpr)?;
+            let new_consts = operands.len() - args.len();
+            let arg_bdims: Vec<Option<usize>> = bdims[rule.num_consts..].to_vec();
+            let user = rule.rule.clone();
+            let batched_rule = move |p: &[Array], t: &[Array]| {
+                let n = p.len();
+                let mut xs = p.to_vec();
+                xs.extend_from_slice(t);
+                let mut axes = arg_bdims.clone();
+                axes.extend(arg_bdims.iter().copied());
+                let outs = super::batching::vmap_flat(
+                    |xs| {
+                        let (o, t) = user(&xs[..n], &xs[n..])?;
+                        Ok(o.into_iter().chain(t).collect())
+                    },
+                    &xs,
+                    &axes,
+                    axis_size,
+                    &|_| Some(0),
+                )?;
+                let mut outs = outs
+                    .into_iter()
+                    .map(|r| r.map_err(|_| Error::InvalidArgument("internal: unbatched".into())))
+                    .collect::<Result<Vec<_>>>()?;
+                let touts = outs.split_off(outs.len() / 2);
+                Ok((outs, touts))
+            };
+            let new_rule = CustomJvpRule {
+                num_consts: new_consts + rule.num_consts,
+                rule: Arc::new(batched_rule),
+            };
+            bind_all(
+                Primitive::CustomJvpCall {
+                    jaxpr: j,
+                    rule: oxla_core::OpaqueRule::new("custom_jvp_batched", Arc::new(new_rule)),
+                },
+                &refs(&operands),
+            )?
+        }
+        Primitive::CustomVjpCall { .. } | Primitive::CustomLin { .. } => {
+            return Err(rule_error(
+                "vmap",
+                primitive,
+                "vmap of a custom_vjp function inside reverse-mode differentiation is not \
+                 supported yet (apply vmap outside grad: vmap(grad(f)) works)",
+            ));
+        }
+        Primitive::Unary(_)
+        | Primitive::Binary(_)
+        | Primitive::Compare(_)
+        | Primitive::IntegerPow { .. }
+        | Primitive::SelectN
+        | Primitive::Clamp
+        | Primitive::ConvertElementType { .. }
+        | Primitive::Iota { .. }
+        | Primitive::BroadcastInDim { .. }
+        | Primitive::Reshape { .. }
+        | Primitive::Transpose { .. }
+        | Primitive::Squeeze { .. }
+        | Primitive::Rev { .. }
+        | Primitive::Concatenate { .. }
+        | Primitive::Pad { .. }
+        | Primitive::Slice { .. }
+        | Primitive::Reduce { .. }
+        | Primitive::DynamicSlice { .. }
+        | Primitive::DynamicUpdateSlice
+        | Primitive::BitcastConvertType { .. }
+        | Primitive::Cumulative { .. }
+        | Primitive::ReduceWindow { .. }
+        | Primitive::SelectAndScatterAdd { .. }
+        | Primitive::ArgMinMax { .. }
+        | Primitive::Sort { .. }
+        | Primitive::TopK { .. }
+        | Primitive::ConvGeneralDilated { .. }
+        | Primitive::Gather { .. }
+        | Primitive::Scatter { .. }
+        | Primitive::DotGeneral { .. }
+        | Primitive::StopGradient
+        | Primitive::OptimizationBarrier
+        | Primitive::CheckpointName { .. } => {
+            return Err(rule_error(
+                "vmap",
+                primitive,
+                "internal: not a call-like primitive",
+            ));
+        }
+    };
+    let n = outs.len();
+    Ok((outs, vec![Some(0); n]))
+}

@@ -1,0 +1,119 @@
+//! Reverse mode's backward pass: transposes a linear jaxpr by walking its
+//! equations in reverse and applying each primitive's transpose rule,
+//! binding through the current trace (so it composes with jit and vmap).
+//! Equations that do not touch a linear value (recomputation under
+//! checkpoint) are evaluated forward first.
+
+use std::collections::HashMap;
+
+use oxla_core::{Atom, Aval, Jaxpr, Var};
+
+use super::support::{Tangent, add_tangents};
+use super::transpose_rules;
+use crate::array::{Array, Inner};
+use crate::error::{Error, Result};
+
+/// An operand of a linear equation being transposed.
+pub(crate) enum Operand {
+    /// A linear value (only its type is known).
+    Linear(Aval),
+    /// A known value (a residual).
+    Known(Array),
+}
+
+/// Cotangents of `jaxpr`'s invars (which are linear; its constvars are the
+/// known `consts`) from cotangents of its outvars.
+pub(crate) fn backward_pass(
+    jaxpr: &Jaxpr,
+    consts: &[Array],
+    cts: &[Tangent],
+) -> Result<Vec<Tangent>> {
+    let n = jaxpr.avals.len();
+    let mut linear = vec![false; n];
+    for v in &jaxpr.invars {
+        linear[v.0 as usize] = true;
+    }
+    let is_linear = |a: &Atom, linear: &[bool]| matches!(a, Atom::Var(v) if linear[v.0 as usize]);
+    let mut known: HashMap<Var, Array> = HashMap::new();
+    for (v, x) in jaxpr.constvars.iter().zip(consts) {
+        known.insert(*v, x.clone());
+    }
+    let read_known = |a: &Atom, known: &HashMap<Var, Array>| -> Result<Array> {
+        match a {
+            Atom::Var(v) => known.get(v).cloned().ok_or_else(|| {
+                Error::InvalidArgument(format!("internal: residual {} missing in transpose", v.0))
+            }),
+            Atom::Literal(l) => Ok(Array::from_inner(Inner::Scalar {
+                value: l.value,
+                aval: l.aval.clone(),
+            })),
+        }
+    };
+    // Forward: evaluate what does not depend on linear inputs; mark the rest.
+    let mut linear_eqns = Vec::new();
+    for (i, eqn) in jaxpr.eqns.iter().enumerate() {
+        if eqn.inputs.iter().any(|a| is_linear(a, &linear)) {
+            for o in &eqn.outputs {
+                linear[o.0 as usize] = true;
+            }
+            linear_eqns.push(i);
+        } else {
+            let inputs = eqn
+                .inputs
+                .iter()
+                .map(|a| read_known(a, &known))
+                .collect::<Result<Vec<_>>>()?;
+            let refs: Vec<&Array> = inputs.iter().collect();
+            let location = eqn.location.unwrap_or(super::eval::UNKNOWN_LOCATION);
+            let outs = crate::ops::bind_at(eqn.primitive.clone(), &refs, location)?;
+            for (v, x) in eqn.outputs.iter().zip(outs) {
+                known.insert(*v, x);
+            }
+        }
+    }
+    // Backward: accumulate cotangents of linear variables.
+    let mut ct_env: HashMap<Var, Array> = HashMap::new();
+    let accumulate = |env: &mut HashMap<Var, Array>, v: Var, ct: Tangent| {
+        if let Some(ct) = add_tangents(env.remove(&v), ct) {
+            env.insert(v, ct);
+        }
+    };
+    for (a, ct) in jaxpr.outvars.iter().zip(cts) {
+        if let Atom::Var(v) = a
+            && linear[v.0 as usize]
+        {
+            accumulate(&mut ct_env, *v, ct.clone());
+        }
+    }
+    for &i in linear_eqns.iter().rev() {
+        let eqn = &jaxpr.eqns[i];
+        let out_cts: Vec<Tangent> = eqn.outputs.iter().map(|o| ct_env.remove(o)).collect();
+        if out_cts.iter().all(Option::is_none) {
+            continue;
+        }
+        let operands = eqn
+            .inputs
+            .iter()
+            .map(|a| {
+                if is_linear(a, &linear) {
+                    Ok(Operand::Linear(jaxpr.atom_aval(a).clone()))
+                } else {
+                    read_known(a, &known).map(Operand::Known)
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let out_avals: Vec<Aval> = eqn.outputs.iter().map(|o| jaxpr.aval(*o).clone()).collect();
+        let location = eqn.location.unwrap_or(super::eval::UNKNOWN_LOCATION);
+        let in_cts = crate::ops::with_rule_location(location, || {
+            transpose_rules::transpose(&eqn.primitive, &out_cts, &operands, &out_avals)
+        })?;
+        for (a, ct) in eqn.inputs.iter().zip(in_cts) {
+            if let Atom::Var(v) = a
+                && linear[v.0 as usize]
+            {
+                accumulate(&mut ct_env, *v, ct);
+            }
+        }
+    }
+    Ok(jaxpr.invars.iter().map(|v| ct_env.remove(v)).collect())
+}

@@ -1,0 +1,194 @@
+//! `vmap`: vectorizing a function over a batch axis, as `jax.vmap`.
+
+use std::marker::PhantomData;
+
+use oxla_core::Location;
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::pytree::{Pytree, TreeDef};
+use crate::transform::batching::vmap_flat;
+
+/// A vectorized function; see [`vmap`].
+pub struct Vmap<In, Out, F> {
+    f: F,
+    in_axes: Option<Vec<Option<i64>>>,
+    out_axes: Option<Vec<Option<i64>>>,
+    axis_size: Option<i64>,
+    _types: PhantomData<fn(In) -> Out>,
+}
+
+/// Vectorizes `f` over a new leading axis of every input and output leaf
+/// (change with [`Vmap::in_axes`] / [`Vmap::out_axes`]), as `jax.vmap`.
+pub fn vmap<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F) -> Vmap<In, Out, F> {
+    Vmap {
+        f,
+        in_axes: None,
+        out_axes: None,
+        axis_size: None,
+        _types: PhantomData,
+    }
+}
+
+/// Spells out per-leaf axes from a spec for each leaf, or for each
+/// top-level element of a tuple (JAX's pytree-prefix `in_axes`).
+fn per_leaf(
+    spec: &[Option<i64>],
+    tree: &TreeDef,
+    what: &str,
+    location: Location,
+) -> Result<Vec<Option<i64>>> {
+    let leaves = tree.num_leaves();
+    if spec.len() == leaves {
+        return Ok(spec.to_vec());
+    }
+    if let TreeDef::Tuple(children) = tree
+        && children.len() == spec.len()
+    {
+        return Ok(children
+            .iter()
+            .zip(spec)
+            .flat_map(|(c, s)| std::iter::repeat_n(*s, c.num_leaves()))
+            .collect());
+    }
+    Err(Error::Usage {
+        function: "vmap",
+        message: format!(
+            "{what} has {} entries, but the {} have {leaves} leaves (give one per leaf, or one per \
+             top-level tuple element)",
+            spec.len(),
+            if what == "in_axes" {
+                "inputs"
+            } else {
+                "outputs"
+            }
+        ),
+        location,
+    })
+}
+
+/// A possibly negative axis of a rank-`rank` array, checked.
+fn normalize_axis(axis: i64, rank: usize, what: &str, location: Location) -> Result<usize> {
+    let r = rank as i64;
+    if axis < -r || axis >= r {
+        return Err(Error::Usage {
+            function: "vmap",
+            message: format!("{what} {axis} is out of range for an array of rank {rank}"),
+            location,
+        });
+    }
+    Ok((if axis < 0 { axis + r } else { axis }) as usize)
+}
+
+impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
+    /// The batch axis of each input leaf (`None`: not batched; negative
+    /// counts from the end), or one per top-level tuple element.
+    pub fn in_axes(mut self, axes: &[Option<i64>]) -> Self {
+        self.in_axes = Some(axes.to_vec());
+        self
+    }
+
+    /// Where each output leaf gets the batch axis (`None`: the output must
+    /// not depend on the batch), or one per top-level tuple element.
+    pub fn out_axes(mut self, axes: &[Option<i64>]) -> Self {
+        self.out_axes = Some(axes.to_vec());
+        self
+    }
+
+    /// The batch size, needed when no input is batched.
+    pub fn axis_size(mut self, size: i64) -> Self {
+        self.axis_size = Some(size);
+        self
+    }
+
+    /// Calls the vectorized function.
+    #[track_caller]
+    pub fn call(&self, args: In) -> Result<Out> {
+        self.call_with_location(args, Location::from_caller(std::panic::Location::caller()))
+    }
+
+    pub(crate) fn call_with_location(&self, args: In, location: Location) -> Result<Out> {
+        let (leaves, in_tree) = args.flatten();
+        let in_axes = match &self.in_axes {
+            Some(spec) => per_leaf(spec, &in_tree, "in_axes", location)?,
+            None => vec![Some(0); leaves.len()],
+        };
+        let mut size = self.axis_size;
+        let mut bdims = Vec::with_capacity(leaves.len());
+        for (i, (x, axis)) in leaves.iter().zip(&in_axes).enumerate() {
+            let Some(axis) = axis else {
+                bdims.push(None);
+                continue;
+            };
+            let aval = x.aval()?;
+            let d = normalize_axis(
+                *axis,
+                aval.rank(),
+                &format!("in_axes of input {i}"),
+                location,
+            )?;
+            let n = aval.shape[d];
+            match size {
+                Some(s) if s != n => {
+                    return Err(Error::Usage {
+                        function: "vmap",
+                        message: format!(
+                            "inconsistent sizes of the mapped axis: input {i} ({aval}) has size \
+                             {n} along axis {axis}, but the batch size is {s}"
+                        ),
+                        location,
+                    });
+                }
+                Some(_) | None => size = Some(n),
+            }
+            bdims.push(Some(d));
+        }
+        let size = size.ok_or_else(|| Error::Usage {
+            function: "vmap",
+            message: "no input is batched: give axis_size".into(),
+            location,
+        })?;
+        let out_spec = self.out_axes.clone();
+        // Output axes need the output structure, known only after tracing:
+        // they are resolved once, at the first output.
+        let resolved: std::cell::RefCell<Option<Vec<Option<i64>>>> = Default::default();
+        let out_tree_cell: std::cell::RefCell<Option<TreeDef>> = Default::default();
+        let f = |xs: &[Array]| -> Result<Vec<Array>> {
+            let args = In::unflatten_from(&in_tree, &mut xs.iter().cloned())?;
+            let (outs, tree) = (self.f)(args).flatten();
+            *out_tree_cell.borrow_mut() = Some(tree);
+            Ok(outs)
+        };
+        let outs = vmap_flat(f, &leaves, &bdims, size, &|i| {
+            let mut r = resolved.borrow_mut();
+            if r.is_none() {
+                let tree = out_tree_cell.borrow().clone().unwrap_or(TreeDef::Leaf);
+                *r = Some(match &out_spec {
+                    Some(spec) => per_leaf(spec, &tree, "out_axes", location)
+                        .unwrap_or_else(|_| vec![Some(0); tree.num_leaves()]),
+                    None => vec![Some(0); tree.num_leaves()],
+                });
+            }
+            r.as_ref().and_then(|axes| axes.get(i).copied().flatten())
+        })?;
+        let tree = out_tree_cell.borrow().clone().expect("traced");
+        if let Some(spec) = &out_spec {
+            per_leaf(spec, &tree, "out_axes", location)?;
+        }
+        let paths = tree.leaf_paths();
+        let arrays = outs
+            .into_iter()
+            .map(|r| {
+                r.map_err(|i| Error::Usage {
+                    function: "vmap",
+                    message: format!(
+                        "output {i}{} has out_axes None, but it depends on the batch",
+                        paths.get(i).map(|p| format!(" {p}")).unwrap_or_default()
+                    ),
+                    location,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Out::unflatten_from(&tree, &mut arrays.into_iter())
+    }
+}

@@ -1,0 +1,604 @@
+//! Transformations on composite models against JAX (reference/transforms.py)
+//! and finite differences: grad of an MLP, attention, layer norm and a CNN;
+//! jacobians and hessians; per-example gradients; custom rules; every pair
+//! of jit, grad and vmap composed; checkpoint policies; and the errors.
+
+use oxla::lax::{ConvOptions, Padding};
+use oxla::{
+    Array, DType, Error, RematPolicy, checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd,
+    jacrev, jit, jvp, lax, nn, numpy as jnp, value_and_grad, vjp, vmap,
+};
+use oxla_core::WindowOp;
+
+use crate::reference;
+
+fn data(name: &str) -> &'static serde_json::Value {
+    &reference::script("transforms.py")[name]
+}
+
+fn inputs(name: &str) -> Vec<Array> {
+    data(name)["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(reference::array)
+        .collect()
+}
+
+/// oxla's array against JAX's encoded one: f32 within 1e-4 relative and
+/// 1e-5 of the largest magnitude (gradients sum in other orders).
+fn check(got: &Array, want: &serde_json::Value, what: &str) {
+    let want = reference::host(want);
+    let got = got.to_host().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(got.dims, want.dims, "{what}: shape");
+    let w = want.to_f64_vec();
+    let scale = w.iter().fold(
+        1.0f64,
+        |m, v| if v.is_finite() { m.max(v.abs()) } else { m },
+    );
+    for (i, (g, w)) in got.to_f64_vec().iter().zip(&w).enumerate() {
+        let ok =
+            g == w || (g - w).abs() <= 1e-4 * w.abs() + 1e-5 * scale || (g.is_nan() && w.is_nan());
+        assert!(ok, "{what}: element {i}: oxla {g}, jax {w}");
+    }
+}
+
+fn check_all(got: &[Array], want: &serde_json::Value, what: &str) {
+    let want = want.as_array().unwrap();
+    assert_eq!(got.len(), want.len(), "{what}: count");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        check(g, w, &format!("{what}[{i}]"));
+    }
+}
+
+fn mlp_loss(p: &[Array], x: &Array, y: &Array) -> Array {
+    let h = nn::relu(&(jnp::matmul(x, &p[0]) + &p[1]));
+    let logits = jnp::matmul(&h, &p[2]) + &p[3];
+    jnp::mean(
+        &-jnp::sum(&(nn::log_softmax(&logits, None) * y), Some(&[-1]), false),
+        None,
+        false,
+    )
+}
+
+fn mlp_setup() -> (Vec<Array>, Array, Array) {
+    let a = inputs("mlp");
+    (a[..4].to_vec(), a[4].clone(), a[5].clone())
+}
+
+#[test]
+fn mlp_gradients_match_jax_eagerly_and_in_every_composition_with_jit() {
+    let (params, x, y) = mlp_setup();
+    let want = &data("mlp")["grads"];
+    let (value, grads) = value_and_grad(|p: Vec<Array>| mlp_loss(&p, &x, &y))
+        .call(params.clone())
+        .unwrap();
+    check(&value, &data("mlp")["value"], "value");
+    check_all(&grads, want, "grad");
+    // jit ∘ grad
+    let jitted = jit(|(p, x, y): (Vec<Array>, Array, Array)| {
+        grad(|p: Vec<Array>| mlp_loss(&p, &x, &y)).call(p)
+    });
+    let g = jitted
+        .call((params.clone(), x.clone(), y.clone()))
+        .unwrap()
+        .unwrap();
+    check_all(&g, want, "jit(grad)");
+    // grad ∘ jit
+    let inner = jit(|(p, x, y): (Vec<Array>, Array, Array)| mlp_loss(&p, &x, &y));
+    let g = grad(|p: Vec<Array>| {
+        inner
+            .call((p, x.clone(), y.clone()))
+            .unwrap_or_else(Array::error)
+    })
+    .call(params.clone())
+    .unwrap();
+    check_all(&g, want, "grad(jit)");
+    // jit ∘ grad ∘ jit, twice (the second call hits the cache)
+    let both = jit(|(p, x, y): (Vec<Array>, Array, Array)| {
+        grad(|p: Vec<Array>| {
+            inner
+                .call((p, x.clone(), y.clone()))
+                .unwrap_or_else(Array::error)
+        })
+        .call(p)
+    });
+    for _ in 0..2 {
+        let g = both
+            .call((params.clone(), x.clone(), y.clone()))
+            .unwrap()
+            .unwrap();
+        check_all(&g, want, "jit(grad(jit))");
+    }
+    assert_eq!(both.cache_size(), 1);
+}
+
+#[test]
+fn mlp_gradient_matches_central_differences() {
+    let (params, x, y) = mlp_setup();
+    let g = grad(|p: Vec<Array>| mlp_loss(&p, &x, &y))
+        .call(params.clone())
+        .unwrap();
+    // Along one random direction per parameter: <g, v> ≈ (f(p+εv) - f(p-εv)) / 2ε.
+    let eps = 1e-3f64;
+    let mut analytic = 0.0;
+    let mut plus = Vec::new();
+    let mut minus = Vec::new();
+    for (i, (p, gi)) in params.iter().zip(&g).enumerate() {
+        let n = p.size() as usize;
+        let v: Vec<f32> = (0..n)
+            .map(|k| (((k * 7 + i * 13) % 11) as f32 - 5.0) / 5.0)
+            .collect();
+        let va = Array::from_slice(&v, p.shape()).unwrap();
+        analytic += jnp::sum(&(gi * &va), None, false).item::<f32>().unwrap() as f64;
+        plus.push(p + &(&va * eps));
+        minus.push(p - &(&va * eps));
+    }
+    let fp = mlp_loss(&plus, &x, &y).item::<f32>().unwrap() as f64;
+    let fm = mlp_loss(&minus, &x, &y).item::<f32>().unwrap() as f64;
+    let numeric = (fp - fm) / (2.0 * eps);
+    assert!(
+        (analytic - numeric).abs() <= 2e-2 * analytic.abs().max(1e-2),
+        "analytic {analytic}, numeric {numeric}"
+    );
+}
+
+#[test]
+fn per_example_gradients_vmap_of_grad_and_grad_of_vmap() {
+    let (params, x, y) = mlp_setup();
+    let n = x.shape()[0];
+    let xe = jnp::reshape(&x, &[n, 1, x.shape()[1]]);
+    let ye = jnp::reshape(&y, &[n, 1, y.shape()[1]]);
+    let per_example =
+        |(p, x, y): (Vec<Array>, Array, Array)| grad(|p: Vec<Array>| mlp_loss(&p, &x, &y)).call(p);
+    let g = vmap(per_example)
+        .in_axes(&[None, Some(0), Some(0)])
+        .call((params.clone(), xe.clone(), ye.clone()))
+        .unwrap()
+        .unwrap();
+    check_all(&g, &data("mlp_per_example")["grads"], "vmap(grad)");
+    // jit ∘ vmap ∘ grad
+    let jitted = jit(|args: (Vec<Array>, Array, Array)| {
+        vmap(per_example)
+            .in_axes(&[None, Some(0), Some(0)])
+            .call(args)
+    });
+    let g = jitted
+        .call((params.clone(), xe.clone(), ye.clone()))
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    check_all(&g, &data("mlp_per_example")["grads"], "jit(vmap(grad))");
+    // grad ∘ vmap
+    let g = grad(|p: Vec<Array>| {
+        let losses = vmap(|(x, y): (Array, Array)| mlp_loss(&p, &x, &y))
+            .call((xe.clone(), ye.clone()))
+            .unwrap_or_else(Array::error);
+        jnp::sum(&losses, None, false)
+    })
+    .call(params)
+    .unwrap();
+    check_all(&g, &data("mlp_grad_of_vmap")["grads"], "grad(vmap)");
+}
+
+#[test]
+fn grad_of_the_mlp_has_at_most_one_and_a_half_times_jaxs_equations() {
+    let (params, x, y) = mlp_setup();
+    let jaxpr = oxla::make_jaxpr(
+        |p: Vec<Array>| grad(|p: Vec<Array>| mlp_loss(&p, &x, &y)).call(p),
+        &params,
+    )
+    .unwrap();
+    let jax = data("mlp_jaxpr_eqns").as_u64().unwrap() as usize;
+    assert!(
+        jaxpr.eqns.len() * 2 <= jax * 3,
+        "oxla {} equations, jax {jax}:\n{jaxpr}",
+        jaxpr.eqns.len()
+    );
+}
+
+fn layer_norm(x: &Array, gamma: &Array, beta: &Array) -> Array {
+    let mean = jnp::mean(x, Some(&[-1]), true);
+    let var = jnp::mean(&jnp::square(&(x - &mean)), Some(&[-1]), true);
+    (x - &mean) * lax::rsqrt(&(var + 1e-5)) * gamma + beta
+}
+
+#[test]
+fn layer_norm_vjp_matches_jax() {
+    let a = inputs("layer_norm");
+    let (_, pullback) = vjp(
+        |(x, g, b): (Array, Array, Array)| layer_norm(&x, &g, &b),
+        &(a[0].clone(), a[1].clone(), a[2].clone()),
+    )
+    .unwrap();
+    let (gx, gg, gb) = pullback.call(&a[3]).unwrap();
+    check_all(
+        &[gx, gg, gb],
+        &data("layer_norm")["grads"],
+        "layer_norm vjp",
+    );
+}
+
+fn attention_loss(p: &[Array], x: &Array) -> Array {
+    let h = layer_norm(x, &p[4], &p[5]);
+    let (q, k, v) = (
+        jnp::matmul(&h, &p[0]),
+        jnp::matmul(&h, &p[1]),
+        jnp::matmul(&h, &p[2]),
+    );
+    let t = x.shape()[0];
+    let d = q.shape()[1] as f64;
+    let scores = jnp::matmul(&q, &jnp::transpose(&k, None)) / d.sqrt();
+    let rows = lax::iota(DType::I32, &[t, t], 0);
+    let cols = lax::iota(DType::I32, &[t, t], 1);
+    let masked = jnp::where_(
+        &lax::ge(&rows, &cols),
+        &scores,
+        &Array::weak_scalar(-1e9f32),
+    );
+    let out = jnp::matmul(&jnp::matmul(&nn::softmax(&masked, None), &v), &p[3]) + x;
+    jnp::sum(&jnp::square(&jnp::tanh(&out)), None, false)
+}
+
+#[test]
+fn causal_self_attention_gradients_match_jax() {
+    let a = inputs("attention");
+    let (params, x) = (a[..6].to_vec(), a[6].clone());
+    let (value, g) = value_and_grad(|p: Vec<Array>| attention_loss(&p, &x))
+        .call(params)
+        .unwrap();
+    check(&value, &data("attention")["value"], "attention value");
+    check_all(&g, &data("attention")["grads"], "attention grad");
+}
+
+fn conv_loss(p: &[Array], x: &Array) -> Array {
+    let y = lax::conv_general_dilated(
+        x,
+        &p[0],
+        &[1, 1],
+        &Padding::Same,
+        ("NHWC", "HWIO", "NHWC"),
+        &ConvOptions::default(),
+    ) + &p[1];
+    let y = nn::relu(&y);
+    let pooled = lax::reduce_window(
+        &y,
+        WindowOp::Max,
+        &[1, 2, 2, 1],
+        &[1, 2, 2, 1],
+        &[(0, 0); 4],
+    );
+    jnp::mean(&jnp::square(&pooled), None, false)
+}
+
+#[test]
+fn conv_and_pooling_gradients_match_jax() {
+    let a = inputs("conv");
+    let (params, x) = (a[..2].to_vec(), a[2].clone());
+    let (value, g) = value_and_grad(|p: Vec<Array>| conv_loss(&p, &x))
+        .call(params)
+        .unwrap();
+    check(&value, &data("conv")["value"], "conv value");
+    check_all(&g, &data("conv")["grads"], "conv grad");
+}
+
+fn cube_sum(x: Array) -> Array {
+    jnp::sum(&(jnp::sin(&x) * jnp::square(&x)), None, false)
+}
+
+#[test]
+fn jacobians_hessian_and_second_derivatives_match_jax() {
+    let a = inputs("jacobians");
+    let (x, w) = (a[0].clone(), a[1].clone());
+    let layer = |x: Array| jnp::tanh(&jnp::matmul(&w, &x));
+    let want = data("jacobians");
+    check(&jacfwd(layer, &x).unwrap(), &want["jacfwd"], "jacfwd");
+    check(&jacrev(layer, &x).unwrap(), &want["jacrev"], "jacrev");
+    check(&hessian(cube_sum, &x).unwrap(), &want["hessian"], "hessian");
+    let grad_grad = grad(|x: Array| {
+        let g = grad(cube_sum).call(x).unwrap_or_else(Array::error);
+        jnp::sum(&g, None, false)
+    })
+    .call(x)
+    .unwrap();
+    check(&grad_grad, &want["grad_grad"], "grad(grad)");
+}
+
+fn log1pexp_rule((x,): (Array,), (t,): (Array,)) -> (Array, Array) {
+    let y = jnp::log(&(jnp::exp(&x) + 1.0));
+    let slope = 1.0 - (1.0 / (jnp::exp(&x) + 1.0));
+    (y, t * slope)
+}
+
+#[test]
+fn custom_jvp_log1pexp_is_stable_under_grad_vmap_jit_and_second_order() {
+    let log1pexp = custom_jvp(
+        |(x,): (Array,)| jnp::log(&(jnp::exp(&x) + 1.0)),
+        log1pexp_rule,
+    );
+    let x = inputs("log1pexp")[0].clone();
+    let want = data("log1pexp");
+    check(
+        &log1pexp.call((x.clone(),)).unwrap(),
+        &want["value"],
+        "value",
+    );
+    let dlog = |x: Array| grad(|x: Array| log1pexp.call((x,)).unwrap_or_else(Array::error)).call(x);
+    let g = vmap(dlog).call(x.clone()).unwrap().unwrap();
+    check(&g, &want["grad"], "vmap(grad)");
+    let (_, t) = jvp(
+        |x: Array| log1pexp.call((x,)).unwrap_or_else(Array::error),
+        &x,
+        &jnp::ones_like(&x),
+    )
+    .unwrap();
+    check(&t, &want["jvp"], "jvp");
+    let jitted = jit(|x: Array| vmap(dlog).call(x));
+    check(
+        &jitted.call(x.clone()).unwrap().unwrap().unwrap(),
+        &want["grad"],
+        "jit(vmap(grad))",
+    );
+    let second = vmap(|x: Array| grad(|x: Array| dlog(x).unwrap_or_else(Array::error)).call(x))
+        .call(x)
+        .unwrap()
+        .unwrap();
+    check(&second, &want["second"], "grad(grad)");
+}
+
+#[test]
+fn custom_vjp_clips_gradients_under_grad_and_jit() {
+    let clip = custom_vjp(
+        |(x,): (Array,)| x,
+        |(x,): (Array,)| (x, ()),
+        |(): (), g: Array| {
+            (jnp::clip(
+                &g,
+                &Array::weak_scalar(-0.1f32),
+                &Array::weak_scalar(0.1f32),
+            ),)
+        },
+    );
+    let x = inputs("clip_gradient")[0].clone();
+    let loss = |x: Array| {
+        jnp::sum(
+            &jnp::square(&clip.call((x,)).unwrap_or_else(Array::error)),
+            None,
+            false,
+        )
+    };
+    let g = grad(loss).call(x.clone()).unwrap();
+    check(&g, &data("clip_gradient")["grad"], "grad");
+    let jitted = jit(|x: Array| grad(loss).call(x));
+    check(
+        &jitted.call(x.clone()).unwrap().unwrap(),
+        &data("clip_gradient")["grad"],
+        "jit(grad)",
+    );
+    let err = jvp(loss, &x, &x).unwrap_err().to_string();
+    assert!(
+        err.contains("custom_vjp function cannot be differentiated in forward mode"),
+        "{err}"
+    );
+}
+
+#[test]
+fn logsumexp_and_log_softmax_of_infinite_rows_match_jax() {
+    let rows = inputs("logsumexp_inf")[0].clone();
+    let want = data("logsumexp_inf");
+    check(
+        &nn::logsumexp(&rows, Some(&[-1]), false),
+        &want["value"],
+        "logsumexp",
+    );
+    let first = rows.index(&oxla::s![0..1]);
+    check(
+        &nn::log_softmax(&first, None),
+        &want["log_softmax"],
+        "log_softmax",
+    );
+    let g = grad(|r: Array| jnp::sum(&nn::logsumexp(&r, Some(&[-1]), false), None, false))
+        .call(rows)
+        .unwrap();
+    check(&g, &want["grad"], "grad");
+}
+
+#[test]
+fn no_perturbation_confusion() {
+    // d/dx [x * grad(y ↦ x + y)(c)] = 1
+    let f = |x: Array| {
+        let c = Array::scalar(3.0f32).unwrap();
+        let inner = grad(|y: Array| &x + &y)
+            .call(c)
+            .unwrap_or_else(Array::error);
+        &x * &inner
+    };
+    let g = grad(f).call(Array::scalar(2.0f32).unwrap()).unwrap();
+    assert_eq!(g.item::<f32>().unwrap(), 1.0);
+    let g = jit(|x: Array| grad(f).call(x))
+        .call(Array::scalar(2.0f32).unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(g.item::<f32>().unwrap(), 1.0);
+}
+
+fn deep_mlp(layers: &[Array], x: &Array, policy: Option<RematPolicy>) -> Array {
+    let mut h = x.clone();
+    for w in layers {
+        let layer = |(h, w): (Array, Array)| jnp::tanh(&jnp::matmul(&h, &w));
+        h = match &policy {
+            Some(p) => checkpoint(layer)
+                .policy(p.clone())
+                .call((h, w.clone()))
+                .unwrap_or_else(Array::error),
+            None => layer((h, w.clone())),
+        };
+    }
+    jnp::sum(&jnp::square(&h), None, false)
+}
+
+#[test]
+fn checkpoint_policies_keep_gradients_and_recompute_behind_a_barrier() {
+    let a = inputs("deep_mlp");
+    let (layers, x) = (a[..4].to_vec(), a[4].clone());
+    let policies = [
+        RematPolicy::NothingSaveable,
+        RematPolicy::EverythingSaveable,
+        RematPolicy::DotsSaveable,
+        RematPolicy::DotsWithNoBatchDimsSaveable,
+        RematPolicy::SaveOnlyTheseNames(vec!["none".into()]),
+    ];
+    for p in policies {
+        let g = grad(|l: Vec<Array>| deep_mlp(&l, &x, Some(p.clone())))
+            .call(layers.clone())
+            .unwrap();
+        check_all(&g, &data("deep_mlp")["grads"], &format!("{p:?}"));
+        let jitted = jit(|(l, x): (Vec<Array>, Array)| {
+            grad(|l: Vec<Array>| deep_mlp(&l, &x, Some(p.clone()))).call(l)
+        });
+        let g = jitted.call((layers.clone(), x.clone())).unwrap().unwrap();
+        check_all(&g, &data("deep_mlp")["grads"], &format!("jit {p:?}"));
+    }
+    // 16 layers of 256 x 256 on a batch of 512. The checkpointed program
+    // recomputes each layer behind an optimization barrier; XLA's CPU
+    // compiler removes barriers before CSE, so (for JAX too) it merges the
+    // recomputation back and the temporaries do not drop on this backend:
+    // oxla must use no more than JAX's program does, either way.
+    let w: Vec<Array> = (0..16)
+        .map(|i| {
+            lax::mul(
+                &jnp::eye(256, DType::F32),
+                &Array::weak_scalar(0.9 + 0.001 * i as f32),
+            )
+        })
+        .collect();
+    let xb = jnp::ones(&[512, 256], DType::F32).unwrap();
+    let program = |policy: Option<RematPolicy>| {
+        jit(move |(l, x): (Vec<Array>, Array)| {
+            grad(|l: Vec<Array>| deep_mlp(&l, &x, policy.clone())).call(l)
+        })
+    };
+    let jax = &data("deep_memory");
+    for (name, policy) in [
+        ("plain", None),
+        ("remat", Some(RematPolicy::NothingSaveable)),
+    ] {
+        let f = program(policy);
+        let temp = f
+            .memory_stats(&(w.clone(), xb.clone()))
+            .unwrap()
+            .temp_size_in_bytes;
+        let theirs = jax[name].as_i64().unwrap();
+        assert!(
+            temp <= theirs,
+            "{name}: oxla {temp} B of temporaries, JAX {theirs} B"
+        );
+    }
+    let text = |policy| program(policy).lower(&(w.clone(), xb.clone())).unwrap();
+    let (plain, remat) = (text(None), text(Some(RematPolicy::NothingSaveable)));
+    let dots = |t: &str| t.matches("stablehlo.dot_general").count();
+    assert!(remat.contains("stablehlo.optimization_barrier"));
+    assert_eq!(
+        dots(&remat),
+        dots(&plain) + 16,
+        "one recomputed product per layer"
+    );
+}
+
+#[test]
+fn transformation_errors_are_clear_and_name_the_caller() {
+    let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let i = Array::from_slice(&[1i32, 2, 3], &[3]).unwrap();
+    // Differentiating w.r.t. an integer input.
+    let weighted = |(x, i): (Array, Array)| {
+        jnp::sum(
+            &(&x * &lax::convert_element_type(&i, DType::F32)),
+            None,
+            false,
+        )
+    };
+    let line = line!() + 1;
+    let err = grad(weighted).call((x.clone(), i.clone())).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::Usage { .. }), "{text}");
+    assert!(
+        text.contains("i32")
+            && text.contains("[1]")
+            && text.contains(&format!("transforms.rs:{line}")),
+        "{text}"
+    );
+    // ... allowed with argnums that skip it, and vjp gives zeros for it.
+    let g = grad(weighted)
+        .argnums(&[0])
+        .call((x.clone(), i.clone()))
+        .unwrap();
+    assert_eq!(g.0.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
+    let (_, pullback) = vjp(
+        |(x, i): (Array, Array)| &x * &lax::convert_element_type(&i, DType::F32),
+        &(x.clone(), i.clone()),
+    )
+    .unwrap();
+    let (gx, gi) = pullback.call(&jnp::ones_like(&x)).unwrap();
+    assert_eq!(gx.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
+    assert_eq!(gi.to_vec::<i32>().unwrap(), vec![0, 0, 0]);
+    // Mismatched vmap axis sizes.
+    let y = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    let add = vmap(|(a, b): (Array, Array)| &a + &b);
+    let line = line!() + 1;
+    let err = add.call((x.clone(), y)).unwrap_err().to_string();
+    assert!(
+        err.contains("inconsistent sizes") && err.contains(&format!("transforms.rs:{line}")),
+        "{err}"
+    );
+    // out_axes None on a batched output.
+    let err = vmap(|a: Array| &a * 2.0)
+        .out_axes(&[None])
+        .call(x.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("out_axes None") && err.contains("depends on the batch"),
+        "{err}"
+    );
+    // A custom rule returning the wrong structure.
+    let bad = custom_jvp(
+        |(x,): (Array,)| jnp::sin(&x),
+        |(x,): (Array,), (t,): (Array,)| (jnp::sin(&x), jnp::concatenate(&[&t, &t], 0)),
+    );
+    let err = grad(|x: Array| jnp::sum(&bad.call((x,)).unwrap_or_else(Array::error), None, false))
+        .call(x.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("custom_jvp rule's tangent output") && err.contains("f32[6]"),
+        "{err}"
+    );
+    // A non-scalar function under grad.
+    let err = grad(|a: Array| &a * 2.0)
+        .call(x.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("scalar"), "{err}");
+}
+
+#[test]
+fn an_error_no_output_depends_on_is_still_reported() {
+    let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let wrong = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    let err = grad(|a: Array| {
+        let _unused = &a + &wrong;
+        jnp::sum(&a, None, false)
+    })
+    .call(x.clone())
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("incompatible shapes"), "{err}");
+    let err = jit(|a: Array| {
+        let _unused = &a + &wrong;
+        jnp::sum(&a, None, false)
+    })
+    .call(x)
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("incompatible shapes"), "{err}");
+}
