@@ -170,6 +170,8 @@ pub enum BinaryOp {
     Atan2,
     /// The next float after x toward y.
     NextAfter,
+    /// ψ⁽ᵐ⁾(x), the m-th derivative of digamma (operands m, x).
+    Polygamma,
     /// Logical or bitwise and.
     And,
     /// Logical or bitwise or.
@@ -199,6 +201,7 @@ impl BinaryOp {
             Min => "min",
             Atan2 => "atan2",
             NextAfter => "nextafter",
+            Polygamma => "polygamma",
             And => "and",
             Or => "or",
             Xor => "xor",
@@ -214,7 +217,7 @@ impl BinaryOp {
         match self {
             Add | Sub | Mul | Div | Rem => TypeClass::Numeric,
             Max | Min => TypeClass::Any,
-            Pow | Atan2 | NextAfter => TypeClass::Float,
+            Pow | Atan2 | NextAfter | Polygamma => TypeClass::Float,
             And | Or | Xor => TypeClass::BoolOrInt,
             ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => TypeClass::Int,
         }
@@ -391,6 +394,10 @@ pub enum GatherMode {
     Clip,
     /// Slices that would go out of bounds give the fill value.
     Fill,
+    /// The indices are promised in bounds (JAX's default for indexing):
+    /// gathers clamp as XLA does, and the transpose (a scatter) drops
+    /// out-of-bounds updates instead of clamping them.
+    PromiseInBounds,
 }
 
 /// How a gathered slice relates operand, indices and result (XLA's
@@ -974,7 +981,7 @@ impl Primitive {
                     "fill_value={}",
                     match mode {
                         GatherMode::Fill => fill_value.to_string(),
-                        GatherMode::Clip => "None".into(),
+                        GatherMode::Clip | GatherMode::PromiseInBounds => "None".into(),
                     }
                 ),
                 "indices_are_sorted=False".into(),
@@ -983,6 +990,7 @@ impl Primitive {
                     match mode {
                         GatherMode::Clip => "CLIP",
                         GatherMode::Fill => "FILL_OR_DROP",
+                        GatherMode::PromiseInBounds => "PROMISE_IN_BOUNDS",
                     }
                 ),
                 format!("slice_sizes={}", tuple(slice_sizes)),

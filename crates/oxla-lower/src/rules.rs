@@ -64,6 +64,7 @@ fn binary_op_name(op: BinaryOp) -> &'static str {
         Min => "stablehlo.minimum",
         Atan2 => "stablehlo.atan2",
         NextAfter => "chlo.next_after",
+        Polygamma => "chlo.polygamma",
         And => "stablehlo.and",
         Or => "stablehlo.or",
         Xor => "stablehlo.xor",
@@ -672,7 +673,9 @@ pub(crate) fn lower_equation<'c, 'a>(
                 loc,
             )?[0];
             match mode {
-                oxla_core::GatherMode::Clip => Ok(vec![gathered]),
+                oxla_core::GatherMode::Clip | oxla_core::GatherMode::PromiseInBounds => {
+                    Ok(vec![gathered])
+                }
                 oxla_core::GatherMode::Fill => {
                     // In bounds: 0 <= index <= dim - slice size, for every component.
                     let bounds: Vec<i64> = d

@@ -296,7 +296,7 @@ impl Array {
                         self,
                         &lax::wrap_negative(&idx, n),
                         axis,
-                        GatherMode::Clip,
+                        GatherMode::PromiseInBounds,
                         Scalar::Int(0),
                     )
                 }

@@ -153,6 +153,7 @@ binary! {
     min => Min: "Elementwise minimum.";
     atan2 => Atan2: "atan2(x, y)";
     nextafter => NextAfter: "The next float after x toward y.";
+    polygamma => Polygamma: "ψ⁽ᵐ⁾(x), the m-th derivative of digamma (m a whole number).";
     and => And: "Logical or bitwise and.";
     or => Or: "Logical or bitwise or.";
     xor => Xor: "Logical or bitwise xor.";

@@ -459,10 +459,10 @@ pub fn zeros_like(x: &Array) -> Array {
     full_like(x, 0.0)
 }
 
-/// An array like `x` (dtype, shape, weak type) filled with `value`: a
-/// broadcast literal, never computed from `x`'s values.
+/// `jnp.full_like(x, value)`: an array like `x` (dtype, shape, weak type)
+/// filled with `value`, a broadcast literal, never computed from `x`'s values.
 #[track_caller]
-fn full_like(x: &Array, value: f64) -> Array {
+pub fn full_like(x: &Array, value: f64) -> Array {
     match x.aval() {
         Ok(aval) => crate::transform::support::full(aval, value),
         Err(e) => Array::error(e),

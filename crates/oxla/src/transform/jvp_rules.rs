@@ -49,7 +49,7 @@ pub(crate) fn jvp(
             return super::calls::jvp(primitive, primals, tangents, ctx);
         }
         Primitive::Unary(op) => unary_rule(primitive, primals, tangents, |x, ans, t| {
-            unary_tangent(primitive, *op, x, ans, t)
+            unary_tangent(*op, x, ans, t)
         })?,
         Primitive::Binary(op) => binary_jvp(primitive, *op, primals, tangents)?,
         Primitive::IntegerPow { y } => unary_rule(primitive, primals, tangents, |x, _, t| {
@@ -376,13 +376,7 @@ fn bilinear_jvp(primitive: &Primitive, primals: &[Array], tangents: &[Tangent]) 
 
 /// The tangent of an elementwise function of one operand, from its operand
 /// `x`, its result `ans` and the operand's tangent `t`.
-fn unary_tangent(
-    primitive: &Primitive,
-    op: UnaryOp,
-    x: &Array,
-    ans: &Array,
-    t: &Array,
-) -> Result<Tangent> {
+fn unary_tangent(op: UnaryOp, x: &Array, ans: &Array, t: &Array) -> Result<Tangent> {
     use std::f64::consts::{FRAC_2_SQRT_PI, LN_2, PI};
     let c = |v: f64| lit(v, x);
     let scale = |coef: Array| -> Result<Tangent> { Ok(Some(lax::mul(t, &coef))) };
@@ -431,11 +425,7 @@ fn unary_tangent(
         }
         UnaryOp::ErfInv => scale(lax::mul(&c(PI.sqrt() / 2.0), &lax::exp(&lax::square(ans)))),
         UnaryOp::Lgamma => scale(lax::digamma(x)),
-        UnaryOp::Digamma => Err(support::rule_error(
-            "jvp",
-            primitive,
-            "the derivative of digamma is polygamma(1, x), which oxla does not have yet",
-        )),
+        UnaryOp::Digamma => scale(lax::polygamma(&support::full(x.aval()?, 1.0), x)),
         UnaryOp::Square => scale(lax::mul(&c(2.0), x)),
     }
 }
@@ -515,6 +505,16 @@ fn binary_tangent(
                 scaled(tx, || Ok(lax::div(y, &denominator)))?,
                 scaled(ty, || Ok(lax::div(&lax::neg(x), &denominator)))?,
             )
+        }
+        BinaryOp::Polygamma => {
+            if tx.is_some() {
+                return Err(support::rule_error(
+                    "jvp",
+                    &Primitive::Binary(op),
+                    "polygamma is not differentiable in its order m (as in JAX)",
+                ));
+            }
+            scaled(ty, || Ok(lax::polygamma(&lax::add(x, &lit(1.0, x)), y)))?
         }
         BinaryOp::NextAfter
         | BinaryOp::And

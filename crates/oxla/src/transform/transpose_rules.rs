@@ -463,6 +463,7 @@ fn binary(
             })
         }
         BinaryOp::Rem
+        | BinaryOp::Polygamma
         | BinaryOp::Pow
         | BinaryOp::Max
         | BinaryOp::Min
@@ -712,7 +713,7 @@ fn gather(
             GatherMode::Clip => {
                 clamp_indices(indices, &a.shape, slice_sizes, &numbers.start_index_map)?
             }
-            GatherMode::Fill => indices.clone(),
+            GatherMode::Fill | GatherMode::PromiseInBounds => indices.clone(),
         };
         let scatter_numbers = ScatterDimensionNumbers {
             update_window_dims: numbers.offset_dims.clone(),

@@ -13,3 +13,4 @@ mod promotion;
 mod pytrees;
 mod reference;
 mod transforms;
+mod transforms_ops;

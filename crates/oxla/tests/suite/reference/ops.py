@@ -57,7 +57,7 @@ CASES = {
     "tan": (lax.tan, [unit]), "asin": (lax.asin, [unit]), "acos": (lax.acos, [unit]), "atan": (lax.atan, [x]),
     "sinh": (lax.sinh, [x]), "cosh": (lax.cosh, [x]), "asinh": (lax.asinh, [x]), "acosh": (lax.acosh, [big]),
     "atanh": (lax.atanh, [unit]), "erf": (lax.erf, [x]), "erfc": (lax.erfc, [x]), "erf_inv": (lax.erf_inv, [unit]),
-    "lgamma": (lax.lgamma, [pos]), "digamma": (lax.digamma, [pos]), "square": (lax.square, [x]),
+    "lgamma": (lax.lgamma, [pos]), "polygamma": (lambda a: lax.polygamma(jnp.full_like(a, 2.0), a), [pos]), "digamma": (lax.digamma, [pos]), "square": (lax.square, [x]),
     "is_finite": (lax.is_finite, [np.array([1.0, np.inf, -np.inf, np.nan], np.float32)]),
     "not_bool": (lax.bitwise_not, [b]), "not_int": (lax.bitwise_not, [i]),
     "population_count": (lax.population_count, [i]),
