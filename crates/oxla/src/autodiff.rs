@@ -10,6 +10,7 @@ use oxla_core::Location;
 
 use crate::array::Array;
 use crate::error::{Error, Result};
+use crate::ops::with_rule_location;
 use crate::pytree::{Pytree, TreeDef};
 use crate::trace::{TraceGuard, TraceKind};
 use crate::transform::jvp::{split, tracer};
@@ -94,11 +95,13 @@ pub fn jvp<In: Pytree, Out: Pytree>(
     let out_tree = out_tree.expect("traced");
     let (primal_outs, tangent_outs): (Vec<Array>, Vec<Tangent>) =
         outs.iter().map(|x| split(id, x)).unzip();
-    let tangent_outs: Vec<Array> = tangent_outs
-        .iter()
-        .zip(&primal_outs)
-        .map(|(t, p)| Ok(instantiate(t, p.aval()?)))
-        .collect::<Result<_>>()?;
+    let tangent_outs: Vec<Array> = with_rule_location(location, || {
+        tangent_outs
+            .iter()
+            .zip(&primal_outs)
+            .map(|(t, p)| Ok(instantiate(t, p.aval()?)))
+            .collect::<Result<_>>()
+    })?;
     Ok((
         Out::unflatten_from(&out_tree, &mut primal_outs.into_iter())?,
         Out::unflatten_from(&out_tree, &mut tangent_outs.into_iter())?,
@@ -152,12 +155,14 @@ impl<In: Pytree, Out: Pytree> Linearized<In, Out> {
         let (leaves, tree) = tangents.flatten();
         check_same_structure("linearize", &self.in_tree, &tree, location)?;
         let ts: Vec<Tangent> = leaves.into_iter().map(Some).collect();
-        let outs = self.linear.apply(&ts)?;
-        let outs: Vec<Array> = outs
-            .iter()
-            .zip(&self.linear.out_avals)
-            .map(|(t, a)| instantiate(t, a))
-            .collect();
+        let outs = with_rule_location(location, || -> Result<Vec<Array>> {
+            let outs = self.linear.apply(&ts)?;
+            Ok(outs
+                .iter()
+                .zip(&self.linear.out_avals)
+                .map(|(t, a)| instantiate(t, a))
+                .collect())
+        })?;
         Out::unflatten_from(&self.out_tree, &mut outs.into_iter())
     }
 
@@ -234,12 +239,14 @@ impl<In: Pytree, Out: Pytree> Vjp<In, Out> {
             }
         }
         let cts: Vec<Tangent> = leaves.into_iter().map(Some).collect();
-        let in_cts = self.linear.transpose(&cts)?;
-        let in_cts: Vec<Array> = in_cts
-            .iter()
-            .zip(&self.linear.in_avals)
-            .map(|(c, a)| instantiate(c, a))
-            .collect();
+        let in_cts = with_rule_location(location, || -> Result<Vec<Array>> {
+            let in_cts = self.linear.transpose(&cts)?;
+            Ok(in_cts
+                .iter()
+                .zip(&self.linear.in_avals)
+                .map(|(c, a)| instantiate(c, a))
+                .collect())
+        })?;
         In::unflatten_from(&self.in_tree, &mut in_cts.into_iter())
     }
 }
@@ -434,15 +441,18 @@ fn value_and_grad_flat<In: Pytree, Aux: Pytree>(
     // Aux outputs are not differentiated: stop their tangents.
     let aux_leaves: Vec<Array> = outs.collect();
     let aux = Aux::unflatten_from(&aux_tree, &mut aux_leaves.into_iter())?;
-    let one = crate::transform::support::full(value.aval()?, 1.0);
-    let mut cts: Vec<Tangent> = vec![Some(one)];
-    cts.extend(std::iter::repeat_n(None, linear.out_avals.len() - 1));
-    let in_cts = linear.transpose(&cts)?;
-    let grads: Vec<Array> = in_cts
-        .iter()
-        .zip(&linear.in_avals)
-        .map(|(c, a)| instantiate(c, a))
-        .collect();
+    // The backward pass's equations are the caller's.
+    let grads = with_rule_location(location, || -> Result<Vec<Array>> {
+        let one = crate::transform::support::full(value.aval()?, 1.0);
+        let mut cts: Vec<Tangent> = vec![Some(one)];
+        cts.extend(std::iter::repeat_n(None, linear.out_avals.len() - 1));
+        let in_cts = linear.transpose(&cts)?;
+        Ok(in_cts
+            .iter()
+            .zip(&linear.in_avals)
+            .map(|(c, a)| instantiate(c, a))
+            .collect())
+    })?;
     Ok((
         value,
         aux,

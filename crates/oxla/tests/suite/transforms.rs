@@ -602,3 +602,55 @@ fn an_error_no_output_depends_on_is_still_reported() {
     .to_string();
     assert!(err.contains("incompatible shapes"), "{err}");
 }
+
+#[test]
+fn equations_made_by_rules_carry_the_users_line() {
+    let x = Array::from_slice(&[0.5f32, 1.0], &[2]).unwrap();
+    let jaxpr = oxla::make_jaxpr(
+        |x: Array| grad(|x: Array| jnp::sum(&jnp::sin(&x), None, false)).call(x),
+        &x,
+    )
+    .unwrap();
+    assert!(jaxpr.eqns.iter().any(|e| e.primitive.name() == "cos"));
+    for e in &jaxpr.eqns {
+        let file = e.location.map(|l| l.file).unwrap_or("none");
+        assert!(
+            file.ends_with("transforms.rs"),
+            "{} made at {file}",
+            e.primitive
+        );
+    }
+}
+
+#[test]
+fn a_non_linear_custom_rule_is_an_error_naming_the_primitive_and_line() {
+    let square_tangent = custom_jvp(
+        |(x,): (Array,)| jnp::sin(&x),
+        |(x,): (Array,), (t,): (Array,)| (jnp::sin(&x), &t * &t),
+    );
+    let x = Array::from_slice(&[0.5f32, 1.0], &[2]).unwrap();
+    // Forward mode is fine (the rule is just evaluated) ...
+    let (_, t) = jvp(
+        |x: Array| square_tangent.call((x,)).unwrap_or_else(Array::error),
+        &x,
+        &x,
+    )
+    .unwrap();
+    assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.25, 1.0]);
+    // ... but reverse mode must transpose `t * t`.
+    let err = grad(|x: Array| {
+        jnp::sum(
+            &square_tangent.call((x,)).unwrap_or_else(Array::error),
+            None,
+            false,
+        )
+    })
+    .call(x)
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("transpose of mul") && err.contains("not linear"),
+        "{err}"
+    );
+    assert!(err.contains("transforms.rs:"), "{err}");
+}
