@@ -97,54 +97,56 @@ fn refs(xs: &[Array]) -> Vec<&Array> {
     xs.iter().collect()
 }
 
-/// The jvp rule of the call-like primitives.
-pub(crate) fn jvp(
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
-    if tangents.iter().all(Option::is_none) {
-        let outs = bind_all(primitive.clone(), &refs(primals))?;
-        let n = outs.len();
-        return Ok((outs, vec![None; n]));
-    }
+/// A call-like primitive's parameters (the one exhaustive match that tells
+/// them from the others; each rule here then matches this).
+enum CallLike<'a> {
+    Call {
+        jaxpr: &'a SubJaxpr,
+        name: &'a Arc<str>,
+    },
+    Remat {
+        jaxpr: &'a SubJaxpr,
+        policy: &'a RematPolicy,
+        prevent_cse: &'a bool,
+    },
+    CustomJvp {
+        jaxpr: &'a SubJaxpr,
+        rule: &'a oxla_core::OpaqueRule,
+    },
+    CustomVjp {
+        jaxpr: &'a SubJaxpr,
+        rule: &'a oxla_core::OpaqueRule,
+    },
+    CustomLin {
+        rule: &'a oxla_core::OpaqueRule,
+        num_residuals: &'a usize,
+    },
+}
+
+/// `primitive` as a call-like primitive, or an internal error of
+/// `transform` (the rule modules send only these here).
+fn call_like<'a>(primitive: &'a Primitive, transform: &'static str) -> Result<CallLike<'a>> {
     match primitive {
-        Primitive::Call { jaxpr, name } => {
-            let name = name.clone();
-            jvp_body(jaxpr, primals, tangents, ctx, &|_| true, &|j| {
-                Primitive::Call {
-                    jaxpr: j,
-                    name: name.clone(),
-                }
-            })
-        }
+        Primitive::Call { jaxpr, name } => Ok(CallLike::Call { jaxpr, name }),
         Primitive::Remat {
             jaxpr,
             policy,
             prevent_cse,
-        } => jvp_body(
+        } => Ok(CallLike::Remat {
             jaxpr,
-            primals,
-            tangents,
-            ctx,
-            &|e| saveable(policy, e),
-            &|j| Primitive::Remat {
-                jaxpr: j,
-                policy: policy.clone(),
-                prevent_cse: *prevent_cse,
-            },
-        ),
-        Primitive::CustomJvpCall { rule, .. } => custom_jvp(primitive, rule, primals, tangents),
-        Primitive::CustomVjpCall { rule, .. } => {
-            custom_vjp_linearize(primitive, rule, primals, tangents, ctx)
-        }
-        Primitive::CustomLin { .. } => Err(rule_error(
-            "jvp",
-            primitive,
-            "the linear part of a custom_vjp function cannot be differentiated again in forward \
-             mode (use custom_jvp for forward mode)",
-        )),
+            policy,
+            prevent_cse,
+        }),
+        Primitive::CustomJvpCall { jaxpr, rule } => Ok(CallLike::CustomJvp { jaxpr, rule }),
+        Primitive::CustomVjpCall { jaxpr, rule } => Ok(CallLike::CustomVjp { jaxpr, rule }),
+        Primitive::CustomLin {
+            rule,
+            num_residuals,
+            ..
+        } => Ok(CallLike::CustomLin {
+            rule,
+            num_residuals,
+        }),
         Primitive::Unary(_)
         | Primitive::Binary(_)
         | Primitive::Compare(_)
@@ -178,9 +180,60 @@ pub(crate) fn jvp(
         | Primitive::StopGradient
         | Primitive::OptimizationBarrier
         | Primitive::CheckpointName { .. } => Err(rule_error(
-            "jvp",
+            transform,
             primitive,
             "internal: not a call-like primitive",
+        )),
+    }
+}
+
+/// The jvp rule of the call-like primitives.
+pub(crate) fn jvp(
+    primitive: &Primitive,
+    primals: &[Array],
+    tangents: &[Tangent],
+    ctx: &JvpContext,
+) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    if tangents.iter().all(Option::is_none) {
+        let outs = bind_all(primitive.clone(), &refs(primals))?;
+        let n = outs.len();
+        return Ok((outs, vec![None; n]));
+    }
+    match call_like(primitive, "jvp")? {
+        CallLike::Call { jaxpr, name } => {
+            let name = name.clone();
+            jvp_body(jaxpr, primals, tangents, ctx, &|_| true, &|j| {
+                Primitive::Call {
+                    jaxpr: j,
+                    name: name.clone(),
+                }
+            })
+        }
+        CallLike::Remat {
+            jaxpr,
+            policy,
+            prevent_cse,
+        } => jvp_body(
+            jaxpr,
+            primals,
+            tangents,
+            ctx,
+            &|e| saveable(policy, e),
+            &|j| Primitive::Remat {
+                jaxpr: j,
+                policy: policy.clone(),
+                prevent_cse: *prevent_cse,
+            },
+        ),
+        CallLike::CustomJvp { rule, .. } => custom_jvp(primitive, rule, primals, tangents),
+        CallLike::CustomVjp { rule, .. } => {
+            custom_vjp_linearize(primitive, rule, primals, tangents, ctx)
+        }
+        CallLike::CustomLin { .. } => Err(rule_error(
+            "jvp",
+            primitive,
+            "the linear part of a custom_vjp function cannot be differentiated again in forward \
+             mode (use custom_jvp for forward mode)",
         )),
     }
 }
@@ -368,8 +421,8 @@ pub(crate) fn transpose(
     operands: &[Operand],
     out_avals: &[Aval],
 ) -> Result<Vec<Tangent>> {
-    match primitive {
-        Primitive::Call { jaxpr, name } => transpose_body(
+    match call_like(primitive, "transpose")? {
+        CallLike::Call { jaxpr, name } => transpose_body(
             jaxpr,
             cts,
             operands,
@@ -377,7 +430,7 @@ pub(crate) fn transpose(
             false,
             &format!("{name}_transpose"),
         ),
-        Primitive::Remat {
+        CallLike::Remat {
             jaxpr, prevent_cse, ..
         } => transpose_body(
             jaxpr,
@@ -387,52 +440,14 @@ pub(crate) fn transpose(
             *prevent_cse,
             "checkpoint_bwd",
         ),
-        Primitive::CustomLin {
+        CallLike::CustomLin {
             rule,
             num_residuals,
-            ..
         } => custom_lin_transpose(primitive, rule, *num_residuals, cts, operands, out_avals),
-        Primitive::CustomJvpCall { .. } | Primitive::CustomVjpCall { .. } => Err(rule_error(
+        CallLike::CustomJvp { .. } | CallLike::CustomVjp { .. } => Err(rule_error(
             "transpose",
             primitive,
             "is not linear, so it cannot be transposed",
-        )),
-        Primitive::Unary(_)
-        | Primitive::Binary(_)
-        | Primitive::Compare(_)
-        | Primitive::IntegerPow { .. }
-        | Primitive::SelectN
-        | Primitive::Clamp
-        | Primitive::ConvertElementType { .. }
-        | Primitive::Iota { .. }
-        | Primitive::BroadcastInDim { .. }
-        | Primitive::Reshape { .. }
-        | Primitive::Transpose { .. }
-        | Primitive::Squeeze { .. }
-        | Primitive::Rev { .. }
-        | Primitive::Concatenate { .. }
-        | Primitive::Pad { .. }
-        | Primitive::Slice { .. }
-        | Primitive::Reduce { .. }
-        | Primitive::DynamicSlice { .. }
-        | Primitive::DynamicUpdateSlice
-        | Primitive::BitcastConvertType { .. }
-        | Primitive::Cumulative { .. }
-        | Primitive::ReduceWindow { .. }
-        | Primitive::SelectAndScatterAdd { .. }
-        | Primitive::ArgMinMax { .. }
-        | Primitive::Sort { .. }
-        | Primitive::TopK { .. }
-        | Primitive::ConvGeneralDilated { .. }
-        | Primitive::Gather { .. }
-        | Primitive::Scatter { .. }
-        | Primitive::DotGeneral { .. }
-        | Primitive::StopGradient
-        | Primitive::OptimizationBarrier
-        | Primitive::CheckpointName { .. } => Err(rule_error(
-            "transpose",
-            primitive,
-            "internal: not a call-like primitive",
         )),
     }
 }
@@ -540,6 +555,81 @@ fn custom_lin_transpose(
     Ok(out)
 }
 
+/// Flat results of a vmapped function, all batched at their out axis.
+fn batched_results(outs: Vec<Result<Array, usize>>) -> Result<Vec<Array>> {
+    outs.into_iter()
+        .map(|r| r.map_err(|_| Error::InvalidArgument("internal: an unbatched result".into())))
+        .collect()
+}
+
+/// The rules of a `custom_vjp` call batched over arguments with batch dims
+/// `arg_bdims` (`body` is the batched body): fwd and bwd vmapped, residuals
+/// and cotangents batched at 0, each input cotangent where its input's
+/// batch dim is (summed over the batch for an unbatched input).
+fn batch_custom_vjp(
+    rule: &CustomVjpRule,
+    arg_bdims: Vec<Option<usize>>,
+    args: &[Array],
+    body: &SubJaxpr,
+    axis_size: i64,
+) -> Result<CustomVjpRule> {
+    let n_out = rule.out_avals.len();
+    let fwd = rule.fwd.clone();
+    let fwd_bdims = arg_bdims.clone();
+    let batched_fwd = move |xs: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
+        let outs = super::batching::vmap_flat(
+            |xs| {
+                let (o, r) = fwd(xs)?;
+                Ok(o.into_iter().chain(r).collect())
+            },
+            xs,
+            &fwd_bdims,
+            axis_size,
+            &|_| Some(0),
+        )?;
+        let mut outs = batched_results(outs)?;
+        let residuals = outs.split_off(n_out);
+        Ok((outs, residuals))
+    };
+    let bwd = rule.bwd.clone();
+    let batched_bwd = move |res: &[Array], cts: &[Array]| -> Result<Vec<Array>> {
+        let n_res = res.len();
+        let mut xs = res.to_vec();
+        xs.extend_from_slice(cts);
+        let axes = vec![Some(0); xs.len()];
+        let outs = super::batching::vmap_flat(
+            |xs| bwd(&xs[..n_res], &xs[n_res..]),
+            &xs,
+            &axes,
+            axis_size,
+            &|i| Some(arg_bdims.get(i).copied().flatten().unwrap_or(0) as i64),
+        )?;
+        batched_results(outs)?
+            .into_iter()
+            .zip(&arg_bdims)
+            .map(|(ct, b)| match b {
+                Some(_) => Ok(ct),
+                None => Ok(crate::lax::reduce_sum(&ct, &[0])),
+            })
+            .collect()
+    };
+    let body = body.jaxpr();
+    Ok(CustomVjpRule {
+        num_consts: 0,
+        fwd: Arc::new(batched_fwd),
+        bwd: Arc::new(batched_bwd),
+        in_avals: args
+            .iter()
+            .map(|x| x.aval().cloned())
+            .collect::<Result<_>>()?,
+        out_avals: body
+            .outvars
+            .iter()
+            .map(|o| body.atom_aval(o).clone())
+            .collect(),
+    })
+}
+
 /// The batching rule of the call-like primitives.
 pub(crate) fn batch(
     primitive: &Primitive,
@@ -553,8 +643,8 @@ pub(crate) fn batch(
         operands.extend_from_slice(args);
         Ok((SubJaxpr::new(j), operands))
     };
-    let outs = match primitive {
-        Primitive::Call { jaxpr, name } => {
+    let outs = match call_like(primitive, "vmap")? {
+        CallLike::Call { jaxpr, name } => {
             let (j, operands) = batched(jaxpr)?;
             bind_all(
                 Primitive::Call {
@@ -564,7 +654,7 @@ pub(crate) fn batch(
                 &refs(&operands),
             )?
         }
-        Primitive::Remat {
+        CallLike::Remat {
             jaxpr,
             policy,
             prevent_cse,
@@ -579,7 +669,7 @@ pub(crate) fn batch(
                 &refs(&operands),
             )?
         }
-        Primitive::CustomJvpCall { jaxpr, rule } => {
+        CallLike::CustomJvp { jaxpr, rule } => {
             let rule = custom_jvp_rule(primitive, rule)?;
             let (j, operands) = batched(jaxpr)?;
             let new_consts = operands.len() - args.len();
@@ -620,51 +710,30 @@ pub(crate) fn batch(
                 &refs(&operands),
             )?
         }
-        Primitive::CustomVjpCall { .. } | Primitive::CustomLin { .. } => {
-            return Err(rule_error(
-                "vmap",
-                primitive,
-                "vmap of a custom_vjp function inside reverse-mode differentiation is not \
-                 supported yet (apply vmap outside grad: vmap(grad(f)) works)",
-            ));
+        CallLike::CustomVjp { jaxpr, rule } => {
+            let rule = custom_vjp_rule(primitive, rule)?;
+            let (j, operands) = batched(jaxpr)?;
+            let new_consts = operands.len() - args.len();
+            let arg_bdims = bdims[rule.num_consts..].to_vec();
+            let batched_rule =
+                batch_custom_vjp(&rule, arg_bdims, &args[rule.num_consts..], &j, axis_size)?;
+            let batched_rule = CustomVjpRule {
+                num_consts: new_consts + rule.num_consts,
+                ..batched_rule
+            };
+            bind_all(
+                Primitive::CustomVjpCall {
+                    jaxpr: j,
+                    rule: oxla_core::OpaqueRule::new("custom_vjp_batched", Arc::new(batched_rule)),
+                },
+                &refs(&operands),
+            )?
         }
-        Primitive::Unary(_)
-        | Primitive::Binary(_)
-        | Primitive::Compare(_)
-        | Primitive::IntegerPow { .. }
-        | Primitive::SelectN
-        | Primitive::Clamp
-        | Primitive::ConvertElementType { .. }
-        | Primitive::Iota { .. }
-        | Primitive::BroadcastInDim { .. }
-        | Primitive::Reshape { .. }
-        | Primitive::Transpose { .. }
-        | Primitive::Squeeze { .. }
-        | Primitive::Rev { .. }
-        | Primitive::Concatenate { .. }
-        | Primitive::Pad { .. }
-        | Primitive::Slice { .. }
-        | Primitive::Reduce { .. }
-        | Primitive::DynamicSlice { .. }
-        | Primitive::DynamicUpdateSlice
-        | Primitive::BitcastConvertType { .. }
-        | Primitive::Cumulative { .. }
-        | Primitive::ReduceWindow { .. }
-        | Primitive::SelectAndScatterAdd { .. }
-        | Primitive::ArgMinMax { .. }
-        | Primitive::Sort { .. }
-        | Primitive::TopK { .. }
-        | Primitive::ConvGeneralDilated { .. }
-        | Primitive::Gather { .. }
-        | Primitive::Scatter { .. }
-        | Primitive::DotGeneral { .. }
-        | Primitive::StopGradient
-        | Primitive::OptimizationBarrier
-        | Primitive::CheckpointName { .. } => {
+        CallLike::CustomLin { .. } => {
             return Err(rule_error(
                 "vmap",
                 primitive,
-                "internal: not a call-like primitive",
+                "the linear part of a custom_vjp function is only ever transposed, never batched",
             ));
         }
     };

@@ -375,6 +375,21 @@ fn custom_vjp_clips_gradients_under_grad_and_jit() {
         &data("clip_gradient")["grad"],
         "jit(grad)",
     );
+    // Batched: vmap of grad, grad of vmap, and vmap of the plain call.
+    let per_element = |x: Array| grad(loss).call(x);
+    let g = vmap(per_element).call(x.clone()).unwrap().unwrap();
+    check(&g, &data("clip_gradient")["grad"], "vmap(grad)");
+    let batched_loss = |x: Array| {
+        let y = vmap(|x: Array| clip.call((x,)).unwrap_or_else(Array::error))
+            .call(x)
+            .unwrap_or_else(Array::error);
+        jnp::sum(&jnp::square(&y), None, false)
+    };
+    check(
+        &grad(batched_loss).call(x.clone()).unwrap(),
+        &data("clip_gradient")["grad"],
+        "grad(vmap)",
+    );
     let err = jvp(loss, &x, &x).unwrap_err().to_string();
     assert!(
         err.contains("custom_vjp function cannot be differentiated in forward mode"),
