@@ -108,14 +108,44 @@ pub fn jvp<In: Pytree, Out: Pytree>(
     ))
 }
 
-/// The linear part of a function at a point ([`linearize`]): apply it to
-/// tangents with [`Linearized::call`].
-pub struct Linearized<In, Out> {
+/// A function's linear part at a point with its input and output structures.
+struct LinearPart<In, Out> {
     linear: Linear,
     in_tree: TreeDef,
     out_tree: TreeDef,
     _types: PhantomData<fn(In) -> Out>,
 }
+
+/// Linearizes a typed function: its outputs and its linear part.
+fn linearize_typed<In: Pytree, Out: Pytree>(
+    f: impl FnOnce(In) -> Out,
+    primals: &In,
+    location: Location,
+) -> Result<(Out, LinearPart<In, Out>)> {
+    let (leaves, in_tree) = primals.flatten();
+    let differentiable = vec![true; leaves.len()];
+    let mut out_tree = None;
+    let (outs, linear) = linearize_flat(
+        flat_fn(f, &in_tree, &mut out_tree),
+        &leaves,
+        &differentiable,
+        location,
+    )?;
+    let out_tree = out_tree.expect("traced");
+    Ok((
+        Out::unflatten_from(&out_tree, &mut outs.into_iter())?,
+        LinearPart {
+            linear,
+            in_tree,
+            out_tree,
+            _types: PhantomData,
+        },
+    ))
+}
+
+/// The linear part of a function at a point ([`linearize`]): apply it to
+/// tangents with [`Linearized::call`].
+pub struct Linearized<In, Out>(LinearPart<In, Out>);
 
 /// `f(primals)` and its linear part, as `jax.linearize`: the primal
 /// computation runs now, the tangent computation is kept as a jaxpr that
@@ -125,26 +155,8 @@ pub fn linearize<In: Pytree, Out: Pytree>(
     f: impl FnOnce(In) -> Out,
     primals: &In,
 ) -> Result<(Out, Linearized<In, Out>)> {
-    let location = caller();
-    let (leaves, in_tree) = primals.flatten();
-    let differentiable = vec![true; leaves.len()];
-    let mut out_tree = None;
-    let (outs, linear) = linearize_flat(
-        flat_fn(f, &in_tree, &mut out_tree),
-        &leaves,
-        &differentiable,
-        location,
-    )?;
-    let out_tree = out_tree.expect("traced");
-    Ok((
-        Out::unflatten_from(&out_tree, &mut outs.into_iter())?,
-        Linearized {
-            linear,
-            in_tree,
-            out_tree,
-            _types: PhantomData,
-        },
-    ))
+    let (out, part) = linearize_typed(f, primals, caller())?;
+    Ok((out, Linearized(part)))
 }
 
 impl<In: Pytree, Out: Pytree> Linearized<In, Out> {
@@ -153,32 +165,27 @@ impl<In: Pytree, Out: Pytree> Linearized<In, Out> {
     pub fn call(&self, tangents: &In) -> Result<Out> {
         let location = caller();
         let (leaves, tree) = tangents.flatten();
-        check_same_structure("linearize", &self.in_tree, &tree, location)?;
+        check_same_structure("linearize", &self.0.in_tree, &tree, location)?;
         let ts: Vec<Tangent> = leaves.into_iter().map(Some).collect();
         let outs = with_rule_location(location, || -> Result<Vec<Array>> {
-            let outs = self.linear.apply(&ts)?;
+            let outs = self.0.linear.apply(&ts)?;
             Ok(outs
                 .iter()
-                .zip(&self.linear.out_avals)
+                .zip(&self.0.linear.out_avals)
                 .map(|(t, a)| instantiate(t, a))
                 .collect())
         })?;
-        Out::unflatten_from(&self.out_tree, &mut outs.into_iter())
+        Out::unflatten_from(&self.0.out_tree, &mut outs.into_iter())
     }
 
     /// The linear jaxpr (residuals as constants, tangents in, tangents out).
     pub fn jaxpr(&self) -> &oxla_core::Jaxpr {
-        &self.linear.jaxpr
+        &self.0.linear.jaxpr
     }
 }
 
 /// The vector-Jacobian product of a function at a point ([`vjp`]).
-pub struct Vjp<In, Out> {
-    linear: Linear,
-    in_tree: TreeDef,
-    out_tree: TreeDef,
-    _types: PhantomData<fn(In) -> Out>,
-}
+pub struct Vjp<In, Out>(LinearPart<In, Out>);
 
 /// `f(primals)` and its vjp function, as `jax.vjp`: [`Vjp::call`] maps
 /// output cotangents to input cotangents (zeros for integer inputs).
@@ -187,26 +194,8 @@ pub fn vjp<In: Pytree, Out: Pytree>(
     f: impl FnOnce(In) -> Out,
     primals: &In,
 ) -> Result<(Out, Vjp<In, Out>)> {
-    let location = caller();
-    let (leaves, in_tree) = primals.flatten();
-    let differentiable = vec![true; leaves.len()];
-    let mut out_tree = None;
-    let (outs, linear) = linearize_flat(
-        flat_fn(f, &in_tree, &mut out_tree),
-        &leaves,
-        &differentiable,
-        location,
-    )?;
-    let out_tree = out_tree.expect("traced");
-    Ok((
-        Out::unflatten_from(&out_tree, &mut outs.into_iter())?,
-        Vjp {
-            linear,
-            in_tree,
-            out_tree,
-            _types: PhantomData,
-        },
-    ))
+    let (out, part) = linearize_typed(f, primals, caller())?;
+    Ok((out, Vjp(part)))
 }
 
 impl<In: Pytree, Out: Pytree> Vjp<In, Out> {
@@ -216,17 +205,17 @@ impl<In: Pytree, Out: Pytree> Vjp<In, Out> {
     pub fn call(&self, cts: &Out) -> Result<In> {
         let location = caller();
         let (leaves, tree) = cts.flatten();
-        if tree != self.out_tree {
+        if tree != self.0.out_tree {
             return Err(Error::Usage {
                 function: "vjp",
                 message: format!(
                     "the cotangents' structure {tree} differs from the outputs' {}",
-                    self.out_tree
+                    self.0.out_tree
                 ),
                 location,
             });
         }
-        for (i, (c, a)) in leaves.iter().zip(&self.linear.out_avals).enumerate() {
+        for (i, (c, a)) in leaves.iter().zip(&self.0.linear.out_avals).enumerate() {
             let ca = c.aval()?;
             if a.dtype.is_float() && (ca.dtype != a.dtype || ca.shape != a.shape) {
                 return Err(Error::Usage {
@@ -240,14 +229,14 @@ impl<In: Pytree, Out: Pytree> Vjp<In, Out> {
         }
         let cts: Vec<Tangent> = leaves.into_iter().map(Some).collect();
         let in_cts = with_rule_location(location, || -> Result<Vec<Array>> {
-            let in_cts = self.linear.transpose(&cts)?;
+            let in_cts = self.0.linear.transpose(&cts)?;
             Ok(in_cts
                 .iter()
-                .zip(&self.linear.in_avals)
+                .zip(&self.0.linear.in_avals)
                 .map(|(c, a)| instantiate(c, a))
                 .collect())
         })?;
-        In::unflatten_from(&self.in_tree, &mut in_cts.into_iter())
+        In::unflatten_from(&self.0.in_tree, &mut in_cts.into_iter())
     }
 }
 

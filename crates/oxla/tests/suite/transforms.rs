@@ -669,3 +669,43 @@ fn a_non_linear_custom_rule_is_an_error_naming_the_primitive_and_line() {
     );
     assert!(err.contains("transforms.rs:"), "{err}");
 }
+
+#[test]
+fn nested_vmap_with_axes_on_different_dims_and_negative_out_axes() {
+    // m[i, j] = a[i] * b[j], built as vmap over b (axis -1 of bt) of vmap over a.
+    let a = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let bt = Array::from_slice(&[10.0f32, 20.0], &[1, 2]).unwrap();
+    let outer = vmap(|(a, b): (Array, Array)| {
+        vmap(|(a, b): (Array, Array)| &a * &b)
+            .in_axes(&[Some(0), None])
+            .call((a, b))
+    })
+    .in_axes(&[None, Some(-1)])
+    .out_axes(&[Some(-1)]);
+    let m = outer.call((a, bt)).unwrap().unwrap();
+    assert_eq!(m.shape(), &[3, 1, 2]);
+    assert_eq!(
+        m.to_vec::<f32>().unwrap(),
+        vec![10.0, 20.0, 20.0, 40.0, 30.0, 60.0]
+    );
+}
+
+#[test]
+fn rust_control_flow_on_values_works_under_grad_but_not_under_jit() {
+    let f = |x: Array| -> Array {
+        match x.item::<f32>() {
+            Ok(v) if v > 0.0 => &x * &x,
+            Ok(_) => -&x,
+            Err(e) => Array::error(e),
+        }
+    };
+    let pos = grad(f).call(Array::scalar(3.0f32).unwrap()).unwrap();
+    assert_eq!(pos.item::<f32>().unwrap(), 6.0);
+    let neg = grad(f).call(Array::scalar(-3.0f32).unwrap()).unwrap();
+    assert_eq!(neg.item::<f32>().unwrap(), -1.0);
+    let err = jit(|x: Array| grad(f).call(x))
+        .call(Array::scalar(3.0f32).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot read a traced f32[]"), "{err}");
+}
