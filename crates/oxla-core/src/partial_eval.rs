@@ -5,6 +5,8 @@
 //! Also dead-code elimination.
 
 use crate::jaxpr::{Atom, Equation, Jaxpr, Var};
+use crate::primitive::Primitive;
+use crate::subjaxpr::SubJaxpr;
 
 /// The two halves of a partially evaluated jaxpr.
 #[derive(Debug, Clone)]
@@ -35,23 +37,13 @@ pub fn partial_eval(
         jaxpr.constvars.is_empty(),
         "partial_eval takes closed jaxprs"
     );
+    let (jaxpr, unknown, eqn_unknown) = split_mixed_calls(jaxpr, in_unknowns, saveable);
+    let jaxpr = &jaxpr;
     let n = jaxpr.avals.len();
-    let mut unknown = vec![false; n];
-    for (v, &u) in jaxpr.invars.iter().zip(in_unknowns) {
-        unknown[v.0 as usize] = u;
-    }
     let is_unknown = |a: &Atom, unknown: &[bool]| match a {
         Atom::Var(v) => unknown[v.0 as usize],
         Atom::Literal(_) => false,
     };
-    let mut eqn_unknown = Vec::with_capacity(jaxpr.eqns.len());
-    for e in &jaxpr.eqns {
-        let u = e.inputs.iter().any(|a| is_unknown(a, &unknown));
-        for o in &e.outputs {
-            unknown[o.0 as usize] = u;
-        }
-        eqn_unknown.push(u);
-    }
     let out_unknowns: Vec<bool> = jaxpr
         .outvars
         .iter()
@@ -162,6 +154,150 @@ pub fn partial_eval(
     }
 }
 
+/// Which variables of `jaxpr` are unknown, and which equations, after
+/// splitting every call-like equation (`pjit`, `checkpoint`) whose inputs
+/// are partly known into a known call (giving its known outputs and the
+/// residuals) and an unknown call, recursively, so known work inside a
+/// call still runs in the known half. Returns the rewritten jaxpr.
+fn split_mixed_calls(
+    jaxpr: &Jaxpr,
+    in_unknowns: &[bool],
+    saveable: &dyn Fn(&Equation) -> bool,
+) -> (Jaxpr, Vec<bool>, Vec<bool>) {
+    let mut out = Jaxpr {
+        avals: jaxpr.avals.clone(),
+        constvars: Vec::new(),
+        invars: jaxpr.invars.clone(),
+        eqns: Vec::with_capacity(jaxpr.eqns.len()),
+        outvars: jaxpr.outvars.clone(),
+    };
+    let mut unknown = vec![false; jaxpr.avals.len()];
+    for (v, &u) in jaxpr.invars.iter().zip(in_unknowns) {
+        unknown[v.0 as usize] = u;
+    }
+    let mut eqn_unknown = Vec::with_capacity(jaxpr.eqns.len());
+    for e in &jaxpr.eqns {
+        let ins: Vec<bool> = e
+            .inputs
+            .iter()
+            .map(|a| matches!(a, Atom::Var(v) if unknown[v.0 as usize]))
+            .collect();
+        let any = ins.iter().any(|u| *u);
+        let all = ins.iter().all(|u| *u);
+        if any
+            && !all
+            && let Some((known, staged)) = split_call(e, &ins, &mut out.avals, saveable)
+        {
+            unknown.resize(out.avals.len(), false);
+            for o in &staged.outputs {
+                unknown[o.0 as usize] = true;
+            }
+            out.eqns.push(known);
+            eqn_unknown.push(false);
+            out.eqns.push(staged);
+            eqn_unknown.push(true);
+            continue;
+        }
+        for o in &e.outputs {
+            unknown[o.0 as usize] = any;
+        }
+        out.eqns.push(e.clone());
+        eqn_unknown.push(any);
+    }
+    (out, unknown, eqn_unknown)
+}
+
+/// A call-like equation with partly unknown inputs as a known and an
+/// unknown equation (new residual variables appended to `avals`); `None`
+/// for other primitives.
+fn split_call(
+    e: &Equation,
+    in_unknowns: &[bool],
+    avals: &mut Vec<crate::aval::Aval>,
+    saveable: &dyn Fn(&Equation) -> bool,
+) -> Option<(Equation, Equation)> {
+    let (body, make): (&SubJaxpr, Box<dyn Fn(SubJaxpr) -> Primitive>) = match &e.primitive {
+        Primitive::Call { jaxpr, name } => {
+            let name = name.clone();
+            (
+                jaxpr,
+                Box::new(move |j| Primitive::Call {
+                    jaxpr: j,
+                    name: name.clone(),
+                }),
+            )
+        }
+        Primitive::Remat {
+            jaxpr,
+            policy,
+            prevent_cse,
+        } => {
+            let (policy, prevent_cse) = (policy.clone(), *prevent_cse);
+            (
+                jaxpr,
+                Box::new(move |j| Primitive::Remat {
+                    jaxpr: j,
+                    policy: policy.clone(),
+                    prevent_cse,
+                }),
+            )
+        }
+        _ => return None,
+    };
+    let split = match &e.primitive {
+        Primitive::Remat { policy, .. } => {
+            partial_eval(body.jaxpr(), in_unknowns, &[], &|q| policy.saveable(q))
+        }
+        _ => partial_eval(body.jaxpr(), in_unknowns, &[], saveable),
+    };
+    let residuals: Vec<Var> = split.known.outvars
+        [split.known.outvars.len() - split.num_residuals..]
+        .iter()
+        .map(|a| {
+            let v = Var(avals.len() as u32);
+            avals.push(split.known.atom_aval(a).clone());
+            v
+        })
+        .collect();
+    let pick = |atoms: &[Atom], mask: &[bool], want: bool| -> Vec<Atom> {
+        atoms
+            .iter()
+            .zip(mask)
+            .filter(|(_, m)| **m == want)
+            .map(|(a, _)| a.clone())
+            .collect()
+    };
+    let out_atoms: Vec<Atom> = e.outputs.iter().map(|v| Atom::Var(*v)).collect();
+    let var_of = |a: Atom| match a {
+        Atom::Var(v) => v,
+        Atom::Literal(_) => unreachable!("equation outputs are variables"),
+    };
+    let known = Equation {
+        primitive: make(SubJaxpr::new(split.known)),
+        inputs: pick(&e.inputs, in_unknowns, false),
+        outputs: pick(&out_atoms, &split.out_unknowns, false)
+            .into_iter()
+            .map(var_of)
+            .chain(residuals.iter().copied())
+            .collect(),
+        location: e.location,
+    };
+    let staged = Equation {
+        primitive: make(SubJaxpr::new(split.unknown)),
+        inputs: residuals
+            .iter()
+            .map(|v| Atom::Var(*v))
+            .chain(pick(&e.inputs, in_unknowns, true))
+            .collect(),
+        outputs: pick(&out_atoms, &split.out_unknowns, true)
+            .into_iter()
+            .map(var_of)
+            .collect(),
+        location: e.location,
+    };
+    Some((known, staged))
+}
+
 /// Removes equations none of whose results is used (every primitive is pure).
 pub fn dce(jaxpr: &mut Jaxpr) {
     let mut used = vec![false; jaxpr.avals.len()];
@@ -233,6 +369,36 @@ mod tests {
         assert_eq!(split.num_residuals, 1);
         assert_eq!(split.unknown.eqns.len(), 2);
         assert_eq!(split.known.eqns.len(), 1);
+    }
+
+    #[test]
+    fn a_call_with_mixed_inputs_is_split_into_a_known_and_an_unknown_call() {
+        let body = SubJaxpr::new(jvp_like());
+        let mut b = JaxprBuilder::new();
+        let x = b.add_invar(Aval::new(DType::F32, &[3]));
+        let t = b.add_invar(Aval::new(DType::F32, &[3]));
+        let outs = b
+            .add_equation(
+                Primitive::Call {
+                    jaxpr: body,
+                    name: "f".into(),
+                },
+                vec![Atom::Var(x), Atom::Var(t)],
+                None,
+            )
+            .unwrap();
+        let outer = b.finish(outs.into_iter().map(Atom::Var).collect());
+        let split = partial_eval(&outer, &[false, true], &[], &|_| true);
+        assert_eq!(split.out_unknowns, vec![false, true]);
+        // Known: one call computing sin x and the residual cos x.
+        assert_eq!(split.known.eqns.len(), 1);
+        let known_body = split.known.eqns[0].primitive.sub_jaxpr().unwrap().jaxpr();
+        assert_eq!(known_body.eqns.len(), 2);
+        // Unknown: one call multiplying the residual by t.
+        assert_eq!(split.unknown.eqns.len(), 1);
+        let unknown_body = split.unknown.eqns[0].primitive.sub_jaxpr().unwrap().jaxpr();
+        assert_eq!(unknown_body.eqns.len(), 1);
+        assert_eq!(split.num_residuals, 1);
     }
 
     #[test]

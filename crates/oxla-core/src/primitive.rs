@@ -490,6 +490,27 @@ impl RematPolicy {
             RematPolicy::SaveOnlyTheseNames(_) => "save_only_these_names",
         }
     }
+
+    /// Whether reverse mode may keep the result of `eqn` (rather than
+    /// recompute it).
+    pub fn saveable(&self, eqn: &crate::jaxpr::Equation) -> bool {
+        match self {
+            RematPolicy::NothingSaveable => false,
+            RematPolicy::EverythingSaveable => true,
+            RematPolicy::DotsSaveable => matches!(
+                eqn.primitive,
+                Primitive::DotGeneral { .. } | Primitive::ConvGeneralDilated { .. }
+            ),
+            RematPolicy::DotsWithNoBatchDimsSaveable => matches!(
+                &eqn.primitive,
+                Primitive::DotGeneral { lhs_batch, .. } if lhs_batch.is_empty()
+            ),
+            RematPolicy::SaveOnlyTheseNames(names) => matches!(
+                &eqn.primitive,
+                Primitive::CheckpointName { name } if names.iter().any(|n| n.as_str() == &**name)
+            ),
+        }
+    }
 }
 
 /// A primitive operation with its parameters.

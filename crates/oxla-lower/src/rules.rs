@@ -850,8 +850,9 @@ pub(crate) fn lower_equation<'c, 'a>(
             loc,
         ),
         Primitive::CustomLin { .. } => Err(LowerError::Mlir(
-            "the linear part of a custom_vjp function can only be transposed (by reverse-mode \
-             differentiation), not run"
+            "a custom_vjp function cannot be differentiated in forward mode (jvp, jacfwd): its \
+             linear part can only be transposed; use custom_jvp, or reverse mode (grad, vjp, \
+             jacrev)"
                 .into(),
         )),
     }

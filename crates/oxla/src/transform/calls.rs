@@ -69,26 +69,6 @@ fn custom_vjp_rule(
         .map_err(|_| rule_error("vjp", primitive, "internal: not a custom_vjp rule"))
 }
 
-/// Whether reverse mode may keep the result of `eqn` under `policy`.
-pub(crate) fn saveable(policy: &RematPolicy, eqn: &Equation) -> bool {
-    match policy {
-        RematPolicy::NothingSaveable => false,
-        RematPolicy::EverythingSaveable => true,
-        RematPolicy::DotsSaveable => matches!(
-            eqn.primitive,
-            Primitive::DotGeneral { .. } | Primitive::ConvGeneralDilated { .. }
-        ),
-        RematPolicy::DotsWithNoBatchDimsSaveable => matches!(
-            &eqn.primitive,
-            Primitive::DotGeneral { lhs_batch, .. } if lhs_batch.is_empty()
-        ),
-        RematPolicy::SaveOnlyTheseNames(names) => matches!(
-            &eqn.primitive,
-            Primitive::CheckpointName { name } if names.iter().any(|n| n.as_str() == &**name)
-        ),
-    }
-}
-
 fn location() -> oxla_core::Location {
     crate::ops::rule_location().unwrap_or(super::eval::UNKNOWN_LOCATION)
 }
@@ -218,7 +198,7 @@ pub(crate) fn jvp(
             primals,
             tangents,
             ctx,
-            &|e| saveable(policy, e),
+            &|e| policy.saveable(e),
             &|j| Primitive::Remat {
                 jaxpr: j,
                 policy: policy.clone(),
@@ -227,7 +207,7 @@ pub(crate) fn jvp(
         ),
         CallLike::CustomJvp { rule, .. } => custom_jvp(primitive, rule, primals, tangents),
         CallLike::CustomVjp { rule, .. } => {
-            custom_vjp_linearize(primitive, rule, primals, tangents, ctx)
+            custom_vjp_linearize(primitive, rule, primals, tangents)
         }
         CallLike::CustomLin { .. } => Err(rule_error(
             "jvp",
@@ -360,23 +340,17 @@ fn custom_jvp(
 }
 
 /// Reverse mode of a `custom_vjp` call: the fwd rule now, and a
-/// `custom_lin` staged with the tangents that transposes through bwd.
+/// `custom_lin` on the tangents that transposes through bwd.
 fn custom_vjp_linearize(
     primitive: &Primitive,
     rule_handle: &oxla_core::OpaqueRule,
     primals: &[Array],
     tangents: &[Tangent],
-    ctx: &JvpContext,
 ) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    // The tangents go through a `custom_lin`, which only transposition
+    // (reverse mode) can evaluate; under plain forward mode it is staged
+    // (inside a call being differentiated) or fails when run.
     let rule = custom_vjp_rule(primitive, rule_handle)?;
-    if ctx.tangent_trace.is_none() {
-        return Err(rule_error(
-            "jvp",
-            primitive,
-            "a custom_vjp function cannot be differentiated in forward mode (jvp, jacfwd); \
-             use custom_jvp, or reverse mode (grad, vjp, jacrev)",
-        ));
-    }
     no_closed_over_tangents(primitive, &tangents[..rule.num_consts])?;
     let args = &primals[rule.num_consts..];
     let (outs, residuals) = (rule.fwd)(args)?;

@@ -375,6 +375,12 @@ fn custom_vjp_clips_gradients_under_grad_and_jit() {
         &data("clip_gradient")["grad"],
         "jit(grad)",
     );
+    // grad of a jitted function that uses it (custom_lin inside a pjit).
+    let jitted_loss = jit(loss);
+    let g = grad(|x: Array| jitted_loss.call(x).unwrap_or_else(Array::error))
+        .call(x.clone())
+        .unwrap();
+    check(&g, &data("clip_gradient")["grad"], "grad(jit)");
     // Batched: vmap of grad, grad of vmap, and vmap of the plain call.
     let per_element = |x: Array| grad(loss).call(x);
     let g = vmap(per_element).call(x.clone()).unwrap().unwrap();
@@ -708,4 +714,69 @@ fn rust_control_flow_on_values_works_under_grad_but_not_under_jit() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("cannot read a traced f32[]"), "{err}");
+}
+
+#[test]
+fn jit_vmap_and_grad_compose_in_every_order() {
+    // f(x) = sum(sin(x) * x), grad f = cos(x) x + sin(x); rows of a batch.
+    let rows = Array::from_slice(&[0.1f32, 0.5, -1.0, 2.0, 0.3, -0.7], &[2, 3]).unwrap();
+    let f = |x: Array| jnp::sum(&(jnp::sin(&x) * &x), None, false);
+    let want: Vec<f32> = rows
+        .to_vec::<f32>()
+        .unwrap()
+        .iter()
+        .map(|x| x.cos() * x + x.sin())
+        .collect();
+    let close = |got: &Array, what: &str| {
+        for (g, w) in got.to_vec::<f32>().unwrap().iter().zip(&want) {
+            assert!((g - w).abs() < 1e-5, "{what}: {g} vs {w}");
+        }
+    };
+    let jf = jit(f);
+    let grad_f = |x: Array| grad(f).call(x);
+    let grad_jf = |x: Array| grad(|x: Array| jf.call(x).unwrap_or_else(Array::error)).call(x);
+    close(
+        &vmap(grad_f).call(rows.clone()).unwrap().unwrap(),
+        "vmap(grad)",
+    );
+    close(
+        &vmap(grad_jf).call(rows.clone()).unwrap().unwrap(),
+        "vmap(grad(jit))",
+    );
+    let jit_vmap_grad = jit(|x: Array| vmap(grad_f).call(x));
+    close(
+        &jit_vmap_grad.call(rows.clone()).unwrap().unwrap().unwrap(),
+        "jit(vmap(grad))",
+    );
+    let vmap_jit_grad = jit(grad_f);
+    let g = vmap(|x: Array| vmap_jit_grad.call(x))
+        .call(rows.clone())
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    close(&g, "vmap(jit(grad))");
+    // grad of a sum over vmap of a jitted function.
+    let g = grad(|x: Array| {
+        let per_row = vmap(|r: Array| jf.call(r).unwrap_or_else(Array::error))
+            .call(x)
+            .unwrap_or_else(Array::error);
+        jnp::sum(&per_row, None, false)
+    })
+    .call(rows.clone())
+    .unwrap();
+    close(&g, "grad(vmap(jit))");
+    // jit inside jit inside grad.
+    let outer = jit(|x: Array| jf.call(x));
+    let g = grad(|x: Array| {
+        outer
+            .call(x)
+            .and_then(|inner| inner)
+            .unwrap_or_else(Array::error)
+    })
+    .call(rows.index(&oxla::s![0]))
+    .unwrap();
+    let first: Vec<f32> = want[..3].to_vec();
+    for (g, w) in g.to_vec::<f32>().unwrap().iter().zip(&first) {
+        assert!((g - w).abs() < 1e-5, "grad(jit(jit)): {g} vs {w}");
+    }
 }
