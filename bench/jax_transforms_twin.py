@@ -1,11 +1,15 @@
 """JAX's side of oxla's transformation benchmark: the same workloads, timed
 the same way (see bench/src/bin/transforms_vs_jax.rs).
 
-Prints JSON with median microseconds per call and memory figures.
+Prints JSON with median microseconds per call and memory figures (one line),
+then serves timing blocks of the compiled step: each input line "N" runs N
+steps and answers with the microseconds per step, so the Rust side can
+alternate blocks of oxla and JAX (machine drift hits both alike).
 """
 
 import json
 import sys
+import time
 
 import jax
 import jax.numpy as jnp
@@ -46,14 +50,19 @@ def main():
 
     step = jax.jit(train_step)
     jax.block_until_ready(step(params, x, y))
-    results["step_run"] = median_us(lambda: jax.block_until_ready(step(params, x, y)), 50, 9)
 
     layers = [jnp.eye(256, dtype=jnp.float32) * (0.9 + 0.001 * i) for i in range(16)]
     xb = jnp.ones((512, 256), jnp.float32)
     for name, remat in [("deep_temp_plain", False), ("deep_temp_remat", True)]:
         compiled = jax.jit(jax.grad(lambda l, a: deep_loss(l, a, remat))).lower(layers, xb).compile()
         results[name] = compiled.memory_analysis().temp_size_in_bytes
-    json.dump(results, sys.stdout)
+    print(json.dumps(results), flush=True)
+    for line in sys.stdin:
+        n = int(line)
+        start = time.perf_counter()
+        for _ in range(n):
+            jax.block_until_ready(step(params, x, y))
+        print((time.perf_counter() - start) / n * 1e6, flush=True)
 
 
 if __name__ == "__main__":
