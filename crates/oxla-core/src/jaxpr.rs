@@ -216,6 +216,23 @@ impl Jaxpr {
         &self.avals[v.0 as usize]
     }
 
+    /// The types of the parameters (constvars, then invars).
+    pub fn in_avals(&self) -> Vec<Aval> {
+        self.constvars
+            .iter()
+            .chain(&self.invars)
+            .map(|v| self.aval(*v).clone())
+            .collect()
+    }
+
+    /// The types of the results.
+    pub fn out_avals(&self) -> Vec<Aval> {
+        self.outvars
+            .iter()
+            .map(|o| self.atom_aval(o).clone())
+            .collect()
+    }
+
     /// The aval of an atom.
     pub fn atom_aval<'a>(&'a self, a: &'a Atom) -> &'a Aval {
         match a {

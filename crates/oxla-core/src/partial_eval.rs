@@ -4,7 +4,8 @@
 //! values in the unknown part instead of saving them (rematerialization).
 //! Also dead-code elimination.
 
-use crate::jaxpr::{Atom, Equation, Jaxpr, Var};
+use crate::aval::Aval;
+use crate::jaxpr::{Atom, Equation, Jaxpr, Literal, Scalar, Var};
 use crate::primitive::Primitive;
 use crate::subjaxpr::SubJaxpr;
 
@@ -207,6 +208,321 @@ fn split_mixed_calls(
     (out, unknown, eqn_unknown)
 }
 
+/// A new variable of `aval`.
+fn fresh(avals: &mut Vec<Aval>, aval: Aval) -> Var {
+    avals.push(aval);
+    Var(avals.len() as u32 - 1)
+}
+
+/// Zeros of `aval` as an atom of `jaxpr` (a literal for a scalar, else a
+/// broadcast of one appended to its equations).
+fn zeros_atom(jaxpr: &mut Jaxpr, aval: &Aval) -> Atom {
+    let value = match aval.dtype {
+        crate::dtype::DType::Bool => Scalar::Bool(false),
+        d if d.is_float() => Scalar::Float(0.0),
+        d if d.is_unsigned_int() => Scalar::UInt(0),
+        _ => Scalar::Int(0),
+    };
+    let literal = Atom::Literal(Literal {
+        value,
+        aval: Aval::new(aval.dtype, &[]),
+    });
+    if aval.shape.is_empty() {
+        return literal;
+    }
+    let v = fresh(&mut jaxpr.avals, aval.clone());
+    jaxpr.eqns.push(Equation {
+        primitive: Primitive::BroadcastInDim {
+            shape: aval.shape.clone(),
+            broadcast_dimensions: Default::default(),
+        },
+        inputs: vec![literal],
+        outputs: vec![v],
+        location: None,
+    });
+    Atom::Var(v)
+}
+
+/// Picks the items where `mask` is `want`.
+fn pick<T: Clone>(items: &[T], mask: &[bool], want: bool) -> Vec<T> {
+    items
+        .iter()
+        .zip(mask)
+        .filter(|(_, m)| **m == want)
+        .map(|(x, _)| x.clone())
+        .collect()
+}
+
+/// A `cond` with partly unknown operands (a known index) as a known cond
+/// (its known outputs, and every branch's residuals, zeros for the other
+/// branches') and an unknown cond taking all residuals.
+fn split_cond(
+    e: &Equation,
+    branches: &[SubJaxpr],
+    in_unknowns: &[bool],
+    avals: &mut Vec<Aval>,
+    saveable: &dyn Fn(&Equation) -> bool,
+) -> Option<(Equation, Equation)> {
+    let (index_unknown, ops_unknown) = in_unknowns.split_first()?;
+    if *index_unknown {
+        return None;
+    }
+    let n_out = e.outputs.len();
+    let mut out_unknowns = vec![false; n_out];
+    for b in branches {
+        let s = partial_eval(b.jaxpr(), ops_unknown, &[], saveable);
+        for (u, o) in out_unknowns.iter_mut().zip(&s.out_unknowns) {
+            *u |= *o;
+        }
+    }
+    let splits: Vec<Split> = branches
+        .iter()
+        .map(|b| partial_eval(b.jaxpr(), ops_unknown, &out_unknowns, saveable))
+        .collect();
+    let res_avals: Vec<Vec<Aval>> = splits
+        .iter()
+        .map(|s| {
+            let k = &s.known;
+            k.outvars[k.outvars.len() - s.num_residuals..]
+                .iter()
+                .map(|a| k.atom_aval(a).clone())
+                .collect()
+        })
+        .collect();
+    let mut known_branches = Vec::new();
+    let mut unknown_branches = Vec::new();
+    for (i, s) in splits.into_iter().enumerate() {
+        let mut known = s.known;
+        let n_known_out = known.outvars.len() - s.num_residuals;
+        let own: Vec<Atom> = known.outvars[n_known_out..].to_vec();
+        known.outvars.truncate(n_known_out);
+        let mut unknown = s.unknown;
+        let own_invars: Vec<Var> = unknown.invars[..s.num_residuals].to_vec();
+        let rest: Vec<Var> = unknown.invars[s.num_residuals..].to_vec();
+        let mut res_invars = Vec::new();
+        for (j, res) in res_avals.iter().enumerate() {
+            if j == i {
+                known.outvars.extend(own.iter().cloned());
+                res_invars.extend(own_invars.iter().copied());
+            } else {
+                for aval in res {
+                    let zero = zeros_atom(&mut known, aval);
+                    known.outvars.push(zero);
+                    res_invars.push(fresh(&mut unknown.avals, aval.clone()));
+                }
+            }
+        }
+        res_invars.extend(rest);
+        unknown.invars = res_invars;
+        known_branches.push(SubJaxpr::new(known));
+        unknown_branches.push(SubJaxpr::new(unknown));
+    }
+    let residuals: Vec<Var> = res_avals
+        .iter()
+        .flatten()
+        .map(|a| fresh(avals, a.clone()))
+        .collect();
+    let ops = &e.inputs[1..];
+    let mut known_inputs = vec![e.inputs[0].clone()];
+    known_inputs.extend(pick(ops, ops_unknown, false));
+    let known = Equation {
+        primitive: Primitive::Cond {
+            branches: known_branches,
+        },
+        inputs: known_inputs,
+        outputs: pick(&e.outputs, &out_unknowns, false)
+            .into_iter()
+            .chain(residuals.iter().copied())
+            .collect(),
+        location: e.location,
+    };
+    let mut unknown_inputs = vec![e.inputs[0].clone()];
+    unknown_inputs.extend(residuals.iter().map(|v| Atom::Var(*v)));
+    unknown_inputs.extend(pick(ops, ops_unknown, true));
+    let unknown = Equation {
+        primitive: Primitive::Cond {
+            branches: unknown_branches,
+        },
+        inputs: unknown_inputs,
+        outputs: pick(&e.outputs, &out_unknowns, true),
+        location: e.location,
+    };
+    Some((known, unknown))
+}
+
+/// A scan's parameters, for splitting it.
+struct ScanParts<'a> {
+    body: &'a Jaxpr,
+    num_consts: usize,
+    num_carry: usize,
+    length: i64,
+    reverse: bool,
+    unroll: i64,
+}
+
+/// A `scan` with partly unknown operands as a known scan (its known
+/// outputs, and the residuals the unknown part needs, stacked per
+/// iteration) and an unknown scan. Which carries are unknown is found by
+/// fixed point; residuals that are known consts or known xs of the scan are
+/// passed to the unknown scan directly instead of being stacked.
+fn split_scan(
+    e: &Equation,
+    p: &ScanParts<'_>,
+    in_unknowns: &[bool],
+    avals: &mut Vec<Aval>,
+    saveable: &dyn Fn(&Equation) -> bool,
+) -> Option<(Equation, Equation)> {
+    let (nc, nk) = (p.num_consts, p.num_carry);
+    let n_y = p.body.outvars.len() - nk;
+    let mut carry_uk = in_unknowns[nc..nc + nk].to_vec();
+    let mask = |carry_uk: &[bool]| -> Vec<bool> {
+        in_unknowns[..nc]
+            .iter()
+            .chain(carry_uk)
+            .chain(&in_unknowns[nc + nk..])
+            .copied()
+            .collect()
+    };
+    loop {
+        let s = partial_eval(p.body, &mask(&carry_uk), &[], saveable);
+        let next: Vec<bool> = carry_uk
+            .iter()
+            .zip(&s.out_unknowns)
+            .map(|(a, b)| *a || *b)
+            .collect();
+        if next == carry_uk {
+            break;
+        }
+        carry_uk = next;
+    }
+    let uk = mask(&carry_uk);
+    let mut force = carry_uk.clone();
+    force.extend(std::iter::repeat_n(false, n_y));
+    let s = partial_eval(p.body, &uk, &force, saveable);
+    let n_known_out = s.known.outvars.len() - s.num_residuals;
+    let res_atoms: Vec<Atom> = s.known.outvars[n_known_out..].to_vec();
+    // Where each residual comes from: a known const or x of the scan (its
+    // position in the body's invars), or computed per iteration.
+    let source: Vec<Option<usize>> = res_atoms
+        .iter()
+        .map(|a| match a {
+            Atom::Var(v) => p
+                .body
+                .invars
+                .iter()
+                .position(|w| w == v)
+                .filter(|&i| !uk[i] && (i < nc || i >= nc + nk)),
+            Atom::Literal(_) => None,
+        })
+        .collect();
+    let mut known = s.known;
+    known.outvars.truncate(n_known_out);
+    let mut stacked = Vec::new();
+    for (a, src) in res_atoms.iter().zip(&source) {
+        if src.is_none() {
+            known.outvars.push(a.clone());
+            let aval = known.atom_aval(a);
+            let mut shape = vec![p.length];
+            shape.extend_from_slice(&aval.shape);
+            let stacked_aval = aval.with_shape(&shape);
+            stacked.push(fresh(avals, stacked_aval));
+        }
+    }
+    let nc_k = in_unknowns[..nc].iter().filter(|u| !**u).count();
+    let nk_k = carry_uk.iter().filter(|u| !**u).count();
+    let known_eqn = Equation {
+        primitive: Primitive::Scan {
+            jaxpr: SubJaxpr::new(known),
+            num_consts: nc_k,
+            num_carry: nk_k,
+            length: p.length,
+            reverse: p.reverse,
+            unroll: p.unroll,
+        },
+        inputs: pick(&e.inputs, &uk, false),
+        outputs: pick(
+            &e.outputs,
+            &{
+                let mut m = carry_uk.clone();
+                m.extend_from_slice(&s.out_unknowns[nk..]);
+                m
+            },
+            false,
+        )
+        .into_iter()
+        .chain(stacked.iter().copied())
+        .collect(),
+        location: e.location,
+    };
+    // The unknown body: (const residuals, unknown consts | unknown carry |
+    // stacked residuals, x residuals, unknown xs).
+    let mut unknown = s.unknown;
+    let res_invars: Vec<Var> = unknown.invars[..s.num_residuals].to_vec();
+    let rest: Vec<Var> = unknown.invars[s.num_residuals..].to_vec();
+    let nc_u = nc - nc_k;
+    let nk_u = nk - nk_k;
+    let (rest_consts, rest) = rest.split_at(nc_u);
+    let (rest_carry, rest_xs) = rest.split_at(nk_u);
+    let by_kind = |want: &dyn Fn(Option<usize>) -> bool| -> (Vec<Var>, Vec<Atom>) {
+        let mut vars = Vec::new();
+        let mut outer = Vec::new();
+        let mut k = 0;
+        for (v, src) in res_invars.iter().zip(&source) {
+            if want(*src) {
+                vars.push(*v);
+                outer.push(match src {
+                    Some(i) => e.inputs[*i].clone(),
+                    None => Atom::Var(stacked[k]),
+                });
+            }
+            if src.is_none() {
+                k += 1;
+            }
+        }
+        (vars, outer)
+    };
+    let (const_res, const_outer) = by_kind(&|s| matches!(s, Some(i) if i < nc));
+    let (iter_res, iter_outer) = by_kind(&|s| s.is_none());
+    let (x_res, x_outer) = by_kind(&|s| matches!(s, Some(i) if i >= nc));
+    unknown.invars = const_res
+        .iter()
+        .chain(rest_consts)
+        .chain(rest_carry)
+        .chain(&iter_res)
+        .chain(&x_res)
+        .chain(rest_xs)
+        .copied()
+        .collect();
+    let unknown_ops: Vec<Atom> = pick(&e.inputs, &uk, true);
+    let (u_consts, u_rest) = unknown_ops.split_at(nc_u);
+    let (u_carry, u_xs) = u_rest.split_at(nk_u);
+    let inputs: Vec<Atom> = const_outer
+        .iter()
+        .chain(u_consts)
+        .chain(u_carry)
+        .chain(&iter_outer)
+        .chain(&x_outer)
+        .chain(u_xs)
+        .cloned()
+        .collect();
+    let mut out_uk = carry_uk;
+    out_uk.extend_from_slice(&s.out_unknowns[nk..]);
+    let unknown_eqn = Equation {
+        primitive: Primitive::Scan {
+            jaxpr: SubJaxpr::new(unknown),
+            num_consts: const_res.len() + nc_u,
+            num_carry: nk_u,
+            length: p.length,
+            reverse: p.reverse,
+            unroll: p.unroll,
+        },
+        inputs,
+        outputs: pick(&e.outputs, &out_uk, true),
+        location: e.location,
+    };
+    Some((known_eqn, unknown_eqn))
+}
+
 /// A call-like equation with partly unknown inputs as a known and an
 /// unknown equation (new residual variables appended to `avals`); `None`
 /// for other primitives.
@@ -217,6 +533,27 @@ fn split_call(
     saveable: &dyn Fn(&Equation) -> bool,
 ) -> Option<(Equation, Equation)> {
     let (body, make): (&SubJaxpr, Box<dyn Fn(SubJaxpr) -> Primitive>) = match &e.primitive {
+        Primitive::Cond { branches } => {
+            return split_cond(e, branches, in_unknowns, avals, saveable);
+        }
+        Primitive::Scan {
+            jaxpr,
+            num_consts,
+            num_carry,
+            length,
+            reverse,
+            unroll,
+        } => {
+            let parts = ScanParts {
+                body: jaxpr.jaxpr(),
+                num_consts: *num_consts,
+                num_carry: *num_carry,
+                length: *length,
+                reverse: *reverse,
+                unroll: *unroll,
+            };
+            return split_scan(e, &parts, in_unknowns, avals, saveable);
+        }
         Primitive::Call { jaxpr, name } => {
             let name = name.clone();
             (

@@ -773,6 +773,42 @@ pub enum Primitive {
         /// The user's fwd and bwd rules.
         rule: OpaqueRule,
     },
+    /// `branches[index](operands)`: operand 0 is the branch index (an i32
+    /// scalar, already clamped into range), the others every branch's
+    /// inputs (JAX's `cond`).
+    Cond {
+        /// One closed jaxpr per branch, all with the same types.
+        branches: Vec<SubJaxpr>,
+    },
+    /// `while cond(carry): carry = body(carry)`: operands are the cond
+    /// jaxpr's captured values, the body's, then the initial carry.
+    While {
+        /// The predicate: (cond consts, carry) → bool scalar.
+        cond_jaxpr: SubJaxpr,
+        /// The step: (body consts, carry) → carry.
+        body_jaxpr: SubJaxpr,
+        /// How many leading operands are the cond jaxpr's captured values.
+        cond_nconsts: usize,
+        /// How many operands after those are the body's captured values.
+        body_nconsts: usize,
+    },
+    /// A loop over the leading axis of `xs` (JAX's `scan`): operands are
+    /// consts, the initial carry, then xs; results are the final carry,
+    /// then the per-iteration ys stacked along a new leading axis.
+    Scan {
+        /// The step: (consts, carry, x slices) → (carry, y slices).
+        jaxpr: SubJaxpr,
+        /// How many leading operands are constants.
+        num_consts: usize,
+        /// How many operands after those are carried.
+        num_carry: usize,
+        /// The number of iterations.
+        length: i64,
+        /// Whether it runs from the last slice to the first.
+        reverse: bool,
+        /// How many iterations one step of the compiled loop runs.
+        unroll: i64,
+    },
     /// The linear part of a `custom_vjp` function in reverse mode: operands
     /// are the residuals of its fwd rule, then the input tangents. It is
     /// only ever transposed (through the bwd rule), never run.
@@ -851,6 +887,9 @@ impl Primitive {
             Primitive::CustomJvpCall { .. } => "custom_jvp_call",
             Primitive::CustomVjpCall { .. } => "custom_vjp_call",
             Primitive::CustomLin { .. } => "custom_lin",
+            Primitive::Cond { .. } => "cond",
+            Primitive::While { .. } => "while",
+            Primitive::Scan { .. } => "scan",
         }
     }
 
@@ -921,6 +960,40 @@ impl Primitive {
             } => vec![
                 format!("bwd={}", rule.name()),
                 format!("num_res={num_residuals}"),
+            ],
+            Primitive::Cond { branches } => vec![format!(
+                "branches=(\n{}\n)",
+                branches
+                    .iter()
+                    .map(|b| format!("  {}", indent(&b.to_string())))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )],
+            Primitive::While {
+                cond_jaxpr,
+                body_jaxpr,
+                cond_nconsts,
+                body_nconsts,
+            } => vec![
+                format!("body_jaxpr={}", indent(&body_jaxpr.to_string())),
+                format!("body_nconsts={body_nconsts}"),
+                format!("cond_jaxpr={}", indent(&cond_jaxpr.to_string())),
+                format!("cond_nconsts={cond_nconsts}"),
+            ],
+            Primitive::Scan {
+                jaxpr,
+                num_consts,
+                num_carry,
+                length,
+                reverse,
+                unroll,
+            } => vec![
+                format!("jaxpr={}", indent(&jaxpr.to_string())),
+                format!("length={length}"),
+                format!("num_carry={num_carry}"),
+                format!("num_consts={num_consts}"),
+                format!("reverse={}", if *reverse { "True" } else { "False" }),
+                format!("unroll={unroll}"),
             ],
             Primitive::DynamicSlice { slice_sizes } => {
                 vec![format!("slice_sizes={}", tuple(slice_sizes))]

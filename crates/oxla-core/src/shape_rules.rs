@@ -893,6 +893,26 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
             Ok(vec![inputs[0].clone()])
         }
         Primitive::OptimizationBarrier => Ok(inputs.iter().map(|a| (*a).clone()).collect()),
+        Primitive::Cond { branches } => cond_avals(branches, inputs),
+        Primitive::While {
+            cond_jaxpr,
+            body_jaxpr,
+            cond_nconsts,
+            body_nconsts,
+        } => while_avals(
+            cond_jaxpr.jaxpr(),
+            body_jaxpr.jaxpr(),
+            *cond_nconsts,
+            *body_nconsts,
+            inputs,
+        ),
+        Primitive::Scan {
+            jaxpr,
+            num_consts,
+            num_carry,
+            length,
+            ..
+        } => scan_avals(jaxpr.jaxpr(), *num_consts, *num_carry, *length, inputs),
         Primitive::CustomLin {
             num_residuals,
             out_avals,
@@ -909,6 +929,125 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
     }
 }
 
+/// Checks that `got` (what a function returns) has the types of `want`
+/// (what it must return), naming the leaf and both types.
+fn check_same_avals(got: &[Aval], want: &[Aval], what: &str) -> RuleResult<()> {
+    if got.len() != want.len() {
+        return Err(format!(
+            "{what} has {} outputs, but must have {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        if g.dtype != w.dtype || g.shape != w.shape {
+            return Err(format!("{what}: output {i} is {g}, but must be {w}"));
+        }
+    }
+    Ok(())
+}
+
+/// `cond`: an i32 index, then every branch's inputs; every branch returns
+/// the first branch's types.
+fn cond_avals(branches: &[crate::subjaxpr::SubJaxpr], inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    let Some((index, operands)) = inputs.split_first() else {
+        return Err("takes a branch index".into());
+    };
+    if index.rank() != 0 || index.dtype != DType::I32 {
+        return Err(format!(
+            "the branch index must be an i32 scalar, got {index}"
+        ));
+    }
+    let Some(first) = branches.first() else {
+        return Err("needs at least one branch".into());
+    };
+    let want = call_avals(first.jaxpr(), operands).map_err(|m| format!("branch 0: {m}"))?;
+    for (i, b) in branches.iter().enumerate().skip(1) {
+        let got = call_avals(b.jaxpr(), operands).map_err(|m| format!("branch {i}: {m}"))?;
+        check_same_avals(&got, &want, &format!("branch {i} and branch 0 differ"))?;
+    }
+    Ok(want)
+}
+
+/// `while`: cond consts, body consts, carry; the cond returns a bool
+/// scalar and the body the carry's types.
+fn while_avals(
+    cond: &crate::jaxpr::Jaxpr,
+    body: &crate::jaxpr::Jaxpr,
+    cond_nconsts: usize,
+    body_nconsts: usize,
+    inputs: &[&Aval],
+) -> RuleResult<Vec<Aval>> {
+    if inputs.len() < cond_nconsts + body_nconsts {
+        return Err("too few operands for the loop's captured values".into());
+    }
+    let carry = &inputs[cond_nconsts + body_nconsts..];
+    let cond_in: Vec<&Aval> = inputs[..cond_nconsts]
+        .iter()
+        .chain(carry)
+        .copied()
+        .collect();
+    let pred = call_avals(cond, &cond_in).map_err(|m| format!("the loop condition: {m}"))?;
+    if pred.len() != 1 || pred[0].dtype != DType::Bool || pred[0].rank() != 0 {
+        return Err(format!(
+            "the loop condition must return one bool scalar, got ({})",
+            pred.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let body_in: Vec<&Aval> = inputs[cond_nconsts..].to_vec();
+    let out = call_avals(body, &body_in).map_err(|m| format!("the loop body: {m}"))?;
+    let carry: Vec<Aval> = carry.iter().map(|a| (*a).clone()).collect();
+    check_same_avals(&out, &carry, "the loop body changes the carry's type")?;
+    Ok(carry)
+}
+
+/// `scan`: consts, carry, xs (leading axis `length`); the body returns the
+/// carry's types then the ys slices.
+fn scan_avals(
+    body: &crate::jaxpr::Jaxpr,
+    num_consts: usize,
+    num_carry: usize,
+    length: i64,
+    inputs: &[&Aval],
+) -> RuleResult<Vec<Aval>> {
+    if inputs.len() < num_consts + num_carry {
+        return Err("too few operands for the scan's constants and carry".into());
+    }
+    let mut body_in: Vec<Aval> = inputs[..num_consts + num_carry]
+        .iter()
+        .map(|a| (*a).clone())
+        .collect();
+    for (i, x) in inputs[num_consts + num_carry..].iter().enumerate() {
+        if x.shape.first() != Some(&length) {
+            return Err(format!(
+                "xs {i} is {x}, but its leading axis must be the length {length}"
+            ));
+        }
+        body_in.push(x.with_shape(&x.shape[1..]));
+    }
+    let refs: Vec<&Aval> = body_in.iter().collect();
+    let outs = call_avals(body, &refs).map_err(|m| format!("the scan body: {m}"))?;
+    if outs.len() < num_carry {
+        return Err("the scan body returns fewer outputs than the carry".into());
+    }
+    let carry = &body_in[num_consts..num_consts + num_carry];
+    check_same_avals(
+        &outs[..num_carry],
+        carry,
+        "the scan body changes the carry's type",
+    )?;
+    let mut result = outs[..num_carry].to_vec();
+    for y in &outs[num_carry..] {
+        let mut shape = vec![length];
+        shape.extend_from_slice(&y.shape);
+        result.push(y.with_shape(&shape));
+    }
+    Ok(result)
+}
+
 /// The results of calling a closed jaxpr on `inputs`, which must have its
 /// parameters' dtypes and shapes.
 fn call_avals(jaxpr: &crate::jaxpr::Jaxpr, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
@@ -921,11 +1060,7 @@ fn call_avals(jaxpr: &crate::jaxpr::Jaxpr, inputs: &[&Aval]) -> RuleResult<Vec<A
             ));
         }
     }
-    Ok(jaxpr
-        .outvars
-        .iter()
-        .map(|o| jaxpr.atom_aval(o).clone())
-        .collect())
+    Ok(jaxpr.out_avals())
 }
 
 #[cfg(test)]

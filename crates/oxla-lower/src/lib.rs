@@ -9,6 +9,7 @@
 
 mod attrs;
 mod body;
+mod control;
 mod emit;
 mod rules;
 

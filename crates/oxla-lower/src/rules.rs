@@ -849,6 +849,44 @@ pub(crate) fn lower_equation<'c, 'a>(
             &[],
             loc,
         ),
+        Primitive::Cond { branches } => crate::control::cond(e, branches, inputs, out_avals, loc),
+        Primitive::While {
+            cond_jaxpr,
+            body_jaxpr,
+            cond_nconsts,
+            body_nconsts,
+        } => crate::control::while_loop(
+            e,
+            cond_jaxpr.jaxpr(),
+            body_jaxpr.jaxpr(),
+            *cond_nconsts,
+            *body_nconsts,
+            inputs,
+            in_avals,
+            loc,
+        ),
+        Primitive::Scan {
+            jaxpr,
+            num_consts,
+            num_carry,
+            length,
+            reverse,
+            unroll,
+        } => crate::control::scan(
+            e,
+            &crate::control::ScanParams {
+                body: jaxpr.jaxpr(),
+                num_consts: *num_consts,
+                num_carry: *num_carry,
+                length: *length,
+                reverse: *reverse,
+                unroll: *unroll,
+            },
+            inputs,
+            in_avals,
+            out_avals,
+            loc,
+        ),
         Primitive::CustomLin { .. } => Err(LowerError::Mlir(
             "a custom_vjp function cannot be differentiated in forward mode (jvp, jacfwd): its \
              linear part can only be transposed; use custom_jvp, or reverse mode (grad, vjp, \

@@ -15,7 +15,9 @@ pub enum Error {
     /// A traced value was read as a host value inside `jit`.
     #[error(
         "{location}: cannot read a traced {aval} as a host value inside jit or vmap: its value is \
-         not known until the compiled function runs (return it from the function instead)"
+         not known until the compiled function runs (return it from the function instead; for \
+         a choice that depends on it use lax::cond, lax::switch or jnp::where_, and \
+         lax::while_loop for a loop)"
     )]
     Concretization {
         /// The traced value's type.

@@ -10,6 +10,10 @@ use crate::array::{Array, Inner};
 use crate::config::x64_enabled;
 use crate::ops::{bind, bind_n};
 
+pub use crate::control::{
+    ScanOptions, cond, fori_loop, fori_loop_dynamic, map, scan, switch, while_loop,
+};
+
 fn dims(d: &[i64]) -> Dims {
     d.iter().copied().collect()
 }

@@ -9,6 +9,7 @@
 mod array;
 mod autodiff;
 pub mod config;
+mod control;
 pub mod custom;
 mod element;
 mod error;
@@ -20,6 +21,7 @@ pub mod numpy;
 mod operators;
 mod ops;
 pub mod pytree;
+
 mod runtime;
 mod trace;
 mod transform;

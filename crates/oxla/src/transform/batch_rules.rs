@@ -260,6 +260,43 @@ pub(crate) fn batch(
         | Primitive::CustomJvpCall { .. }
         | Primitive::CustomVjpCall { .. }
         | Primitive::CustomLin { .. } => super::calls::batch(primitive, args, bdims, axis_size),
+        Primitive::Cond { branches } => {
+            super::control::cond_batch(branches, args, bdims, axis_size)
+        }
+        Primitive::While {
+            cond_jaxpr,
+            body_jaxpr,
+            cond_nconsts,
+            body_nconsts,
+        } => super::control::while_batch(
+            cond_jaxpr,
+            body_jaxpr,
+            *cond_nconsts,
+            *body_nconsts,
+            args,
+            bdims,
+            axis_size,
+        ),
+        Primitive::Scan {
+            jaxpr,
+            num_consts,
+            num_carry,
+            length,
+            reverse,
+            unroll,
+        } => super::control::scan_batch(
+            &super::control::ScanSpec {
+                jaxpr,
+                num_consts: *num_consts,
+                num_carry: *num_carry,
+                length: *length,
+                reverse: *reverse,
+                unroll: *unroll,
+            },
+            args,
+            bdims,
+            axis_size,
+        ),
     }
 }
 

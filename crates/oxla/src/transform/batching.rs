@@ -143,3 +143,55 @@ pub(crate) fn batch_jaxpr(
             .collect()
     })
 }
+
+/// The jaxpr of `jaxpr` batched with its inputs' batch dims at `in_bdims`:
+/// an output is batched at 0 if it depends on the batch or is in `force`
+/// (broadcast), and unbatched otherwise. Returns the jaxpr, its captured
+/// values and which outputs are batched.
+pub(crate) fn batch_jaxpr_partial(
+    jaxpr: &Jaxpr,
+    in_bdims: &[Option<usize>],
+    axis_size: i64,
+    force: &[bool],
+) -> Result<(Jaxpr, Vec<Array>, Vec<bool>)> {
+    let location = crate::ops::rule_location().unwrap_or(super::eval::UNKNOWN_LOCATION);
+    let in_avals: Vec<Aval> = jaxpr
+        .invars
+        .iter()
+        .zip(in_bdims)
+        .map(|(v, b)| {
+            let mut aval = jaxpr.aval(*v).clone();
+            if let Some(b) = b {
+                aval.shape.insert(*b, axis_size);
+            }
+            aval
+        })
+        .collect();
+    let mut out_batched = Vec::new();
+    let (j, consts) = super::eval::trace_flat(&in_avals, true, location, |args| {
+        let guard = TraceGuard::open(TraceKind::Batch { axis_size });
+        let id = guard.id();
+        let inputs = args
+            .iter()
+            .zip(in_bdims)
+            .map(|(x, b)| tracer(id, x.clone(), *b))
+            .collect::<Result<Vec<_>>>()?;
+        let outs = super::eval::eval_jaxpr(jaxpr, &[], &inputs)?;
+        guard.finish()?;
+        Ok(outs
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let (value, bdim) = split(id, x);
+                let batched = bdim.is_some() || force.get(i).copied().unwrap_or(false);
+                out_batched.push(batched);
+                if batched {
+                    batch_at(&value, bdim, axis_size, 0)
+                } else {
+                    value
+                }
+            })
+            .collect())
+    })?;
+    Ok((j, consts, out_batched))
+}

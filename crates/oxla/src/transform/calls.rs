@@ -69,11 +69,11 @@ fn custom_vjp_rule(
         .map_err(|_| rule_error("vjp", primitive, "internal: not a custom_vjp rule"))
 }
 
-fn location() -> oxla_core::Location {
+pub(crate) fn location() -> oxla_core::Location {
     crate::ops::rule_location().unwrap_or(super::eval::UNKNOWN_LOCATION)
 }
 
-fn refs(xs: &[Array]) -> Vec<&Array> {
+pub(crate) fn refs(xs: &[Array]) -> Vec<&Array> {
     xs.iter().collect()
 }
 
@@ -156,6 +156,9 @@ fn call_like<'a>(primitive: &'a Primitive, transform: &'static str) -> Result<Ca
         | Primitive::ConvGeneralDilated { .. }
         | Primitive::Gather { .. }
         | Primitive::Scatter { .. }
+        | Primitive::Cond { .. }
+        | Primitive::While { .. }
+        | Primitive::Scan { .. }
         | Primitive::DotGeneral { .. }
         | Primitive::StopGradient
         | Primitive::OptimizationBarrier
@@ -232,7 +235,7 @@ fn jvp_body(
 ) -> Result<(Vec<Array>, Vec<Tangent>)> {
     let nonzeros: Vec<bool> = tangents.iter().map(Option::is_some).collect();
     let (jj, consts, out_nonzeros) =
-        super::jvp::jvp_jaxpr(body.jaxpr(), &nonzeros, false, location())?;
+        super::jvp::jvp_jaxpr(body.jaxpr(), &nonzeros, &[], location())?;
     let jj = SubJaxpr::new(jj);
     let nonzero_tangents: Vec<Array> = tangents.iter().flatten().cloned().collect();
     let n_out = body.jaxpr().outvars.len();
@@ -369,7 +372,7 @@ fn custom_vjp_linearize(
 }
 
 /// A body with its known inputs turned into constvars (for the backward pass).
-fn with_known_as_consts(body: &Jaxpr, linear: &[bool]) -> Jaxpr {
+pub(crate) fn with_known_as_consts(body: &Jaxpr, linear: &[bool]) -> Jaxpr {
     let mut j = body.clone();
     j.constvars = body
         .invars
@@ -448,6 +451,43 @@ fn transpose_body(
             Operand::Linear(_) => None,
         })
         .collect();
+    let known_avals: Vec<Aval> = known
+        .iter()
+        .map(|x| x.aval().cloned())
+        .collect::<Result<_>>()?;
+    let (jaxpr, consts) =
+        transpose_jaxpr(body.jaxpr(), operands, &known_avals, out_avals, prevent_cse)?;
+    let mut call_operands = consts;
+    call_operands.extend(known);
+    call_operands.extend(cts.iter().zip(out_avals).map(|(c, a)| instantiate(c, a)));
+    let call = Primitive::Call {
+        jaxpr: SubJaxpr::new(jaxpr),
+        name: name.into(),
+    };
+    let mut in_cts = bind_all(call, &refs(&call_operands))?.into_iter();
+    Ok(linear
+        .iter()
+        .map(|l| if *l { in_cts.next() } else { None })
+        .collect())
+}
+
+/// The jaxpr of the transpose of `body` for `operands` (their kinds say
+/// which inputs are linear): it takes the known operands (of
+/// `known_avals`), then one cotangent per output, and returns the
+/// cotangent of every linear operand (zeros built where there is none).
+/// With `prevent_cse`, the known operands pass an optimization barrier
+/// first (recomputation under checkpoint stays apart from the forward pass).
+pub(crate) fn transpose_jaxpr(
+    body: &Jaxpr,
+    operands: &[Operand],
+    known_avals: &[Aval],
+    out_avals: &[Aval],
+    prevent_cse: bool,
+) -> Result<(Jaxpr, Vec<Array>)> {
+    let linear: Vec<bool> = operands
+        .iter()
+        .map(|o| matches!(o, Operand::Linear(_)))
+        .collect();
     let linear_avals: Vec<Aval> = operands
         .iter()
         .filter_map(|o| match o {
@@ -455,19 +495,11 @@ fn transpose_body(
             Operand::Known(_) => None,
         })
         .collect();
-    let ct_values: Vec<Array> = cts
-        .iter()
-        .zip(out_avals)
-        .map(|(c, a)| instantiate(c, a))
-        .collect();
-    let body_t = with_known_as_consts(body.jaxpr(), &linear);
-    let mut in_avals: Vec<Aval> = known
-        .iter()
-        .map(|x| x.aval().cloned())
-        .collect::<Result<_>>()?;
+    let body_t = with_known_as_consts(body, &linear);
+    let mut in_avals = known_avals.to_vec();
     in_avals.extend(out_avals.iter().cloned());
-    let n_known = known.len();
-    let (jaxpr, consts) = super::eval::trace_flat(&in_avals, true, location(), |args| {
+    let n_known = known_avals.len();
+    super::eval::trace_flat(&in_avals, true, location(), |args| {
         let (known_args, ct_args) = args.split_at(n_known);
         let known_args = if prevent_cse && !known_args.is_empty() {
             bind_all(Primitive::OptimizationBarrier, &refs(known_args))?
@@ -481,19 +513,7 @@ fn transpose_body(
             .zip(&linear_avals)
             .map(|(c, a)| instantiate(c, a))
             .collect())
-    })?;
-    let mut call_operands = consts;
-    call_operands.extend(known);
-    call_operands.extend(ct_values);
-    let call = Primitive::Call {
-        jaxpr: SubJaxpr::new(jaxpr),
-        name: name.into(),
-    };
-    let mut in_cts = bind_all(call, &refs(&call_operands))?.into_iter();
-    Ok(linear
-        .iter()
-        .map(|l| if *l { in_cts.next() } else { None })
-        .collect())
+    })
 }
 
 /// Transposes a `custom_lin`: the user's bwd rule.

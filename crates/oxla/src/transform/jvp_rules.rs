@@ -48,6 +48,54 @@ pub(crate) fn jvp(
         | Primitive::CustomLin { .. } => {
             return super::calls::jvp(primitive, primals, tangents, ctx);
         }
+        Primitive::Cond { branches } => {
+            return super::control::cond_jvp(branches, primals, tangents, ctx);
+        }
+        Primitive::While {
+            cond_jaxpr,
+            body_jaxpr,
+            cond_nconsts,
+            body_nconsts,
+        } => {
+            if tangents.iter().all(Option::is_none) {
+                let outs = support::bind_all(primitive.clone(), &refs(primals))?;
+                let n = outs.len();
+                return Ok((outs, vec![None; n]));
+            }
+            return super::control::while_jvp(
+                primitive,
+                cond_jaxpr,
+                body_jaxpr,
+                *cond_nconsts,
+                *body_nconsts,
+                primals,
+                tangents,
+                ctx,
+            );
+        }
+        Primitive::Scan {
+            jaxpr,
+            num_consts,
+            num_carry,
+            length,
+            reverse,
+            unroll,
+        } => {
+            if tangents.iter().all(Option::is_none) {
+                let outs = support::bind_all(primitive.clone(), &refs(primals))?;
+                let n = outs.len();
+                return Ok((outs, vec![None; n]));
+            }
+            let spec = super::control::ScanSpec {
+                jaxpr,
+                num_consts: *num_consts,
+                num_carry: *num_carry,
+                length: *length,
+                reverse: *reverse,
+                unroll: *unroll,
+            };
+            return super::control::scan_jvp(&spec, primals, tangents, ctx);
+        }
         Primitive::Unary(op) => unary_rule(primitive, primals, tangents, |x, ans, t| {
             unary_tangent(*op, x, ans, t)
         })?,

@@ -7,6 +7,7 @@
 pub(crate) mod batch_rules;
 pub(crate) mod batching;
 pub(crate) mod calls;
+pub(crate) mod control;
 pub(crate) mod eval;
 pub(crate) mod jvp;
 pub(crate) mod jvp_rules;

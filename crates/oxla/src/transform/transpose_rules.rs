@@ -178,6 +178,30 @@ pub(crate) fn transpose(
         | Primitive::CustomLin { .. } => {
             super::calls::transpose(primitive, cts, operands, out_avals)
         }
+        Primitive::Cond { branches } => {
+            super::control::cond_transpose(branches, cts, operands, out_avals)
+        }
+        Primitive::While { .. } => Err(super::control::while_reverse_error(primitive)),
+        Primitive::Scan {
+            jaxpr,
+            num_consts,
+            num_carry,
+            length,
+            reverse,
+            unroll,
+        } => super::control::scan_transpose(
+            &super::control::ScanSpec {
+                jaxpr,
+                num_consts: *num_consts,
+                num_carry: *num_carry,
+                length: *length,
+                reverse: *reverse,
+                unroll: *unroll,
+            },
+            cts,
+            operands,
+            out_avals,
+        ),
     }?;
     finish(primitive, operands, cts_in)
 }

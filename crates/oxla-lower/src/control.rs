@@ -1,0 +1,236 @@
+//! Lowering of control flow: `cond` to `stablehlo.case`, `while` to
+//! `stablehlo.while`, and `scan` to a `stablehlo.while` over an iteration
+//! counter that slices the xs and writes the ys. Every body becomes a
+//! region through `body::lower_body`, the one function that lowers a jaxpr.
+
+use melior::ir::{Location, Value, ValueLike};
+use oxla_core::{Aval, DType, Jaxpr, Scalar, SubJaxpr};
+
+use crate::attrs;
+use crate::body::lower_body;
+use crate::emit::{Emitter, LowerError};
+use crate::rules::compare_scalars;
+
+type Values<'c, 'a> = Vec<Value<'c, 'a>>;
+
+/// `stablehlo.case` on `index` (inputs[0]) with one region per branch; the
+/// regions use the operands from the enclosing block (StableHLO's implicit
+/// capture), as JAX's lowering does.
+pub(crate) fn cond<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    branches: &[SubJaxpr],
+    inputs: &[Value<'c, 'a>],
+    out_avals: &[&Aval],
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let (index, operands) = inputs
+        .split_first()
+        .ok_or_else(|| LowerError::Mlir("cond without a branch index".into()))?;
+    let raw: Vec<_> = operands.iter().map(|v| v.to_raw()).collect();
+    let regions = branches
+        .iter()
+        .map(|branch| {
+            e.region(&[], loc, |inner, _| {
+                // SAFETY: the operands are values of the enclosing block,
+                // which outlives this region (it is built into an op of
+                // that block); only their borrow lifetime changes.
+                let args: Vec<Value> = raw.iter().map(|r| unsafe { Value::from_raw(*r) }).collect();
+                lower_body(inner, branch.jaxpr(), &args)
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    e.op_with_regions("stablehlo.case", &[*index], out_avals, &[], regions, loc)
+}
+
+/// `stablehlo.while` carrying every operand (the captured values stay
+/// unchanged); returns the final carry.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn while_loop<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    cond: &Jaxpr,
+    body: &Jaxpr,
+    cond_nconsts: usize,
+    body_nconsts: usize,
+    inputs: &[Value<'c, 'a>],
+    in_avals: &[&Aval],
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let consts = cond_nconsts + body_nconsts;
+    let cond_region = e.region(in_avals, loc, |inner, args| {
+        let cond_args: Vec<Value> = args[..cond_nconsts]
+            .iter()
+            .chain(&args[consts..])
+            .copied()
+            .collect();
+        lower_body(inner, cond, &cond_args)
+    })?;
+    let body_region = e.region(in_avals, loc, |inner, args| {
+        let carry = lower_body(inner, body, &args[cond_nconsts..])?;
+        Ok(args[..consts].iter().copied().chain(carry).collect())
+    })?;
+    let outs = e.op_with_regions(
+        "stablehlo.while",
+        inputs,
+        in_avals,
+        &[],
+        vec![cond_region, body_region],
+        loc,
+    )?;
+    Ok(outs[consts..].to_vec())
+}
+
+/// What a scan lowers with.
+pub(crate) struct ScanParams<'j> {
+    /// The step.
+    pub(crate) body: &'j Jaxpr,
+    /// Leading constant operands.
+    pub(crate) num_consts: usize,
+    /// Carried operands after them.
+    pub(crate) num_carry: usize,
+    /// Iterations.
+    pub(crate) length: i64,
+    /// Last slice first.
+    pub(crate) reverse: bool,
+    /// Steps per loop iteration (used when it divides the length).
+    pub(crate) unroll: i64,
+}
+
+/// A scan as `stablehlo.while` over (counter, consts, carry, xs, ys): each
+/// iteration slices every x at the counter, runs the body and writes every
+/// y slice at the counter.
+pub(crate) fn scan<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    p: &ScanParams<'_>,
+    inputs: &[Value<'c, 'a>],
+    in_avals: &[&Aval],
+    out_avals: &[&Aval],
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let counter = Aval::new(DType::I32, &[]);
+    let ys_avals = &out_avals[p.num_carry..];
+    let unroll = if p.unroll > 1 && p.length % p.unroll == 0 {
+        p.unroll
+    } else {
+        1
+    };
+    let mut init = vec![e.constant(&counter, Scalar::Int(0), loc)?];
+    init.extend_from_slice(inputs);
+    for y in ys_avals {
+        init.push(e.constant(y, Scalar::Int(0), loc)?);
+    }
+    let mut loop_avals: Vec<&Aval> = vec![&counter];
+    loop_avals.extend_from_slice(in_avals);
+    loop_avals.extend_from_slice(ys_avals);
+    let n_in = inputs.len();
+    let cond_region = e.region(&loop_avals, loc, |inner, args| {
+        let limit = inner.constant(&counter, Scalar::Int(p.length), loc)?;
+        Ok(vec![compare_scalars(
+            inner, args[0], limit, &counter, "LT", false, loc,
+        )?])
+    })?;
+    let body_region = e.region(&loop_avals, loc, |inner, args| {
+        let mut state: Vec<Value> = args.to_vec();
+        for _ in 0..unroll {
+            state = scan_step(
+                inner,
+                p,
+                &state,
+                &in_avals[p.num_consts + p.num_carry..],
+                ys_avals,
+                loc,
+            )?;
+        }
+        debug_assert_eq!(state.len(), 1 + n_in + ys_avals.len());
+        Ok(state)
+    })?;
+    let outs = e.op_with_regions(
+        "stablehlo.while",
+        &init,
+        &loop_avals,
+        &[],
+        vec![cond_region, body_region],
+        loc,
+    )?;
+    let carry = &outs[1 + p.num_consts..1 + p.num_consts + p.num_carry];
+    let ys = &outs[1 + n_in..];
+    Ok(carry.iter().chain(ys).copied().collect())
+}
+
+/// One scan iteration on the loop state (counter, consts, carry, xs, ys):
+/// the next state.
+fn scan_step<'c, 'b>(
+    e: &mut Emitter<'c, 'b>,
+    p: &ScanParams<'_>,
+    state: &[Value<'c, 'b>],
+    xs_avals: &[&Aval],
+    ys_avals: &[&Aval],
+    loc: Location<'c>,
+) -> Result<Vec<Value<'c, 'b>>, LowerError> {
+    let counter = Aval::new(DType::I32, &[]);
+    let i = state[0];
+    let index = if p.reverse {
+        let last = e.constant(&counter, Scalar::Int(p.length - 1), loc)?;
+        e.op("stablehlo.subtract", &[last, i], &[&counter], &[], loc)?[0]
+    } else {
+        i
+    };
+    let zero = e.constant(&counter, Scalar::Int(0), loc)?;
+    let (consts_carry, rest) = state[1..].split_at(p.num_consts + p.num_carry);
+    let (xs, ys) = rest.split_at(xs_avals.len());
+    let mut body_args: Vec<Value> = consts_carry.to_vec();
+    for (x, aval) in xs.iter().zip(xs_avals) {
+        body_args.push(slice_at(e, *x, aval, index, zero, loc)?);
+    }
+    let outs = lower_body(e, p.body, &body_args)?;
+    let (carry, y_slices) = outs.split_at(p.num_carry);
+    let one = e.constant(&counter, Scalar::Int(1), loc)?;
+    let mut next = vec![e.op("stablehlo.add", &[i, one], &[&counter], &[], loc)?[0]];
+    next.extend_from_slice(&consts_carry[..p.num_consts]);
+    next.extend_from_slice(carry);
+    next.extend_from_slice(xs);
+    for ((ys, y), aval) in ys.iter().zip(y_slices).zip(ys_avals) {
+        let mut one_shape = vec![1];
+        one_shape.extend_from_slice(&aval.shape[1..]);
+        let row = aval.with_shape(&one_shape);
+        let y = e.op("stablehlo.reshape", &[*y], &[&row], &[], loc)?[0];
+        let mut starts = vec![index];
+        starts.extend(std::iter::repeat_n(zero, aval.rank() - 1));
+        let mut operands = vec![*ys, y];
+        operands.extend(starts);
+        next.push(
+            e.op(
+                "stablehlo.dynamic_update_slice",
+                &operands,
+                &[aval],
+                &[],
+                loc,
+            )?[0],
+        );
+    }
+    Ok(next)
+}
+
+/// Slice `index` of `x` along its leading axis, without that axis.
+fn slice_at<'c, 'b>(
+    e: &mut Emitter<'c, 'b>,
+    x: Value<'c, 'b>,
+    aval: &Aval,
+    index: Value<'c, 'b>,
+    zero: Value<'c, 'b>,
+    loc: Location<'c>,
+) -> Result<Value<'c, 'b>, LowerError> {
+    let mut sizes = vec![1];
+    sizes.extend_from_slice(&aval.shape[1..]);
+    let mut operands = vec![x, index];
+    operands.extend(std::iter::repeat_n(zero, aval.rank() - 1));
+    let row = aval.with_shape(&sizes);
+    let sliced = e.op(
+        "stablehlo.dynamic_slice",
+        &operands,
+        &[&row],
+        &[("slice_sizes", attrs::i64_array(&sizes))],
+        loc,
+    )?[0];
+    let slice = aval.with_shape(&aval.shape[1..]);
+    Ok(e.op("stablehlo.reshape", &[sliced], &[&slice], &[], loc)?[0])
+}

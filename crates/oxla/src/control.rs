@@ -1,0 +1,476 @@
+//! Control flow that stays inside one compiled program, as `jax.lax`'s:
+//! `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`. Bodies are
+//! traced into closed sub-jaxprs; what they capture (concrete arrays and
+//! tracers of enclosing transformations) becomes explicit operands.
+
+use oxla_core::{Aval, DType, Jaxpr, Location, Primitive, SubJaxpr};
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::lax;
+use crate::pytree::{Pytree, TreeDef};
+use crate::transform::eval::trace_flat;
+
+#[track_caller]
+fn caller() -> Location {
+    crate::ops::current_location(std::panic::Location::caller())
+}
+
+fn avals_of(leaves: &[Array]) -> Result<Vec<Aval>> {
+    leaves.iter().map(|x| x.aval().cloned()).collect()
+}
+
+/// `f` traced on arguments shaped like `leaves` (structure `tree`): the
+/// jaxpr (constvars: what it captured), the captured values, the output
+/// structure.
+fn trace_tree<In: Pytree, Out: Pytree>(
+    f: impl FnOnce(In) -> Out,
+    tree: &TreeDef,
+    avals: &[Aval],
+    location: Location,
+) -> Result<(Jaxpr, Vec<Array>, TreeDef)> {
+    let mut out_tree = None;
+    let (jaxpr, consts) = trace_flat(avals, true, location, |xs| {
+        let args = In::unflatten_from(tree, &mut xs.iter().cloned())?;
+        let (outs, t) = f(args).flatten();
+        out_tree = Some(t);
+        Ok(outs)
+    })?;
+    Ok((jaxpr, consts, out_tree.expect("traced")))
+}
+
+/// Closed branches over one operand list: each branch takes every
+/// branch's captured values (its own used, the others ignored), then the
+/// operands. Returns the sub-jaxprs and the captured values in order.
+pub(crate) fn join_branches(branches: Vec<(Jaxpr, Vec<Array>)>) -> (Vec<SubJaxpr>, Vec<Array>) {
+    let all_consts: Vec<Array> = branches.iter().flat_map(|(_, c)| c.clone()).collect();
+    let counts: Vec<usize> = branches.iter().map(|(_, c)| c.len()).collect();
+    let const_avals: Vec<Aval> = branches
+        .iter()
+        .flat_map(|(j, _)| {
+            j.constvars
+                .iter()
+                .map(|v| j.aval(*v).clone())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let joined = branches
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mut j, _))| {
+            let before: usize = counts[..i].iter().sum();
+            let mut invars = Vec::with_capacity(const_avals.len() + j.invars.len());
+            for (k, aval) in const_avals.iter().enumerate() {
+                if k >= before && k < before + counts[i] {
+                    invars.push(j.constvars[k - before]);
+                } else {
+                    let v = oxla_core::Var(j.avals.len() as u32);
+                    j.avals.push(aval.clone());
+                    invars.push(v);
+                }
+            }
+            invars.extend(j.invars.iter().copied());
+            j.constvars.clear();
+            j.invars = invars;
+            SubJaxpr::new(j)
+        })
+        .collect();
+    (joined, all_consts)
+}
+
+/// Binds `primitive` on `operands` and rebuilds `Out` from the results.
+fn bind_tree<Out: Pytree>(
+    primitive: Primitive,
+    operands: &[Array],
+    out_tree: &TreeDef,
+    location: Location,
+) -> Result<Out> {
+    let refs: Vec<&Array> = operands.iter().collect();
+    let outs = crate::ops::bind_at(primitive, &refs, location)?;
+    Out::unflatten_from(out_tree, &mut outs.into_iter())
+}
+
+/// A usage error of a control-flow function.
+fn usage(function: &'static str, message: String, location: Location) -> Error {
+    Error::Usage {
+        function,
+        message,
+        location,
+    }
+}
+
+/// Checks that every branch returns the first branch's structure and types.
+fn check_branches(
+    function: &'static str,
+    outs: &[(Jaxpr, TreeDef)],
+    location: Location,
+) -> Result<()> {
+    let (first, first_tree) = &outs[0];
+    let want = first.out_avals();
+    for (i, (j, tree)) in outs.iter().enumerate().skip(1) {
+        if tree != first_tree {
+            return Err(usage(
+                function,
+                format!("branch {i} returns {tree}, but branch 0 returns {first_tree}"),
+                location,
+            ));
+        }
+        let paths = tree.leaf_paths();
+        for (k, (g, w)) in j.out_avals().iter().zip(&want).enumerate() {
+            if g.dtype != w.dtype || g.shape != w.shape {
+                let path = paths.get(k).map(String::as_str).unwrap_or("");
+                return Err(usage(
+                    function,
+                    format!(
+                        "branch {i} returns {g} for output {k}{path}, but branch 0 returns {w}"
+                    ),
+                    location,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `branches[index](operands)` inside the compiled program, as
+/// `jax.lax.switch`: `index` is an integer scalar, clamped into range.
+#[track_caller]
+pub fn switch<In: Pytree, Out: Pytree>(
+    index: &Array,
+    branches: &[&dyn Fn(In) -> Out],
+    operands: In,
+) -> Result<Out> {
+    let location = caller();
+    let aval = index.aval()?.clone();
+    if aval.rank() != 0 || !(aval.dtype.is_int() || aval.dtype == DType::Bool) {
+        return Err(usage(
+            "switch",
+            format!("the branch index must be an integer scalar, got {aval}"),
+            location,
+        ));
+    }
+    if branches.is_empty() {
+        return Err(usage(
+            "switch",
+            "needs at least one branch".into(),
+            location,
+        ));
+    }
+    let index = lax::convert_element_type(index, DType::I32);
+    let last = Array::weak_scalar((branches.len() - 1) as i32);
+    let index = lax::clamp(&Array::weak_scalar(0i32), &index, &last);
+    switch_clamped("switch", &index, branches, operands, location)
+}
+
+/// `switch` on an i32 index already in range.
+fn switch_clamped<In: Pytree, Out: Pytree>(
+    function: &'static str,
+    index: &Array,
+    branches: &[&dyn Fn(In) -> Out],
+    operands: In,
+    location: Location,
+) -> Result<Out> {
+    let (leaves, tree) = operands.flatten();
+    let avals = avals_of(&leaves)?;
+    let mut traced = Vec::with_capacity(branches.len());
+    let mut trees = Vec::with_capacity(branches.len());
+    for branch in branches {
+        let (jaxpr, consts, out_tree) = trace_tree(branch, &tree, &avals, location)?;
+        trees.push((jaxpr.clone(), out_tree));
+        traced.push((jaxpr, consts));
+    }
+    check_branches(function, &trees, location)?;
+    let out_tree = trees[0].1.clone();
+    let (branches, consts) = join_branches(traced);
+    let mut ops = vec![index.clone()];
+    ops.extend(consts);
+    ops.extend(leaves);
+    bind_tree(Primitive::Cond { branches }, &ops, &out_tree, location)
+}
+
+/// `true_fn(operands)` if `pred` else `false_fn(operands)`, inside the
+/// compiled program, as `jax.lax.cond`: `pred` is a bool scalar; both
+/// branches must return the same structure and types.
+#[track_caller]
+pub fn cond<In: Pytree, Out: Pytree>(
+    pred: &Array,
+    true_fn: impl Fn(In) -> Out,
+    false_fn: impl Fn(In) -> Out,
+    operands: In,
+) -> Result<Out> {
+    let location = caller();
+    let aval = pred.aval()?.clone();
+    if aval.rank() != 0 || aval.dtype != DType::Bool {
+        return Err(usage(
+            "cond",
+            format!("the predicate must be a bool scalar, got {aval}"),
+            location,
+        ));
+    }
+    let index = lax::convert_element_type(pred, DType::I32);
+    switch_clamped("cond", &index, &[&false_fn, &true_fn], operands, location)
+}
+
+/// Checks that a loop body returns its carry's structure and types.
+fn check_carry(
+    function: &'static str,
+    tree: &TreeDef,
+    out_tree: &TreeDef,
+    avals: &[Aval],
+    out: &[Aval],
+    location: Location,
+) -> Result<()> {
+    if tree != out_tree {
+        return Err(usage(
+            function,
+            format!("the body returns {out_tree}, but the carry is {tree}"),
+            location,
+        ));
+    }
+    let paths = tree.leaf_paths();
+    for (k, (g, w)) in out.iter().zip(avals).enumerate() {
+        if g.dtype != w.dtype || g.shape != w.shape {
+            let path = paths.get(k).map(String::as_str).unwrap_or("");
+            return Err(usage(
+                function,
+                format!(
+                    "the body changes the carry{path} from {w} to {g} (a loop carry keeps its type; \
+                     convert it in the body)"
+                ),
+                location,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `while cond_fn(carry): carry = body_fn(carry)` inside the compiled
+/// program, as `jax.lax.while_loop`. Forward-mode differentiable; reverse
+/// mode needs a fixed trip count (`fori_loop` with static bounds, `scan`).
+#[track_caller]
+pub fn while_loop<C: Pytree>(
+    cond_fn: impl Fn(&C) -> Array,
+    body_fn: impl Fn(C) -> C,
+    init: C,
+) -> Result<C> {
+    let location = caller();
+    let (leaves, tree) = init.flatten();
+    let avals = avals_of(&leaves)?;
+    let (cond_jaxpr, cond_consts, _) = trace_tree(|c: C| cond_fn(&c), &tree, &avals, location)?;
+    let pred = cond_jaxpr.out_avals();
+    if pred.len() != 1 || pred[0].dtype != DType::Bool || pred[0].rank() != 0 {
+        return Err(usage(
+            "while_loop",
+            format!(
+                "the condition must return a bool scalar, got {}",
+                pred.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            location,
+        ));
+    }
+    let (body_jaxpr, body_consts, out_tree) = trace_tree(&body_fn, &tree, &avals, location)?;
+    check_carry(
+        "while_loop",
+        &tree,
+        &out_tree,
+        &avals,
+        &body_jaxpr.out_avals(),
+        location,
+    )?;
+    let primitive = Primitive::While {
+        cond_nconsts: cond_consts.len(),
+        body_nconsts: body_consts.len(),
+        cond_jaxpr: SubJaxpr::new(cond_jaxpr),
+        body_jaxpr: SubJaxpr::new(body_jaxpr),
+    };
+    let mut ops = cond_consts;
+    ops.extend(body_consts);
+    ops.extend(leaves);
+    bind_tree(primitive, &ops, &tree, location)
+}
+
+/// Options of [`scan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ScanOptions {
+    /// The number of iterations, needed when `xs` has no leaves.
+    pub length: Option<i64>,
+    /// Run from the last slice to the first (ys stay in xs' order).
+    pub reverse: bool,
+    /// Iterations per step of the compiled loop (1 when 0).
+    pub unroll: i64,
+}
+
+/// A loop over the leading axis of `xs` carrying `init`, as
+/// `jax.lax.scan`: `f(carry, x) -> (carry, y)`; returns the final carry and
+/// the ys stacked along a new leading axis. Differentiable in both modes
+/// (reverse mode saves per-iteration residuals only) and batchable.
+#[track_caller]
+pub fn scan<C: Pytree, X: Pytree, Y: Pytree>(
+    f: impl Fn(C, X) -> (C, Y),
+    init: C,
+    xs: X,
+    options: ScanOptions,
+) -> Result<(C, Y)> {
+    let location = caller();
+    let (carry, carry_tree) = init.flatten();
+    let (x_leaves, x_tree) = xs.flatten();
+    let carry_avals = avals_of(&carry)?;
+    let x_avals = avals_of(&x_leaves)?;
+    let mut length = options.length;
+    let mut slice_avals = Vec::with_capacity(x_avals.len());
+    let paths = x_tree.leaf_paths();
+    for (i, a) in x_avals.iter().enumerate() {
+        let path = paths.get(i).map(String::as_str).unwrap_or("");
+        let Some(&n) = a.shape.first() else {
+            return Err(usage(
+                "scan",
+                format!("xs{path} is a scalar {a}: it needs a leading axis to scan over"),
+                location,
+            ));
+        };
+        match length {
+            Some(l) if l != n => {
+                return Err(usage(
+                    "scan",
+                    format!(
+                        "xs{path} is {a}, but the scan's length is {l}: every xs leaf needs that leading axis"
+                    ),
+                    location,
+                ));
+            }
+            Some(_) | None => length = Some(n),
+        }
+        slice_avals.push(a.with_shape(&a.shape[1..]));
+    }
+    let length = length.ok_or_else(|| {
+        usage(
+            "scan",
+            "xs has no leaves: give options.length".into(),
+            location,
+        )
+    })?;
+    let mut in_avals = carry_avals.clone();
+    in_avals.extend(slice_avals);
+    let n_carry = carry.len();
+    let mut out_trees = None;
+    let (jaxpr, consts) = trace_flat(&in_avals, true, location, |args| {
+        let c = C::unflatten_from(&carry_tree, &mut args[..n_carry].iter().cloned())?;
+        let x = X::unflatten_from(&x_tree, &mut args[n_carry..].iter().cloned())?;
+        let (c2, y) = f(c, x);
+        let (mut outs, ct) = c2.flatten();
+        let (ys, yt) = y.flatten();
+        out_trees = Some((ct, yt, outs.len()));
+        outs.extend(ys);
+        Ok(outs)
+    })?;
+    let (out_carry_tree, y_tree, n_out_carry) = out_trees.expect("traced");
+    let outs = jaxpr.out_avals();
+    if n_out_carry != n_carry || out_carry_tree != carry_tree {
+        return Err(usage(
+            "scan",
+            format!("the body returns the carry {out_carry_tree}, but it is {carry_tree}"),
+            location,
+        ));
+    }
+    check_carry(
+        "scan",
+        &carry_tree,
+        &out_carry_tree,
+        &carry_avals,
+        &outs[..n_carry],
+        location,
+    )?;
+    let primitive = Primitive::Scan {
+        num_consts: consts.len(),
+        num_carry: n_carry,
+        length,
+        reverse: options.reverse,
+        unroll: options.unroll.max(1),
+        jaxpr: SubJaxpr::new(jaxpr),
+    };
+    let mut ops = consts;
+    ops.extend(carry);
+    ops.extend(x_leaves);
+    let refs: Vec<&Array> = ops.iter().collect();
+    let results = crate::ops::bind_at(primitive, &refs, location)?;
+    let mut results = results.into_iter();
+    let c = C::unflatten_from(&carry_tree, &mut results.by_ref().take(n_carry))?;
+    let y = Y::unflatten_from(&y_tree, &mut results)?;
+    Ok((c, y))
+}
+
+/// `f` over the leading axis of `xs`, one slice at a time inside the
+/// compiled program, as `jax.lax.map`.
+#[track_caller]
+pub fn map<X: Pytree, Y: Pytree>(f: impl Fn(X) -> Y, xs: X) -> Result<Y> {
+    let (_, ys) = scan(|(), x| ((), f(x)), (), xs, ScanOptions::default())?;
+    Ok(ys)
+}
+
+/// `for i in lower..upper: carry = body(i, carry)` with bounds known now,
+/// as `jax.lax.fori_loop` with static bounds: a scan (so reverse-mode
+/// differentiable), `i` an i32 scalar.
+#[track_caller]
+pub fn fori_loop<C: Pytree>(
+    lower: i64,
+    upper: i64,
+    body: impl Fn(Array, C) -> C,
+    init: C,
+) -> Result<C> {
+    let location = caller();
+    let start = crate::transform::support::literal(lower as f64, DType::I32, false);
+    let start = lax::broadcast_in_dim(&start, &[], &[]);
+    let ((_, carry), ()) = scan(
+        |(i, c): (Array, C), ()| {
+            let next = lax::add(&i, &Array::weak_scalar(1i32));
+            ((next, body(i, c)), ())
+        },
+        (start, init),
+        (),
+        ScanOptions {
+            length: Some((upper - lower).max(0)),
+            ..ScanOptions::default()
+        },
+    )
+    .map_err(|e| relocate(e, location))?;
+    Ok(carry)
+}
+
+/// `fori_loop` with bounds computed in the program (integer scalars): a
+/// while loop, so forward-mode differentiable only.
+#[track_caller]
+pub fn fori_loop_dynamic<C: Pytree>(
+    lower: &Array,
+    upper: &Array,
+    body: impl Fn(Array, C) -> C,
+    init: C,
+) -> Result<C> {
+    let lower = lax::convert_element_type(lower, DType::I32);
+    let upper = lax::convert_element_type(upper, DType::I32);
+    let (_, _, carry) = while_loop(
+        |(i, upper, _): &(Array, Array, C)| lax::lt(i, upper),
+        |(i, upper, c): (Array, Array, C)| {
+            let next = lax::add(&i, &Array::weak_scalar(1i32));
+            (next, upper, body(i, c))
+        },
+        (lower, upper, init),
+    )?;
+    Ok(carry)
+}
+
+/// An error of an inner call reported at the caller's line instead.
+fn relocate(e: Error, location: Location) -> Error {
+    match e {
+        Error::Usage {
+            function, message, ..
+        } => Error::Usage {
+            function,
+            message,
+            location,
+        },
+        other => other,
+    }
+}
