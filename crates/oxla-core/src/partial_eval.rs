@@ -635,7 +635,11 @@ fn split_call(
     Some((known, staged))
 }
 
-/// Removes equations none of whose results is used (every primitive is pure).
+/// Removes equations none of whose results is used (every primitive is
+/// pure), and prunes the unused outputs of scans and conds: a scan keeps
+/// only the ys used and the carries that they or a kept carry need (found
+/// by fixed point), each cond branch only the outputs used; both then drop
+/// the operands nothing reads. Nested bodies are pruned too.
 pub fn dce(jaxpr: &mut Jaxpr) {
     let mut used = vec![false; jaxpr.avals.len()];
     let mark = |a: &Atom, used: &mut Vec<bool>| {
@@ -646,20 +650,136 @@ pub fn dce(jaxpr: &mut Jaxpr) {
     for a in &jaxpr.outvars {
         mark(a, &mut used);
     }
-    let mut keep = vec![false; jaxpr.eqns.len()];
-    for (i, e) in jaxpr.eqns.iter().enumerate().rev() {
-        if e.outputs.iter().any(|o| used[o.0 as usize]) {
-            keep[i] = true;
-            for a in &e.inputs {
-                mark(a, &mut used);
-            }
+    let mut kept = Vec::with_capacity(jaxpr.eqns.len());
+    for e in jaxpr.eqns.iter().rev() {
+        let out_used: Vec<bool> = e.outputs.iter().map(|o| used[o.0 as usize]).collect();
+        if !out_used.iter().any(|u| *u) {
+            continue;
+        }
+        let e = if out_used.iter().all(|u| *u) {
+            e.clone()
+        } else {
+            prune(e, &out_used).unwrap_or_else(|| e.clone())
+        };
+        for a in &e.inputs {
+            mark(a, &mut used);
+        }
+        kept.push(e);
+    }
+    kept.reverse();
+    jaxpr.eqns = kept;
+}
+
+/// Which of `jaxpr`'s invars its equations or outputs read.
+fn used_invars(jaxpr: &Jaxpr) -> Vec<bool> {
+    let mut read = vec![false; jaxpr.avals.len()];
+    for a in jaxpr
+        .eqns
+        .iter()
+        .flat_map(|e| &e.inputs)
+        .chain(&jaxpr.outvars)
+    {
+        if let Atom::Var(v) = a {
+            read[v.0 as usize] = true;
         }
     }
-    let mut i = 0;
-    jaxpr.eqns.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
+    jaxpr.invars.iter().map(|v| read[v.0 as usize]).collect()
+}
+
+/// `jaxpr` returning only the outputs in `keep`, dead code removed.
+fn keep_outputs(jaxpr: &Jaxpr, keep: &[bool]) -> Jaxpr {
+    let mut j = jaxpr.clone();
+    j.outvars = pick(&jaxpr.outvars, keep, true);
+    dce(&mut j);
+    j
+}
+
+/// A scan or cond equation with only the outputs in `out_used` (and the
+/// operands they need); `None` for other primitives.
+fn prune(e: &Equation, out_used: &[bool]) -> Option<Equation> {
+    match &e.primitive {
+        Primitive::Scan {
+            jaxpr,
+            num_consts,
+            num_carry,
+            length,
+            reverse,
+            unroll,
+        } => {
+            let (nc, nk) = (*num_consts, *num_carry);
+            let body = jaxpr.jaxpr();
+            let mut carry = out_used[..nk].to_vec();
+            let ys = &out_used[nk..];
+            let pruned = loop {
+                let keep: Vec<bool> = carry.iter().chain(ys).copied().collect();
+                let b = keep_outputs(body, &keep);
+                let read = used_invars(&b);
+                let next: Vec<bool> = carry
+                    .iter()
+                    .zip(&read[nc..nc + nk])
+                    .map(|(c, r)| *c || *r)
+                    .collect();
+                if next == carry {
+                    break b;
+                }
+                carry = next;
+            };
+            let read = used_invars(&pruned);
+            let keep_in: Vec<bool> = (0..e.inputs.len())
+                .map(|i| {
+                    if (nc..nc + nk).contains(&i) {
+                        carry[i - nc]
+                    } else {
+                        read[i]
+                    }
+                })
+                .collect();
+            let mut body = pruned;
+            body.invars = pick(&body.invars, &keep_in, true);
+            let keep_out: Vec<bool> = carry.iter().chain(ys).copied().collect();
+            Some(Equation {
+                primitive: Primitive::Scan {
+                    jaxpr: SubJaxpr::new(body),
+                    num_consts: keep_in[..nc].iter().filter(|k| **k).count(),
+                    num_carry: carry.iter().filter(|k| **k).count(),
+                    length: *length,
+                    reverse: *reverse,
+                    unroll: *unroll,
+                },
+                inputs: pick(&e.inputs, &keep_in, true),
+                outputs: pick(&e.outputs, &keep_out, true),
+                location: e.location,
+            })
+        }
+        Primitive::Cond { branches } => {
+            let pruned: Vec<Jaxpr> = branches
+                .iter()
+                .map(|b| keep_outputs(b.jaxpr(), out_used))
+                .collect();
+            let mut read = vec![false; e.inputs.len() - 1];
+            for b in &pruned {
+                for (r, u) in read.iter_mut().zip(used_invars(b)) {
+                    *r |= u;
+                }
+            }
+            let branches = pruned
+                .into_iter()
+                .map(|mut b| {
+                    b.invars = pick(&b.invars, &read, true);
+                    SubJaxpr::new(b)
+                })
+                .collect();
+            let mut inputs = vec![e.inputs[0].clone()];
+            inputs.extend(pick(&e.inputs[1..], &read, true));
+            Some(Equation {
+                primitive: Primitive::Cond { branches },
+                inputs,
+                outputs: pick(&e.outputs, out_used, true),
+                location: e.location,
+            })
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -736,6 +856,64 @@ mod tests {
         let unknown_body = split.unknown.eqns[0].primitive.sub_jaxpr().unwrap().jaxpr();
         assert_eq!(unknown_body.eqns.len(), 1);
         assert_eq!(split.num_residuals, 1);
+    }
+
+    #[test]
+    fn dce_prunes_unused_scan_outputs_and_the_carries_only_they_need() {
+        // body(c1, c2, x) = (c1 + x, c2 * c2, sin x, cos x); keep only c1 and
+        // the first y: c2 and the second y go, with their equations.
+        let f = Aval::new(DType::F32, &[]);
+        let mut b = JaxprBuilder::new();
+        let (c1, c2, x) = (
+            b.add_invar(f.clone()),
+            b.add_invar(f.clone()),
+            b.add_invar(f.clone()),
+        );
+        let add = Primitive::Binary(BinaryOp::Add);
+        let mul = Primitive::Binary(BinaryOp::Mul);
+        let n1 = b
+            .add_equation(add, vec![Atom::Var(c1), Atom::Var(x)], None)
+            .unwrap()[0];
+        let n2 = b
+            .add_equation(mul, vec![Atom::Var(c2), Atom::Var(c2)], None)
+            .unwrap()[0];
+        let s = b
+            .add_equation(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(x)], None)
+            .unwrap()[0];
+        let c = b
+            .add_equation(Primitive::Unary(UnaryOp::Cos), vec![Atom::Var(x)], None)
+            .unwrap()[0];
+        let body = b.finish([n1, n2, s, c].into_iter().map(Atom::Var).collect());
+        let mut outer = JaxprBuilder::new();
+        let i1 = outer.add_invar(f.clone());
+        let i2 = outer.add_invar(f.clone());
+        let xs = outer.add_invar(Aval::new(DType::F32, &[5]));
+        let outs = outer
+            .add_equation(
+                Primitive::Scan {
+                    jaxpr: SubJaxpr::new(body),
+                    num_consts: 0,
+                    num_carry: 2,
+                    length: 5,
+                    reverse: false,
+                    unroll: 1,
+                },
+                vec![Atom::Var(i1), Atom::Var(i2), Atom::Var(xs)],
+                None,
+            )
+            .unwrap();
+        let mut j = outer.finish(vec![Atom::Var(outs[0]), Atom::Var(outs[2])]);
+        dce(&mut j);
+        let Primitive::Scan {
+            jaxpr, num_carry, ..
+        } = &j.eqns[0].primitive
+        else {
+            panic!("a scan")
+        };
+        assert_eq!(*num_carry, 1);
+        assert_eq!(j.eqns[0].inputs.len(), 2);
+        assert_eq!(j.eqns[0].outputs.len(), 2);
+        assert_eq!(jaxpr.jaxpr().eqns.len(), 2);
     }
 
     #[test]
