@@ -257,45 +257,69 @@ fn var_name(mut n: usize) -> String {
 
 impl fmt::Display for Jaxpr {
     /// JAX's jaxpr syntax, one equation a line:
-    /// `{ lambda ; a:f32[2,3]. let b:f32[2,3] = sin a in (b,) }`.
+    /// `{ lambda ; a:f32[2,3]. let b:f32[2,3] = sin a in (b,) }`. Nested
+    /// jaxprs (calls, cond branches, loop bodies) continue the variable
+    /// names and put the equation's parameters on lines of their own, as
+    /// JAX prints them.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut names = vec![String::new(); self.avals.len()];
         let mut next = 0;
-        let mut name = |v: Var, names: &mut Vec<String>| {
-            names[v.0 as usize] = var_name(next);
-            next += 1;
-        };
-        for &v in self.constvars.iter().chain(&self.invars) {
-            name(v, &mut names);
-        }
-        for e in &self.eqns {
-            for &v in &e.outputs {
-                name(v, &mut names);
-            }
-        }
-        let binder = |v: &Var| format!("{}:{}", names[v.0 as usize], self.aval(*v));
-        let atom = |a: &Atom| match a {
-            Atom::Var(v) => names[v.0 as usize].clone(),
-            Atom::Literal(l) => format!("{}:{}", l.value, l.aval),
-        };
-        let consts: Vec<String> = self.constvars.iter().map(binder).collect();
-        let ins: Vec<String> = self.invars.iter().map(binder).collect();
-        write!(f, "{{ lambda {}; {}. let", consts.join(" "), ins.join(" "))?;
-        for e in &self.eqns {
-            let outs: Vec<String> = e.outputs.iter().map(binder).collect();
-            let args: Vec<String> = e.inputs.iter().map(atom).collect();
-            write!(
-                f,
-                "\n    {} = {} {}",
-                outs.join(" "),
-                e.primitive,
-                args.join(" ")
-            )?;
-        }
-        let outs: Vec<String> = self.outvars.iter().map(atom).collect();
-        let trailing = if outs.len() == 1 { "," } else { "" };
-        write!(f, "\n  in ({}{trailing}) }}", outs.join(", "))
+        f.write_str(&write_jaxpr(self, &mut next, 0))
     }
+}
+
+/// `jaxpr` as text whose equations are indented `column + 4` (its `in`
+/// line `column + 2`), naming variables from `next` on.
+fn write_jaxpr(jaxpr: &Jaxpr, next: &mut usize, column: usize) -> String {
+    let mut names = vec![String::new(); jaxpr.avals.len()];
+    let name = |v: Var, names: &mut Vec<String>, next: &mut usize| {
+        names[v.0 as usize] = var_name(*next);
+        *next += 1;
+    };
+    for &v in jaxpr.constvars.iter().chain(&jaxpr.invars) {
+        name(v, &mut names, next);
+    }
+    let binder = |v: &Var, names: &[String]| format!("{}:{}", names[v.0 as usize], jaxpr.aval(*v));
+    let atom = |a: &Atom, names: &[String]| match a {
+        Atom::Var(v) => names[v.0 as usize].clone(),
+        Atom::Literal(l) => format!("{}:{}", l.value, l.aval),
+    };
+    let consts: Vec<String> = jaxpr.constvars.iter().map(|v| binder(v, &names)).collect();
+    let ins: Vec<String> = jaxpr.invars.iter().map(|v| binder(v, &names)).collect();
+    let mut out = format!("{{ lambda {}; {}. let", consts.join(" "), ins.join(" "));
+    let eqn_pad = " ".repeat(column + 4);
+    for e in &jaxpr.eqns {
+        for &v in &e.outputs {
+            name(v, &mut names, next);
+        }
+        let outs: Vec<String> = e.outputs.iter().map(|v| binder(v, &names)).collect();
+        let args: Vec<String> = e.inputs.iter().map(|a| atom(a, &names)).collect();
+        let param_column = column + 6;
+        let params = e
+            .primitive
+            .params(param_column, &mut |j, col| write_jaxpr(j, next, col));
+        let head = format!("\n{eqn_pad}{} = {}", outs.join(" "), e.primitive.name());
+        out.push_str(&head);
+        if params.is_empty() {
+        } else if e.primitive.has_nested_jaxprs() {
+            let pad = " ".repeat(param_column);
+            out.push('[');
+            for p in &params {
+                out.push_str(&format!("\n{pad}{p}"));
+            }
+            out.push_str(&format!("\n{eqn_pad}]"));
+        } else {
+            out.push_str(&format!("[{}]", params.join(" ")));
+        }
+        out.push_str(&format!(" {}", args.join(" ")));
+    }
+    let outs: Vec<String> = jaxpr.outvars.iter().map(|a| atom(a, &names)).collect();
+    let trailing = if outs.len() == 1 { "," } else { "" };
+    out.push_str(&format!(
+        "\n{}in ({}{trailing}) }}",
+        " ".repeat(column + 2),
+        outs.join(", ")
+    ));
+    out
 }
 
 #[cfg(test)]

@@ -906,6 +906,32 @@ impl Primitive {
 
     /// The parameters as jaxprs print them (`[axes=(0,)]`), empty if none.
     pub fn params_string(&self) -> String {
+        let params = self.params(0, &mut |j, _| indent(&j.to_string()));
+        if params.is_empty() {
+            String::new()
+        } else {
+            format!("[{}]", params.join(" "))
+        }
+    }
+
+    /// Whether the primitive carries jaxprs (printed on lines of their own).
+    pub fn has_nested_jaxprs(&self) -> bool {
+        let mut found = false;
+        self.params(0, &mut |_, _| {
+            found = true;
+            String::new()
+        });
+        found
+    }
+
+    /// The parameters as jaxprs print them (`axes=(0,)`), nested jaxprs
+    /// formatted by `nested(jaxpr, column)`, `column` being where the
+    /// parameter starts (`pad`, or deeper inside a list of branches).
+    pub fn params(
+        &self,
+        pad: usize,
+        nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
         let tuple = |d: &[i64]| match d.len() {
             1 => format!("({},)", d[0]),
             _ => format!(
@@ -929,7 +955,7 @@ impl Primitive {
             | Primitive::StopGradient
             | Primitive::OptimizationBarrier => vec![],
             Primitive::Call { jaxpr, name } => vec![
-                format!("jaxpr={}", indent(&jaxpr.to_string())),
+                format!("jaxpr={}", nested(jaxpr.jaxpr(), pad)),
                 format!("name={name}"),
             ],
             Primitive::CheckpointName { name } => vec![format!("name={name}")],
@@ -938,7 +964,7 @@ impl Primitive {
                 policy,
                 prevent_cse,
             } => vec![
-                format!("jaxpr={}", indent(&jaxpr.to_string())),
+                format!("jaxpr={}", nested(jaxpr.jaxpr(), pad)),
                 format!("policy={}", policy.name()),
                 format!(
                     "prevent_cse={}",
@@ -946,11 +972,11 @@ impl Primitive {
                 ),
             ],
             Primitive::CustomJvpCall { jaxpr, rule } => vec![
-                format!("call_jaxpr={}", indent(&jaxpr.to_string())),
+                format!("call_jaxpr={}", nested(jaxpr.jaxpr(), pad)),
                 format!("jvp={}", rule.name()),
             ],
             Primitive::CustomVjpCall { jaxpr, rule } => vec![
-                format!("call_jaxpr={}", indent(&jaxpr.to_string())),
+                format!("call_jaxpr={}", nested(jaxpr.jaxpr(), pad)),
                 format!("fwd_bwd={}", rule.name()),
             ],
             Primitive::CustomLin {
@@ -962,12 +988,13 @@ impl Primitive {
                 format!("num_res={num_residuals}"),
             ],
             Primitive::Cond { branches } => vec![format!(
-                "branches=(\n{}\n)",
+                "branches=(\n{}\n{})",
                 branches
                     .iter()
-                    .map(|b| format!("  {}", indent(&b.to_string())))
+                    .map(|b| format!("{}{}", " ".repeat(pad + 2), nested(b.jaxpr(), pad + 2)))
                     .collect::<Vec<_>>()
-                    .join("\n")
+                    .join("\n"),
+                " ".repeat(pad)
             )],
             Primitive::While {
                 cond_jaxpr,
@@ -975,9 +1002,9 @@ impl Primitive {
                 cond_nconsts,
                 body_nconsts,
             } => vec![
-                format!("body_jaxpr={}", indent(&body_jaxpr.to_string())),
+                format!("body_jaxpr={}", nested(body_jaxpr.jaxpr(), pad)),
                 format!("body_nconsts={body_nconsts}"),
-                format!("cond_jaxpr={}", indent(&cond_jaxpr.to_string())),
+                format!("cond_jaxpr={}", nested(cond_jaxpr.jaxpr(), pad)),
                 format!("cond_nconsts={cond_nconsts}"),
             ],
             Primitive::Scan {
@@ -988,7 +1015,7 @@ impl Primitive {
                 reverse,
                 unroll,
             } => vec![
-                format!("jaxpr={}", indent(&jaxpr.to_string())),
+                format!("jaxpr={}", nested(jaxpr.jaxpr(), pad)),
                 format!("length={length}"),
                 format!("num_carry={num_carry}"),
                 format!("num_consts={num_consts}"),
@@ -1236,11 +1263,7 @@ impl Primitive {
                 params
             }
         };
-        if params.is_empty() {
-            String::new()
-        } else {
-            format!("[{}]", params.join(" "))
-        }
+        params
     }
 }
 

@@ -84,6 +84,12 @@ pub fn host(v: &serde_json::Value) -> oxla_npy::HostArray {
 
 /// The output of a reference script (run once per test binary and script).
 pub fn script(name: &str) -> &'static serde_json::Value {
+    // Python puts a script's directory first on its path, so a script here
+    // named like a stdlib module (random.py) would shadow it for all of them.
+    assert!(
+        !matches!(name, "random.py" | "secrets.py" | "json.py" | "math.py"),
+        "reference script {name} shadows a Python stdlib module; name it otherwise (prng.py)"
+    );
     static OUTPUTS: OnceLock<std::sync::Mutex<BTreeMap<String, &'static serde_json::Value>>> =
         OnceLock::new();
     let outputs = OUTPUTS.get_or_init(Default::default);
