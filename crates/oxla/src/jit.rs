@@ -2,7 +2,8 @@
 //! it in a memory cache, and run the compiled code on later calls.
 //!
 //! The cache key is the input pytree's structure (with the values of static
-//! fields), each leaf's dtype, shape and weak type, and the x64 flag. Arrays
+//! fields), each leaf's dtype, shape and weak type, and the x64 and
+//! threefry_partitionable flags. Arrays
 //! the function captures (closes over) become constants of the jaxpr and are
 //! passed to the compiled program as leading arguments, never embedded in
 //! the module; Rust scalars in the function become literals in it.
@@ -29,6 +30,8 @@ pub struct CacheKey {
     pub avals: Vec<Aval>,
     /// The x64 flag.
     pub x64: bool,
+    /// The `jax_threefry_partitionable` flag (random bits depend on it).
+    pub threefry_partitionable: bool,
 }
 
 /// A traced, lowered and compiled function.
@@ -216,6 +219,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
                 tree,
                 avals,
                 x64: x64_enabled(),
+                threefry_partitionable: crate::random::threefry_partitionable(),
             },
         ))
     }
@@ -396,7 +400,9 @@ fn distance(a: &CacheKey, b: &CacheKey) -> usize {
     let tree = usize::from(a.tree != b.tree) * 1000;
     let leaves = a.avals.iter().zip(&b.avals).filter(|(x, y)| x != y).count()
         + a.avals.len().abs_diff(b.avals.len());
-    tree + leaves + usize::from(a.x64 != b.x64)
+    tree + leaves
+        + usize::from(a.x64 != b.x64)
+        + usize::from(a.threefry_partitionable != b.threefry_partitionable)
 }
 
 /// A sentence per difference between an earlier key and a new one.
@@ -406,6 +412,12 @@ fn explain_difference(old: &CacheKey, new: &CacheKey) -> String {
         reasons.push(format!(
             "config flag x64 changed from {} to {}",
             old.x64, new.x64
+        ));
+    }
+    if old.threefry_partitionable != new.threefry_partitionable {
+        reasons.push(format!(
+            "config flag threefry_partitionable changed from {} to {}",
+            old.threefry_partitionable, new.threefry_partitionable
         ));
     }
     if old.tree != new.tree {

@@ -21,7 +21,7 @@ pub mod numpy;
 mod operators;
 mod ops;
 pub mod pytree;
-
+pub mod random;
 mod runtime;
 mod trace;
 mod transform;

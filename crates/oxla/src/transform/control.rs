@@ -761,10 +761,7 @@ pub(crate) fn scan_transpose(
         !spec.reverse,
     );
     let outs = bind_all(new, &refs(&ops))?;
-    let (mut const_cts, mut rest) = (
-        outs[..n_lc].iter().cloned(),
-        outs[n_lc..].iter().cloned(),
-    );
+    let (mut const_cts, mut rest) = (outs[..n_lc].iter().cloned(), outs[n_lc..].iter().cloned());
     Ok(operands
         .iter()
         .enumerate()

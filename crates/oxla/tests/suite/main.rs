@@ -12,6 +12,7 @@ mod npy;
 mod ops_vs_jax;
 mod promotion;
 mod pytrees;
+mod random;
 mod reference;
 mod transforms;
 mod transforms_ops;
