@@ -780,3 +780,45 @@ fn jit_vmap_and_grad_compose_in_every_order() {
         assert!((g - w).abs() < 1e-5, "grad(jit(jit)): {g} vs {w}");
     }
 }
+
+#[test]
+fn second_order_derivatives_through_scan_and_cond() {
+    use oxla::lax::ScanOptions;
+    // f(w) = prod_t (w x_t)^2-ish through a scan with a cond inside:
+    // c ← c * w * x if c > 0 else c + w; h(w) = final c.
+    let xs = Array::from_slice(&[1.0f32, 0.5, 2.0], &[3]).unwrap();
+    let f = |w: Array| {
+        lax::scan(
+            |c: Array, x: Array| {
+                let p = lax::gt(&c, &Array::weak_scalar(0.0f32));
+                let wc = w.clone();
+                let wc2 = w.clone();
+                let next = lax::cond(
+                    &p,
+                    move |(c, x): (Array, Array)| &c * &(&wc * &x),
+                    move |(c, _): (Array, Array)| &c + &wc2,
+                    (c, x),
+                )
+                .unwrap_or_else(Array::error);
+                (next, ())
+            },
+            Array::scalar(1.0f32).unwrap(),
+            xs.clone(),
+            ScanOptions::default(),
+        )
+        .map(|(c, ())| c)
+        .unwrap_or_else(Array::error)
+    };
+    // c stays positive for w = 1.5: h(w) = w^3 * (1 * 0.5 * 2) = w^3.
+    let w = Array::scalar(1.5f32).unwrap();
+    let d1 = grad(f).call(w.clone()).unwrap().item::<f32>().unwrap();
+    assert!((d1 - 3.0 * 1.5f32.powi(2)).abs() < 1e-4, "{d1}");
+    let d2 = grad(|w: Array| grad(f).call(w).unwrap_or_else(Array::error))
+        .call(w.clone())
+        .unwrap()
+        .item::<f32>()
+        .unwrap();
+    assert!((d2 - 6.0 * 1.5).abs() < 1e-4, "{d2}");
+    let h = hessian(f, &w).unwrap().item::<f32>().unwrap();
+    assert!((h - 9.0).abs() < 1e-4, "{h}");
+}
