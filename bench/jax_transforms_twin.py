@@ -34,6 +34,14 @@ def deep_loss(layers, x, remat):
     return jnp.sum(x ** 2)
 
 
+def scanned_deep_loss(ws, x, remat):
+    body = lambda h, w: (jnp.tanh(h @ w), None)  # noqa: E731
+    if remat:
+        body = jax.checkpoint(body, policy=jax.checkpoint_policies.nothing_saveable)
+    h, _ = jax.lax.scan(body, x, ws)
+    return jnp.sum(h ** 2)
+
+
 def main():
     rng = np.random.default_rng(0)
     sizes = [784, 512, 512, 10]
@@ -55,6 +63,10 @@ def main():
     xb = jnp.ones((512, 256), jnp.float32)
     for name, remat in [("deep_temp_plain", False), ("deep_temp_remat", True)]:
         compiled = jax.jit(jax.grad(lambda l, a: deep_loss(l, a, remat))).lower(layers, xb).compile()
+        results[name] = compiled.memory_analysis().temp_size_in_bytes
+    stacked = jnp.stack(layers)
+    for name, remat in [("scan_temp_plain", False), ("scan_temp_remat", True)]:
+        compiled = jax.jit(jax.grad(lambda w, a: scanned_deep_loss(w, a, remat))).lower(stacked, xb).compile()
         results[name] = compiled.memory_analysis().temp_size_in_bytes
     print(json.dumps(results), flush=True)
     for line in sys.stdin:

@@ -90,3 +90,22 @@ pub fn deep_loss(layers: &[Array], x: &Array, policy: Option<&oxla::RematPolicy>
     }
     jnp::sum(&jnp::square(&h), None, false)
 }
+
+/// The deep tanh MLP as a scan over stacked weights `ws[layer, in, out]`,
+/// the body optionally checkpointed with `policy`.
+pub fn scanned_deep_loss(ws: &Array, x: &Array, policy: Option<&oxla::RematPolicy>) -> Array {
+    let layer = |(h, w): (Array, Array)| jnp::tanh(&jnp::matmul(&h, &w));
+    let body = |h: Array, w: Array| {
+        let h = match policy {
+            Some(p) => oxla::checkpoint(layer)
+                .policy(p.clone())
+                .call((h, w))
+                .unwrap_or_else(Array::error),
+            None => layer((h, w)),
+        };
+        (h, ())
+    };
+    let (h, ()) = oxla::lax::scan(body, x.clone(), ws.clone(), oxla::lax::ScanOptions::default())
+        .unwrap_or_else(|e| (Array::error(e), ()));
+    jnp::sum(&jnp::square(&h), None, false)
+}

@@ -3,7 +3,8 @@
 //! update over the parameter pytree; 784-512-512-10, batch 128; a fresh
 //! function each time on both sides), (b) steady-state runs of that
 //! compiled step (blocks of oxla and JAX steps alternate), (c) the compiler's peak temporary memory of grad of a
-//! 16-layer MLP with and without checkpoint (nothing_saveable). JAX's side
+//! 16-layer MLP with and without checkpoint (nothing_saveable), unrolled
+//! and (d) as a scan over stacked weights. JAX's side
 //! is bench/jax_transforms_twin.py in oxla's venv (ci/setup makes it).
 //!
 //! `cargo run --release -p oxla-bench --bin transforms_vs_jax`
@@ -15,7 +16,7 @@ use std::process::{Command, Stdio};
 use anyhow::Context;
 use oxla::{Array, DType, RematPolicy, grad, jit, lax, numpy as jnp};
 use oxla_bench::median_us;
-use oxla_bench::mlp::{deep_loss, mlp_args, train_step};
+use oxla_bench::mlp::{deep_loss, mlp_args, scanned_deep_loss, train_step};
 
 /// The JAX twin, serving timing blocks of its compiled step over a pipe.
 struct Twin {
@@ -117,6 +118,18 @@ fn main() -> anyhow::Result<()> {
             .temp_size_in_bytes)
     };
     let (plain, remat) = (temp(None)?, temp(Some(RematPolicy::NothingSaveable))?);
+    let ws = jnp::stack(&layers.iter().collect::<Vec<_>>(), 0);
+    let scan_temp = |policy: Option<RematPolicy>| -> anyhow::Result<i64> {
+        let f = jit(move |(ws, x): (Array, Array)| {
+            grad(|ws: Array| scanned_deep_loss(&ws, &x, policy.as_ref())).call(ws)
+        });
+        Ok(f.memory_stats(&(ws.clone(), xb.clone()))?
+            .temp_size_in_bytes)
+    };
+    let (scan_plain, scan_remat) = (
+        scan_temp(None)?,
+        scan_temp(Some(RematPolicy::NothingSaveable))?,
+    );
 
     println!("| workload | JAX | oxla | oxla / JAX | target |");
     println!("|---|---|---|---|---|");
@@ -143,6 +156,18 @@ fn main() -> anyhow::Result<()> {
             "(c) same with checkpoint(nothing_saveable)",
             remat as f64,
             "deep_temp_remat",
+            "- (XLA CPU merges the recomputation back)",
+        ),
+        (
+            "(d) the 16 layers as a scan, temp bytes, no checkpoint",
+            scan_plain as f64,
+            "scan_temp_plain",
+            "-",
+        ),
+        (
+            "(d) same with a checkpointed body (nothing_saveable)",
+            scan_remat as f64,
+            "scan_temp_remat",
             "< no checkpoint",
         ),
     ] {

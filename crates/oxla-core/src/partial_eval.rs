@@ -587,43 +587,52 @@ fn split_call(
         }
         _ => partial_eval(body.jaxpr(), in_unknowns, &[], saveable),
     };
-    let residuals: Vec<Var> = split.known.outvars
-        [split.known.outvars.len() - split.num_residuals..]
+    let known_inputs = pick(&e.inputs, in_unknowns, false);
+    let mut known_body = split.known;
+    let n_known_out = known_body.outvars.len() - split.num_residuals;
+    let residual_atoms = known_body.outvars.split_off(n_known_out);
+    // A residual that is a known input of the body is the caller's operand:
+    // it is passed to the unknown call directly instead of coming out of the
+    // known one (JAX's forwarding), so an enclosing scan sees it as the
+    // const or x it is and does not stack a copy per iteration.
+    let mut new_residuals = Vec::new();
+    let residuals: Vec<Atom> = residual_atoms
         .iter()
         .map(|a| {
-            let v = Var(avals.len() as u32);
-            avals.push(split.known.atom_aval(a).clone());
-            v
+            let forwarded = match a {
+                Atom::Var(v) => known_body.invars.iter().position(|w| w == v),
+                Atom::Literal(_) => None,
+            };
+            match forwarded {
+                Some(i) => known_inputs[i].clone(),
+                None => {
+                    known_body.outvars.push(a.clone());
+                    let v = fresh(avals, known_body.atom_aval(a).clone());
+                    new_residuals.push(v);
+                    Atom::Var(v)
+                }
+            }
         })
         .collect();
-    let pick = |atoms: &[Atom], mask: &[bool], want: bool| -> Vec<Atom> {
-        atoms
-            .iter()
-            .zip(mask)
-            .filter(|(_, m)| **m == want)
-            .map(|(a, _)| a.clone())
-            .collect()
-    };
     let out_atoms: Vec<Atom> = e.outputs.iter().map(|v| Atom::Var(*v)).collect();
     let var_of = |a: Atom| match a {
         Atom::Var(v) => v,
         Atom::Literal(_) => unreachable!("equation outputs are variables"),
     };
     let known = Equation {
-        primitive: make(SubJaxpr::new(split.known)),
-        inputs: pick(&e.inputs, in_unknowns, false),
+        primitive: make(SubJaxpr::new(known_body)),
+        inputs: known_inputs,
         outputs: pick(&out_atoms, &split.out_unknowns, false)
             .into_iter()
             .map(var_of)
-            .chain(residuals.iter().copied())
+            .chain(new_residuals)
             .collect(),
         location: e.location,
     };
     let staged = Equation {
         primitive: make(SubJaxpr::new(split.unknown)),
         inputs: residuals
-            .iter()
-            .map(|v| Atom::Var(*v))
+            .into_iter()
             .chain(pick(&e.inputs, in_unknowns, true))
             .collect(),
         outputs: pick(&out_atoms, &split.out_unknowns, true)

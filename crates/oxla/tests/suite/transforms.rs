@@ -458,6 +458,26 @@ fn deep_mlp(layers: &[Array], x: &Array, policy: Option<RematPolicy>) -> Array {
     jnp::sum(&jnp::square(&h), None, false)
 }
 
+/// The deep MLP as a scan over stacked weights `ws[layer, in, out]`, its
+/// body checkpointed with `nothing_saveable` when `remat`.
+fn scanned_deep_mlp(ws: &Array, x: &Array, remat: bool) -> Array {
+    let layer = |(h, w): (Array, Array)| jnp::tanh(&jnp::matmul(&h, &w));
+    let body = |h: Array, w: Array| {
+        let h = if remat {
+            checkpoint(layer)
+                .policy(RematPolicy::NothingSaveable)
+                .call((h, w))
+                .unwrap_or_else(Array::error)
+        } else {
+            layer((h, w))
+        };
+        (h, ())
+    };
+    let (h, ()) = lax::scan(body, x.clone(), ws.clone(), lax::ScanOptions::default())
+        .unwrap_or_else(|e| (Array::error(e), ()));
+    jnp::sum(&jnp::square(&h), None, false)
+}
+
 #[test]
 fn checkpoint_policies_keep_gradients_and_recompute_behind_a_barrier() {
     let a = inputs("deep_mlp");
@@ -479,6 +499,22 @@ fn checkpoint_policies_keep_gradients_and_recompute_behind_a_barrier() {
         });
         let g = jitted.call((layers.clone(), x.clone())).unwrap().unwrap();
         check_all(&g, &data("deep_mlp")["grads"], &format!("jit {p:?}"));
+    }
+    // The same layers as a scan with a checkpointed body.
+    let stacked = jnp::stack(&layers.iter().collect::<Vec<_>>(), 0);
+    for remat in [false, true] {
+        let g = grad(|ws: Array| scanned_deep_mlp(&ws, &x, remat))
+            .call(stacked.clone())
+            .unwrap();
+        let per_layer: Vec<Array> = jnp::split(&g, 4, 0)
+            .iter()
+            .map(|l| jnp::squeeze(l, Some(&[0])))
+            .collect();
+        check_all(
+            &per_layer,
+            &data("deep_mlp")["grads"],
+            &format!("scan, remat {remat}"),
+        );
     }
     // 16 layers of 256 x 256 on a batch of 512. The checkpointed program
     // recomputes each layer behind an optimization barrier; XLA's CPU
@@ -513,6 +549,30 @@ fn checkpoint_policies_keep_gradients_and_recompute_behind_a_barrier() {
         assert!(
             temp <= theirs,
             "{name}: oxla {temp} B of temporaries, JAX {theirs} B"
+        );
+    }
+    // The same 16 layers as a scan over stacked weights: here the
+    // checkpointed body's residual is only the carry (the weights are the
+    // scan's xs, passed through), so peak temporaries must drop, as JAX's do.
+    let ws = jnp::stack(&w.iter().collect::<Vec<_>>(), 0);
+    let scanned = |remat: bool| {
+        jit(move |(ws, x): (Array, Array)| {
+            grad(|ws: Array| scanned_deep_mlp(&ws, &x, remat)).call(ws)
+        })
+        .memory_stats(&(ws.clone(), xb.clone()))
+        .unwrap()
+        .temp_size_in_bytes
+    };
+    let (scan_plain, scan_remat) = (scanned(false), scanned(true));
+    assert!(
+        scan_remat < scan_plain,
+        "checkpoint inside scan: {scan_remat} B of temporaries, without {scan_plain} B"
+    );
+    for (name, ours) in [("scan_plain", scan_plain), ("scan_remat", scan_remat)] {
+        let theirs = jax[name].as_i64().unwrap();
+        assert!(
+            ours <= theirs,
+            "{name}: oxla {ours} B of temporaries, JAX {theirs} B"
         );
     }
     let text = |policy| program(policy).lower(&(w.clone(), xb.clone())).unwrap();
