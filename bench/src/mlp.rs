@@ -105,7 +105,12 @@ pub fn scanned_deep_loss(ws: &Array, x: &Array, policy: Option<&oxla::RematPolic
         };
         (h, ())
     };
-    let (h, ()) = oxla::lax::scan(body, x.clone(), ws.clone(), oxla::lax::ScanOptions::default())
-        .unwrap_or_else(|e| (Array::error(e), ()));
+    let (h, ()) = oxla::lax::scan(
+        body,
+        x.clone(),
+        ws.clone(),
+        oxla::lax::ScanOptions::default(),
+    )
+    .unwrap_or_else(|e| (Array::error(e), ()));
     jnp::sum(&jnp::square(&h), None, false)
 }
