@@ -260,7 +260,7 @@ impl fmt::Display for Jaxpr {
     /// `{ lambda ; a:f32[2,3]. let b:f32[2,3] = sin a in (b,) }`. Nested
     /// jaxprs (calls, cond branches, loop bodies) continue the variable
     /// names and put the equation's parameters on lines of their own, as
-    /// JAX prints them.
+    /// JAX prints them; an output nothing reads prints as `_`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut next = 0;
         f.write_str(&write_jaxpr(self, &mut next, 0))
@@ -287,9 +287,25 @@ fn write_jaxpr(jaxpr: &Jaxpr, next: &mut usize, column: usize) -> String {
     let ins: Vec<String> = jaxpr.invars.iter().map(|v| binder(v, &names)).collect();
     let mut out = format!("{{ lambda {}; {}. let", consts.join(" "), ins.join(" "));
     let eqn_pad = " ".repeat(column + 4);
+    // JAX prints an equation output nothing reads as `_`, without using a name.
+    let mut read = vec![false; jaxpr.avals.len()];
+    let reads = jaxpr
+        .eqns
+        .iter()
+        .flat_map(|e| &e.inputs)
+        .chain(&jaxpr.outvars);
+    for a in reads {
+        if let Atom::Var(v) = a {
+            read[v.0 as usize] = true;
+        }
+    }
     for e in &jaxpr.eqns {
         for &v in &e.outputs {
-            name(v, &mut names, next);
+            if read[v.0 as usize] {
+                name(v, &mut names, next);
+            } else {
+                names[v.0 as usize] = "_".into();
+            }
         }
         let outs: Vec<String> = e.outputs.iter().map(|v| binder(v, &names)).collect();
         let args: Vec<String> = e.inputs.iter().map(|a| atom(a, &names)).collect();

@@ -1183,7 +1183,12 @@ impl Primitive {
                 "sharding=None".into(),
                 format!("shape={}", tuple(shape)),
             ],
-            // JAX prints only the dims: the shape is the result's.
+            // JAX prints only the dims (the shape is the result's), and
+            // nothing when a scalar is broadcast.
+            Primitive::BroadcastInDim {
+                broadcast_dimensions,
+                ..
+            } if broadcast_dimensions.is_empty() => Vec::new(),
             Primitive::BroadcastInDim {
                 broadcast_dimensions,
                 ..

@@ -422,7 +422,6 @@ pub fn fori_loop<C: Pytree>(
 ) -> Result<C> {
     let location = caller();
     let start = crate::transform::support::literal(lower as f64, DType::I32, false);
-    let start = lax::broadcast_in_dim(&start, &[], &[]);
     let ((_, carry), ()) = scan(
         |(i, c): (Array, C), ()| {
             let next = lax::add(&i, &Array::weak_scalar(1i32));

@@ -425,32 +425,40 @@ pub fn squeeze(x: &Array, axis: Option<&[i64]>) -> Array {
     lax::squeeze(x, &dims)
 }
 
-/// A host value as an array of the default dtype of its kind (or `dtype`).
-fn filled(shape: &[i64], value: Scalar, dtype: DType) -> Result<Array> {
-    let count: i64 = shape.iter().product();
-    let one = crate::element::scalar_bytes(dtype, value);
-    let bytes: Vec<u8> = one
-        .iter()
-        .copied()
-        .cycle()
-        .take(one.len() * count.max(0) as usize)
-        .collect();
-    Array::from_bytes(dtype, shape, &bytes)
+/// `shape` filled with `value` as JAX builds it: `broadcast_in_dim` of a
+/// literal, so under a trace it is one equation (never host data captured as
+/// a constant) and eagerly it is one dispatch. A 64-bit `dtype` without x64
+/// is its 32-bit kind, as in JAX.
+#[track_caller]
+fn filled(shape: &[i64], value: f64, dtype: DType) -> Result<Array> {
+    let dtype = oxla_core::promotion::canonicalize(dtype, x64_enabled());
+    if let Some(d) = shape.iter().find(|d| **d < 0) {
+        return Err(Error::InvalidArgument(format!(
+            "jnp.full: shape {shape:?} has a negative dimension {d}"
+        )));
+    }
+    let scalar = crate::transform::support::literal(value, dtype, false);
+    let array = lax::broadcast_in_dim(&scalar, shape, &[]);
+    array.check()?;
+    Ok(array)
 }
 
 /// `jnp.zeros(shape, dtype)`.
+#[track_caller]
 pub fn zeros(shape: &[i64], dtype: DType) -> Result<Array> {
-    filled(shape, Scalar::Int(0), dtype)
+    filled(shape, 0.0, dtype)
 }
 
 /// `jnp.ones(shape, dtype)`.
+#[track_caller]
 pub fn ones(shape: &[i64], dtype: DType) -> Result<Array> {
-    filled(shape, Scalar::Int(1), dtype)
+    filled(shape, 1.0, dtype)
 }
 
 /// `jnp.full(shape, value, dtype)`.
+#[track_caller]
 pub fn full(shape: &[i64], value: f64, dtype: DType) -> Result<Array> {
-    filled(shape, Scalar::Float(value), dtype)
+    filled(shape, value, dtype)
 }
 
 /// `jnp.zeros_like(x)`.

@@ -1,9 +1,20 @@
-//! Control flow inside compiled programs against JAX (reference/control.py)
-//! and closed forms: cond, switch, while_loop, fori_loop, scan, map with
-//! jvp, grad and vmap.
+//! Control flow inside compiled programs against JAX (reference/control.py),
+//! finite differences and closed forms: cond, switch, while_loop,
+//! fori_loop, scan and map with jvp, grad and vmap; the memory and jaxpr
+//! size of grad of a long scan; and the errors.
 
 use oxla::lax::{self, ScanOptions};
-use oxla::{Array, DType, grad, jit, jvp, numpy as jnp, vmap};
+use oxla::{Array, DType, Error, grad, jit, jvp, make_jaxpr, numpy as jnp, value_and_grad, vmap};
+
+use crate::reference::{self, assert_all_close, assert_close};
+
+fn data(name: &str) -> &'static serde_json::Value {
+    &reference::script("control.py")[name]
+}
+
+fn inputs(name: &str) -> Vec<Array> {
+    reference::arrays(&data(name)["inputs"])
+}
 
 fn f32s(v: &[f32], shape: &[i64]) -> Array {
     Array::from_slice(v, shape).unwrap()
@@ -238,5 +249,384 @@ fn batching_control_flow() {
         &vmap(cumsum).call(rows).unwrap(),
         &[1.0, 3.0, 6.0, 4.0, 9.0, 15.0],
         "vmap scan",
+    );
+}
+
+/// A failed scan's carry and ys, both carrying its error.
+fn both_failed(e: Error) -> (Array, Array) {
+    (Array::error(e.clone()), Array::error(e))
+}
+
+/// An Elman RNN over `xs[time, batch, in]`: `h' = tanh(x Wx + h Wh + b)`;
+/// the mean square of every state plus the sum of the last.
+fn rnn_loss(p: &[Array], xs: &Array) -> Array {
+    let (wx, wh, b) = (&p[0], &p[1], &p[2]);
+    let h0 = jnp::zeros(&[xs.shape()[1], wh.shape()[0]], DType::F32).unwrap_or_else(Array::error);
+    let step = |h: Array, x: Array| {
+        let h = jnp::tanh(&(jnp::matmul(&x, wx) + jnp::matmul(&h, wh) + b));
+        (h.clone(), h)
+    };
+    let (h, hs) =
+        lax::scan(step, h0, xs.clone(), ScanOptions::default()).unwrap_or_else(both_failed);
+    jnp::mean(&jnp::square(&hs), None, false) + jnp::sum(&h, None, false)
+}
+
+#[test]
+fn scan_rnn_values_and_gradients_match_jax_eagerly_under_jit_and_finite_differences() {
+    let a = inputs("rnn");
+    let (params, xs) = (a[..3].to_vec(), a[3].clone());
+    let want = data("rnn");
+    let (v, g) = value_and_grad(|p: Vec<Array>| rnn_loss(&p, &xs))
+        .call(params.clone())
+        .unwrap();
+    assert_close(&v, &want["value"], "rnn value");
+    assert_all_close(&g, &want["grads"], "rnn grads");
+    let gx = grad(|xs: Array| rnn_loss(&params, &xs))
+        .call(xs.clone())
+        .unwrap();
+    assert_close(&gx, &want["grad_xs"], "rnn grad xs");
+    let jitted = jit(|(p, xs): (Vec<Array>, Array)| {
+        value_and_grad(|p: Vec<Array>| rnn_loss(&p, &xs)).call(p)
+    });
+    let (v, g) = jitted.call((params.clone(), xs.clone())).unwrap().unwrap();
+    assert_close(&v, &want["value"], "jit rnn value");
+    assert_all_close(&g, &want["grads"], "jit rnn grads");
+    // Along one direction per parameter: <g, v> ≈ (f(p+εv) - f(p-εv)) / 2ε.
+    let eps = 1e-3f64;
+    let mut analytic = 0.0;
+    let (mut plus, mut minus) = (Vec::new(), Vec::new());
+    for (i, (p, gi)) in params.iter().zip(&g).enumerate() {
+        let dir: Vec<f32> = (0..p.size() as usize)
+            .map(|k| (((k * 5 + i * 3) % 7) as f32 - 3.0) / 3.0)
+            .collect();
+        let dir = Array::from_slice(&dir, p.shape()).unwrap();
+        analytic += jnp::sum(&(gi * &dir), None, false).item::<f32>().unwrap() as f64;
+        plus.push(p + &(&dir * eps));
+        minus.push(p - &(&dir * eps));
+    }
+    let loss = |p: &[Array]| rnn_loss(p, &xs).item::<f32>().unwrap() as f64;
+    let numeric = (loss(&plus) - loss(&minus)) / (2.0 * eps);
+    assert!(
+        (analytic - numeric).abs() <= 2e-2 * analytic.abs().max(1e-2),
+        "analytic {analytic}, numeric {numeric}"
+    );
+}
+
+fn fori_static(x: &Array, w: &Array) -> Array {
+    let body =
+        |i: Array, c: Array| jnp::sin(&(&c * w)) + lax::convert_element_type(&i, DType::F32) * 0.1;
+    let c = lax::fori_loop(0, 6, body, x.clone()).unwrap_or_else(Array::error);
+    jnp::sum(&c, None, false)
+}
+
+fn fori_traced(lo: &Array, hi: &Array, x: Array) -> Array {
+    let body =
+        |i: Array, c: Array| &c * 0.9 + jnp::sin(&c) * lax::convert_element_type(&i, DType::F32);
+    lax::fori_loop_dynamic(lo, hi, body, x).unwrap_or_else(Array::error)
+}
+
+#[test]
+fn fori_loop_with_static_bounds_differentiates_in_reverse_and_traced_bounds_forward() {
+    let a = inputs("fori_static");
+    let want = data("fori_static");
+    let (v, g) = value_and_grad(|(x, w): (Array, Array)| fori_static(&x, &w))
+        .call((a[0].clone(), a[1].clone()))
+        .unwrap();
+    assert_close(&v, &want["value"], "fori static value");
+    assert_all_close(&[g.0, g.1], &want["grads"], "fori static grads");
+    // Traced bounds: a while loop inside jit, forward-mode differentiable.
+    let a = inputs("fori_traced");
+    let want = data("fori_traced");
+    let f = jit(|(lo, hi, x, t): (Array, Array, Array, Array)| {
+        jvp(|x: Array| fori_traced(&lo, &hi, x), &x, &t)
+    });
+    let (p, t) = f
+        .call((a[0].clone(), a[1].clone(), a[2].clone(), a[3].clone()))
+        .unwrap()
+        .unwrap();
+    assert_close(&p, &want["value"], "fori traced value");
+    assert_close(&t, &want["jvp"], "fori traced jvp");
+    let text = f
+        .lower(&(a[0].clone(), a[1].clone(), a[2].clone(), a[3].clone()))
+        .unwrap();
+    assert!(text.contains("stablehlo.while"), "{text}");
+}
+
+/// x^3 = a by Newton's method, until the largest relative residual is small.
+fn newton_cbrt(a: Array) -> Array {
+    let unconverged = |(i, x): &(Array, Array)| {
+        let residual = jnp::max(&(jnp::abs(&(x * x * x - &a)) / &a), None, false);
+        lax::and(
+            &lax::lt(i, &Array::weak_scalar(50i32)),
+            &lax::gt(&residual, &Array::weak_scalar(1e-6f32)),
+        )
+    };
+    let step = |(i, x): (Array, Array)| {
+        let next = &x - &((&x * &x * &x - &a) / (&x * &x * 3.0));
+        (i + 1, next)
+    };
+    lax::while_loop(unconverged, step, (Array::weak_scalar(0i32), a.clone()))
+        .map(|(_, x)| x)
+        .unwrap_or_else(Array::error)
+}
+
+#[test]
+fn while_loop_newton_solver_and_its_jvp_match_jax() {
+    let a = inputs("newton");
+    let want = data("newton");
+    let (x, t) = jvp(newton_cbrt, &a[0], &a[1]).unwrap();
+    assert_close(&x, &want["value"], "newton value");
+    assert_close(&t, &want["jvp"], "newton jvp");
+    // The implicit derivative: d cbrt(a) = da / (3 x^2).
+    let closed = &a[1] / &(&x * &x * 3.0);
+    assert_close(&t, &reference::encode(&closed), "newton jvp, closed form");
+    let (x, t) = jit(|(a, da): (Array, Array)| jvp(newton_cbrt, &a, &da))
+        .call((a[0].clone(), a[1].clone()))
+        .unwrap()
+        .unwrap();
+    assert_close(&x, &want["value"], "jit newton value");
+    assert_close(&t, &want["jvp"], "jit newton jvp");
+}
+
+fn switched(w: &Array, i: &Array, x: Array) -> Array {
+    lax::switch(
+        i,
+        &[
+            &|x: Array| jnp::sin(&x) * w,
+            &|x: Array| jnp::square(&x) + w,
+            &|x: Array| jnp::tanh(&(&x * w)),
+        ],
+        x,
+    )
+    .unwrap_or_else(Array::error)
+}
+
+#[test]
+fn switch_with_three_branches_under_vmap_with_a_batched_index_and_its_gradient() {
+    let a = inputs("switch");
+    let (w, idx, xs) = (a[0].clone(), a[1].clone(), a[2].clone());
+    let want = data("switch");
+    let batched = |w: &Array, idx: Array, xs: Array| {
+        vmap(|(i, x): (Array, Array)| switched(w, &i, x))
+            .call((idx, xs))
+            .unwrap_or_else(Array::error)
+    };
+    assert_close(
+        &batched(&w, idx.clone(), xs.clone()),
+        &want["value"],
+        "vmap switch",
+    );
+    // A batched index becomes a select over every branch's result.
+    let jaxpr = make_jaxpr(
+        |(i, x): (Array, Array)| batched(&w, i, x),
+        &(idx.clone(), xs.clone()),
+    )
+    .unwrap()
+    .to_string();
+    assert!(
+        jaxpr.contains("select_n") && !jaxpr.contains("cond["),
+        "{jaxpr}"
+    );
+    let loss = |(w, xs): (Array, Array)| {
+        jnp::sum(&jnp::square(&batched(&w, idx.clone(), xs)), None, false)
+    };
+    let (gw, gx) = grad(loss).call((w.clone(), xs.clone())).unwrap();
+    assert_all_close(&[gw, gx], &want["grads"], "grad of vmap switch");
+    let (gw, gx) = jit(|args: (Array, Array)| grad(loss).call(args))
+        .call((w, xs))
+        .unwrap()
+        .unwrap();
+    assert_all_close(&[gw, gx], &want["grads"], "jit grad of vmap switch");
+}
+
+fn cond_scan_loss(w: &Array, xs: &Array) -> Array {
+    let step = |h: Array, x: Array| {
+        let positive = lax::gt(&jnp::sum(&x, None, false), &Array::weak_scalar(0.0f32));
+        let h = lax::cond(
+            &positive,
+            |(h, x): (Array, Array)| jnp::tanh(&(&h * w + &x)),
+            |(h, x): (Array, Array)| &h * 0.5 - &x * w,
+            (h, x),
+        )
+        .unwrap_or_else(Array::error);
+        (h.clone(), h)
+    };
+    let h0 = jnp::ones(&[3], DType::F32).unwrap_or_else(Array::error);
+    let (_, hs) =
+        lax::scan(step, h0, xs.clone(), ScanOptions::default()).unwrap_or_else(both_failed);
+    jnp::sum(&jnp::square(&hs), None, false)
+}
+
+#[test]
+fn cond_inside_scan_inside_grad_matches_jax() {
+    let a = inputs("cond_scan");
+    let want = data("cond_scan");
+    let loss = |(w, xs): (Array, Array)| cond_scan_loss(&w, &xs);
+    let (v, (gw, gx)) = value_and_grad(loss)
+        .call((a[0].clone(), a[1].clone()))
+        .unwrap();
+    assert_close(&v, &want["value"], "cond scan value");
+    assert_all_close(&[gw, gx], &want["grads"], "cond scan grads");
+    let (gw, gx) = jit(|args: (Array, Array)| grad(loss).call(args))
+        .call((a[0].clone(), a[1].clone()))
+        .unwrap()
+        .unwrap();
+    assert_all_close(&[gw, gx], &want["grads"], "jit cond scan grads");
+}
+
+#[test]
+fn grad_of_a_long_scan_grows_memory_linearly_and_keeps_the_jaxpr_size() {
+    let params = vec![
+        jnp::full(&[16, 64], 0.01, DType::F32).unwrap(),
+        jnp::full(&[64, 64], 0.02, DType::F32).unwrap(),
+        jnp::full(&[64], 0.1, DType::F32).unwrap(),
+    ];
+    let want = data("long_scan");
+    let grad_loss =
+        jit(|(p, xs): (Vec<Array>, Array)| grad(|p: Vec<Array>| rnn_loss(&p, &xs)).call(p));
+    let mut ours = Vec::new();
+    let mut lines = Vec::new();
+    for length in [250i64, 500, 1000] {
+        let xs = jnp::ones(&[length, 8, 16], DType::F32).unwrap();
+        let args = (params.clone(), xs.clone());
+        let temp = grad_loss.memory_stats(&args).unwrap().temp_size_in_bytes;
+        let theirs = want["temp_bytes"][length.to_string()].as_i64().unwrap();
+        assert!(
+            temp <= theirs,
+            "length {length}: oxla {temp} B of temporaries, JAX {theirs} B"
+        );
+        ours.push(temp);
+        let jaxpr = make_jaxpr(
+            |(p, xs): (Vec<Array>, Array)| grad(|p: Vec<Array>| rnn_loss(&p, &xs)).call(p),
+            &args,
+        )
+        .unwrap();
+        let theirs = want["eqns"][length.to_string()].as_u64().unwrap() as usize;
+        assert!(
+            jaxpr.eqns.len() <= theirs,
+            "length {length}: {} equations, JAX {theirs}",
+            jaxpr.eqns.len()
+        );
+        lines.push(jaxpr.to_string().lines().count());
+    }
+    // Linear: each doubling of the length adds twice the previous step's bytes
+    // (the per-iteration residuals), within a small constant.
+    let (first, second) = (ours[1] - ours[0], ours[2] - ours[1]);
+    assert!(first > 0, "temporaries do not grow with length: {ours:?}");
+    assert!(
+        (second - 2 * first).abs() <= second / 20,
+        "temporaries grow non-linearly: {ours:?}"
+    );
+    // Per iteration no more than the residuals of one step: a handful of
+    // [8, 64] f32 states, not a copy of the whole carry history.
+    assert!(
+        first / 250 <= 8 * 64 * 4 * 6,
+        "{} B per iteration: {ours:?}",
+        first / 250
+    );
+    assert!(
+        lines.iter().all(|l| *l == lines[0]),
+        "the jaxpr grows with the length: {lines:?} lines"
+    );
+}
+
+#[test]
+fn control_flow_errors_name_the_types_the_branch_the_leaf_and_the_caller() {
+    let x = f32s(&[1.0, 2.0, 3.0], &[3]);
+    // Branches with different output types.
+    let err = lax::cond(
+        &Array::scalar(true).unwrap(),
+        |x: Array| x,
+        |x: Array| lax::convert_element_type(&x, DType::I32),
+        x.clone(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("cond")
+            && err.contains("branch 1")
+            && err.contains("i32[3]")
+            && err.contains("f32[3]")
+            && err.contains("control.rs:"),
+        "{err}"
+    );
+    let err = lax::switch(
+        &Array::scalar(0i32).unwrap(),
+        &[&|x: Array| x.clone(), &|x: Array| x.clone(), &|x: Array| {
+            jnp::sum(&x, None, false)
+        }],
+        x.clone(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("switch") && err.contains("branch 2") && err.contains("f32[]"),
+        "{err}"
+    );
+    // A carry leaf that changes type names its path and both types.
+    let err = lax::scan(
+        |(a, b): (Array, Array), x: Array| {
+            ((a, lax::convert_element_type(&(&b + &x), DType::F16)), ())
+        },
+        (x.clone(), Array::scalar(0.0f32).unwrap()),
+        x.clone(),
+        ScanOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("scan")
+            && err.contains("[1]")
+            && err.contains("f32[]")
+            && err.contains("f16[]")
+            && err.contains("control.rs:"),
+        "{err}"
+    );
+    let err = lax::while_loop(
+        |_: &Array| Array::scalar(false).unwrap(),
+        |c: Array| jnp::reshape(&c, &[3, 1]),
+        x.clone(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("while_loop") && err.contains("f32[3]") && err.contains("f32[3,1]"),
+        "{err}"
+    );
+    let err = lax::fori_loop(
+        0,
+        3,
+        |_, c: Array| &c * 2.5f64,
+        Array::scalar(1i32).unwrap(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("i32[]") && err.contains("f32[]"), "{err}");
+    // A traced predicate read as a Rust bool points to cond and where_.
+    let f = jit(|x: Array| -> oxla::Result<Array> {
+        let positive = lax::gt(&jnp::sum(&x, None, false), &Array::weak_scalar(0.0f32));
+        Ok(if positive.item::<bool>()? { x } else { -x })
+    });
+    let err = f.call(x.clone()).unwrap_err();
+    assert!(matches!(err, Error::Concretization { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("lax::cond") && text.contains("jnp::where_") && text.contains("control.rs:"),
+        "{text}"
+    );
+    // A predicate or index of the wrong type.
+    let err = lax::cond(&x, |x: Array| x, |x: Array| x, x.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bool scalar") && err.contains("f32[3]"),
+        "{err}"
+    );
+    let err = lax::switch(&Array::scalar(1.5f32).unwrap(), &[&|x: Array| x], x.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("integer scalar") && err.contains("f32[]"),
+        "{err}"
     );
 }

@@ -1,5 +1,6 @@
 //! oxla's jaxprs print as JAX's make_jaxpr prints the same functions.
 
+use oxla::lax::{self, ScanOptions};
 use oxla::{Array, DType, make_jaxpr, numpy as jnp};
 
 use crate::reference::jaxprs_and_promotion;
@@ -71,6 +72,105 @@ fn jaxprs_match_jax_make_jaxpr() {
         &make_jaxpr(
             |a: Array| jnp::maximum(&a, &Array::weak_scalar(0.0f32)),
             &ones(&[2], DType::F32),
+        )
+        .unwrap(),
+    );
+}
+
+#[test]
+fn control_flow_jaxprs_match_jax_make_jaxpr() {
+    let x = ones(&[3], DType::F32);
+    let xs = ones(&[4, 3], DType::F32);
+    let b = |v: bool| Array::scalar(v).unwrap();
+    assert_same_as_jax(
+        "cond",
+        &make_jaxpr(
+            |(p, a): (Array, Array)| {
+                lax::cond(&p, |a: Array| a * 2.0, |a: Array| jnp::sin(&a), a).unwrap()
+            },
+            &(b(true), x.clone()),
+        )
+        .unwrap(),
+    );
+    assert_same_as_jax(
+        "switch",
+        &make_jaxpr(
+            |(i, a): (Array, Array)| {
+                lax::switch(
+                    &i,
+                    &[&|a: Array| a + 1.0, &|a: Array| a * 2.0, &|a: Array| -a],
+                    a,
+                )
+                .unwrap()
+            },
+            &(Array::scalar(1i32).unwrap(), x.clone()),
+        )
+        .unwrap(),
+    );
+    assert_same_as_jax(
+        "while",
+        &make_jaxpr(
+            |a: Array| {
+                lax::while_loop(
+                    |(i, _): &(Array, Array)| lax::lt(i, &Array::weak_scalar(10i32)),
+                    |(i, v): (Array, Array)| (i + 1, v * 2.0),
+                    (Array::weak_scalar(0i32), a),
+                )
+                .unwrap()
+            },
+            &x,
+        )
+        .unwrap(),
+    );
+    assert_same_as_jax(
+        "scan",
+        &make_jaxpr(
+            |(c, xs): (Array, Array)| {
+                lax::scan(
+                    |c: Array, x: Array| (&c + &x, jnp::sin(&c)),
+                    c,
+                    xs,
+                    ScanOptions::default(),
+                )
+                .unwrap()
+            },
+            &(x.clone(), xs.clone()),
+        )
+        .unwrap(),
+    );
+    assert_same_as_jax(
+        "fori",
+        &make_jaxpr(
+            |a: Array| {
+                lax::fori_loop(
+                    0,
+                    5,
+                    |i, c: Array| c * lax::convert_element_type(&i, DType::F32),
+                    a,
+                )
+                .unwrap()
+            },
+            &x,
+        )
+        .unwrap(),
+    );
+    assert_same_as_jax(
+        "scan_closure",
+        &make_jaxpr(
+            |(w, xs): (Array, Array)| {
+                let (c, ()) = lax::scan(
+                    |c: Array, x: Array| (&c * &w + &x, ()),
+                    jnp::zeros(&[3], DType::F32).unwrap(),
+                    xs,
+                    ScanOptions {
+                        reverse: true,
+                        ..ScanOptions::default()
+                    },
+                )
+                .unwrap();
+                c
+            },
+            &(x.clone(), xs.clone()),
         )
         .unwrap(),
     );

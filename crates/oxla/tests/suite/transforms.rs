@@ -17,38 +17,15 @@ fn data(name: &str) -> &'static serde_json::Value {
 }
 
 fn inputs(name: &str) -> Vec<Array> {
-    data(name)["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(reference::array)
-        .collect()
+    reference::arrays(&data(name)["inputs"])
 }
 
-/// oxla's array against JAX's encoded one: f32 within 1e-4 relative and
-/// 1e-5 of the largest magnitude (gradients sum in other orders).
 fn check(got: &Array, want: &serde_json::Value, what: &str) {
-    let want = reference::host(want);
-    let got = got.to_host().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert_eq!(got.dims, want.dims, "{what}: shape");
-    let w = want.to_f64_vec();
-    let scale = w.iter().fold(
-        1.0f64,
-        |m, v| if v.is_finite() { m.max(v.abs()) } else { m },
-    );
-    for (i, (g, w)) in got.to_f64_vec().iter().zip(&w).enumerate() {
-        let ok =
-            g == w || (g - w).abs() <= 1e-4 * w.abs() + 1e-5 * scale || (g.is_nan() && w.is_nan());
-        assert!(ok, "{what}: element {i}: oxla {g}, jax {w}");
-    }
+    reference::assert_close(got, want, what);
 }
 
 fn check_all(got: &[Array], want: &serde_json::Value, what: &str) {
-    let want = want.as_array().unwrap();
-    assert_eq!(got.len(), want.len(), "{what}: count");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        check(g, w, &format!("{what}[{i}]"));
-    }
+    reference::assert_all_close(got, want, what);
 }
 
 fn mlp_loss(p: &[Array], x: &Array, y: &Array) -> Array {

@@ -9,6 +9,7 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax._src import dtypes
 
 f32 = jnp.ones((2, 3), jnp.float32)
@@ -21,6 +22,16 @@ JAXPRS = {
     "sum_f16_div": (lambda a: jnp.sum(a, axis=0) / 3, [jnp.ones((2, 3), jnp.float16)]),
     "convert_add": (lambda a: a.astype(jnp.int32) + 1, [jnp.ones(2)]),
     "relu": (lambda a: jnp.maximum(a, 0.0), [jnp.ones(2)]),
+    # Control flow: nested jaxprs print indented, with their parameters.
+    "cond": (lambda p, a: lax.cond(p, lambda a: a * 2.0, lambda a: jnp.sin(a), a), [True, jnp.ones(3)]),
+    "switch": (lambda i, a: lax.switch(i, [lambda a: a + 1.0, lambda a: a * 2.0, lambda a: -a], a),
+               [jnp.int32(1), jnp.ones(3)]),
+    "while": (lambda a: lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 2.0), (0, a)),
+              [jnp.ones(3)]),
+    "scan": (lambda c, xs: lax.scan(lambda c, x: (c + x, jnp.sin(c)), c, xs), [jnp.ones(3), jnp.ones((4, 3))]),
+    "fori": (lambda a: lax.fori_loop(0, 5, lambda i, c: c * i.astype(jnp.float32), a), [jnp.ones(3)]),
+    "scan_closure": (lambda w, xs: lax.scan(lambda c, x: (c * w + x, None), jnp.zeros(3), xs, reverse=True),
+                     [jnp.ones(3), jnp.ones((4, 3))]),
 }
 
 NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

@@ -112,3 +112,47 @@ pub fn jaxprs_and_promotion() -> &'static serde_json::Value {
         serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap()
     })
 }
+
+/// A list of encoded arrays on the device.
+pub fn arrays(v: &serde_json::Value) -> Vec<Array> {
+    v.as_array().unwrap().iter().map(array).collect()
+}
+
+/// oxla's array against JAX's encoded one: f32 within 1e-4 relative and
+/// 1e-5 of the largest magnitude (gradients sum in other orders).
+pub fn assert_close(got: &Array, want: &serde_json::Value, what: &str) {
+    let want = host(want);
+    let got = got.to_host().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(got.dims, want.dims, "{what}: shape");
+    let w = want.to_f64_vec();
+    let scale = w.iter().fold(
+        1.0f64,
+        |m, v| if v.is_finite() { m.max(v.abs()) } else { m },
+    );
+    for (i, (g, w)) in got.to_f64_vec().iter().zip(&w).enumerate() {
+        let ok =
+            g == w || (g - w).abs() <= 1e-4 * w.abs() + 1e-5 * scale || (g.is_nan() && w.is_nan());
+        assert!(ok, "{what}: element {i}: oxla {g}, jax {w}");
+    }
+}
+
+/// [`assert_close`] over a list.
+pub fn assert_all_close(got: &[Array], want: &serde_json::Value, what: &str) {
+    let want = want.as_array().unwrap();
+    assert_eq!(got.len(), want.len(), "{what}: count");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_close(g, w, &format!("{what}[{i}]"));
+    }
+}
+
+/// An oxla array encoded as the reference scripts encode theirs (to compare
+/// against a closed form with [`assert_close`]).
+pub fn encode(a: &Array) -> serde_json::Value {
+    let h = a.to_host().unwrap();
+    let d = a.dtype();
+    serde_json::json!({
+        "dtype": d.numpy_name(),
+        "shape": h.dims,
+        "data": base64::engine::general_purpose::STANDARD.encode(&h.bytes),
+    })
+}
