@@ -8,14 +8,12 @@ alternate blocks of oxla and JAX (machine drift hits both alike).
 """
 
 import json
-import sys
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jax_twin import median_us, mlp_loss
+from jax_twin import mlp_loss, serve_blocks, trace_lower_us
 
 LEARNING_RATE = 0.01
 
@@ -51,10 +49,7 @@ def main():
     y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)])
     results = {}
 
-    def lower():
-        fresh = lambda p, a, b: train_step(p, a, b)  # noqa: E731
-        jax.jit(fresh).lower(params, x, y)
-    results["step_trace_lower"] = median_us(lower, 5, 9)
+    results["step_trace_lower"] = trace_lower_us(train_step, params, x, y)
 
     step = jax.jit(train_step)
     jax.block_until_ready(step(params, x, y))
@@ -69,12 +64,7 @@ def main():
         compiled = jax.jit(jax.grad(lambda w, a: scanned_deep_loss(w, a, remat))).lower(stacked, xb).compile()
         results[name] = compiled.memory_analysis().temp_size_in_bytes
     print(json.dumps(results), flush=True)
-    for line in sys.stdin:
-        n = int(line)
-        start = time.perf_counter()
-        for _ in range(n):
-            jax.block_until_ready(step(params, x, y))
-        print((time.perf_counter() - start) / n * 1e6, flush=True)
+    serve_blocks(lambda: step(params, x, y))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,28 @@ def median_us(fn, calls, blocks):
     return statistics.median(times)
 
 
+def trace_lower_us(fn, *args):
+    """Median microseconds to trace and lower `fn` at `args` under jit, a
+    new function object each time, so JAX's tracing caches (keyed on the
+    function) miss, as oxla's first trace of a function does."""
+
+    def lower():
+        fresh = lambda *a: fn(*a)  # noqa: E731
+        jax.jit(fresh).lower(*args)
+    return median_us(lower, 5, 9)
+
+
+def serve_blocks(step):
+    """Answers each input line "N" with the microseconds per call of N
+    calls of `step` (blocking on its results), until stdin closes."""
+    for line in sys.stdin:
+        n = int(line)
+        start = time.perf_counter()
+        for _ in range(n):
+            jax.block_until_ready(step())
+        print((time.perf_counter() - start) / n * 1e6, flush=True)
+
+
 def mlp_loss(params, x, y):
     (w1, b1), (w2, b2), (w3, b3) = params
     h = jax.nn.relu(x @ w1 + b1)
@@ -45,12 +67,7 @@ def main():
     x = jnp.asarray(rng.standard_normal((128, 784)).astype(np.float32))
     y = jnp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)])
 
-    def lower():
-        # A new function object each time, so JAX's tracing caches (keyed on
-        # the function) miss, as oxla's first trace of a function does.
-        fresh = lambda p, a, b: mlp_loss(p, a, b)  # noqa: E731
-        jax.jit(fresh).lower(params, x, y)
-    results["mlp_trace_lower"] = median_us(lower, 5, 9)
+    results["mlp_trace_lower"] = trace_lower_us(mlp_loss, params, x, y)
 
     compiled = jax.jit(mlp_loss)
     compiled(params, x, y).block_until_ready()

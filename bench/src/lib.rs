@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
+pub mod gru;
 pub mod mlp;
+pub mod twin;
 
 /// Per-call times of one contender, one entry per measured block.
 #[derive(Debug, Clone, Default)]

@@ -9,72 +9,13 @@
 //!
 //! `cargo run --release -p oxla-bench --bin transforms_vs_jax`
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Command, Stdio};
-
-use anyhow::Context;
 use oxla::{Array, DType, RematPolicy, grad, jit, lax, numpy as jnp};
 use oxla_bench::median_us;
 use oxla_bench::mlp::{deep_loss, mlp_args, scanned_deep_loss, train_step};
-
-/// The JAX twin, serving timing blocks of its compiled step over a pipe.
-struct Twin {
-    child: std::process::Child,
-    input: std::process::ChildStdin,
-    output: BufReader<std::process::ChildStdout>,
-}
-
-impl Twin {
-    fn start() -> anyhow::Result<(Twin, serde_json::Value)> {
-        let python = oxla_pjrt::oxla_home().join("venv/bin/python");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("jax_transforms_twin.py");
-        let mut child = Command::new(&python)
-            .arg(&script)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("running {}", python.display()))?;
-        let input = child.stdin.take().context("twin stdin")?;
-        let mut output = BufReader::new(child.stdout.take().context("twin stdout")?);
-        let mut line = String::new();
-        output.read_line(&mut line)?;
-        let results = serde_json::from_str(&line)
-            .with_context(|| format!("the JAX twin's first line: {line:?}"))?;
-        Ok((
-            Twin {
-                child,
-                input,
-                output,
-            },
-            results,
-        ))
-    }
-
-    /// µs per step over a block of `n` JAX steps.
-    fn block(&mut self, n: usize) -> anyhow::Result<f64> {
-        writeln!(self.input, "{n}")?;
-        let mut line = String::new();
-        self.output.read_line(&mut line)?;
-        Ok(line.trim().parse()?)
-    }
-}
-
-impl Drop for Twin {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+use oxla_bench::twin::Twin;
 
 fn main() -> anyhow::Result<()> {
-    let (mut twin, jax) = Twin::start()?;
+    let (mut twin, jax) = Twin::start("jax_transforms_twin.py")?;
 
     let args = mlp_args()?;
     let lower_us = median_us(
@@ -88,18 +29,10 @@ fn main() -> anyhow::Result<()> {
     )?;
     // Steady state: alternate blocks of oxla and JAX steps.
     let step = jit(train_step);
-    step.call(args.clone())??.1.block_until_ready()?;
-    twin.block(5)?;
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-    for _ in 0..9 {
-        let start = std::time::Instant::now();
-        for _ in 0..30 {
-            step.call(args.clone())??.1.block_until_ready()?;
-        }
-        ours.push(start.elapsed().as_secs_f64() / 30.0 * 1e6);
-        theirs.push(twin.block(30)?);
-    }
-    let (run_us, jax_run_us) = (median(ours), median(theirs));
+    let (run_us, jax_run_us) = twin.alternate(9, 30, || {
+        step.call(args.clone())??.1.block_until_ready()?;
+        Ok(())
+    })?;
 
     let layers: Vec<Array> = (0..16)
         .map(|i| {

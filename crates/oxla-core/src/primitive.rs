@@ -580,6 +580,14 @@ pub enum Primitive {
         /// The dimension.
         dimension: usize,
     },
+    /// Cuts the operand along `axis` into consecutive pieces of `sizes`
+    /// (one output each; JAX's `lax.split`, the inverse of concatenate).
+    Split {
+        /// The dimension cut.
+        axis: usize,
+        /// Each piece's extent along `axis` (they sum to the operand's).
+        sizes: Dims,
+    },
     /// Pads with a value: operands x and the padding scalar.
     Pad {
         /// Per dimension: (low, high, interior) padding; low/high may be negative.
@@ -840,6 +848,7 @@ impl Primitive {
             Primitive::Squeeze { .. } => "squeeze",
             Primitive::Rev { .. } => "rev",
             Primitive::Concatenate { .. } => "concatenate",
+            Primitive::Split { .. } => "split",
             Primitive::Pad { .. } => "pad",
             Primitive::Slice { .. } => "slice",
             Primitive::Reduce { op, .. } => op.name(),
@@ -1208,6 +1217,9 @@ impl Primitive {
                 vec![format!("dimensions={}", tuple(dimensions))]
             }
             Primitive::Concatenate { dimension } => vec![format!("dimension={dimension}")],
+            Primitive::Split { axis, sizes } => {
+                vec![format!("axis={axis}"), format!("sizes={}", tuple(sizes))]
+            }
             Primitive::Pad { config } => vec![format!(
                 "padding_config=({})",
                 config

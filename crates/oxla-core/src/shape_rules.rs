@@ -417,6 +417,26 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
             check_axes(dimensions, inputs[0].rank(), "dimension")?;
             Ok(vec![inputs[0].clone()])
         }
+        Primitive::Split { axis, sizes } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            if *axis >= x.rank() {
+                return Err(format!("axis {axis} is out of range for {x}"));
+            }
+            if sizes.iter().any(|&s| s < 0) || sizes.iter().sum::<i64>() != x.shape[*axis] {
+                return Err(format!(
+                    "sizes {sizes:?} must be non-negative and sum to dimension {axis} of {x}"
+                ));
+            }
+            Ok(sizes
+                .iter()
+                .map(|&s| {
+                    let mut shape = x.shape.clone();
+                    shape[*axis] = s;
+                    x.with_shape(&shape)
+                })
+                .collect())
+        }
         Primitive::Concatenate { dimension } => {
             let first = inputs.first().ok_or("takes at least one operand")?;
             if *dimension >= first.rank() {

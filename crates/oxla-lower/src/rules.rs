@@ -346,6 +346,31 @@ pub(crate) fn lower_equation<'c, 'a>(
             &[("dimensions", attrs::i64_array(dimensions))],
             loc,
         ),
+        // One slice per piece (StableHLO has no split op; XLA fuses them).
+        Primitive::Split { axis, sizes } => {
+            let shape = &in_avals[0].shape;
+            let mut pieces = Vec::with_capacity(sizes.len());
+            let mut offset = 0;
+            for (size, piece) in sizes.iter().zip(out_avals) {
+                let mut start = vec![0; shape.len()];
+                let mut limit = shape.to_vec();
+                start[*axis] = offset;
+                limit[*axis] = offset + size;
+                offset += size;
+                pieces.extend(e.op(
+                    "stablehlo.slice",
+                    inputs,
+                    &[piece],
+                    &[
+                        ("start_indices", attrs::i64_array(&start)),
+                        ("limit_indices", attrs::i64_array(&limit)),
+                        ("strides", attrs::i64_array(&vec![1; shape.len()])),
+                    ],
+                    loc,
+                )?);
+            }
+            Ok(pieces)
+        }
         Primitive::Concatenate { dimension } => e.op(
             "stablehlo.concatenate",
             inputs,

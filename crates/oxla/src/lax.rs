@@ -293,6 +293,21 @@ pub fn rev(x: &Array, dimensions: &[i64]) -> Array {
     )
 }
 
+/// Cuts `x` along `axis` into consecutive pieces of `sizes` (which sum to
+/// that dimension), as `jax.lax.split`: one equation, whose transpose is a
+/// concatenate.
+#[track_caller]
+pub fn split(x: &Array, sizes: &[i64], axis: usize) -> Vec<Array> {
+    crate::ops::bind_n(
+        Primitive::Split {
+            axis,
+            sizes: dims(sizes),
+        },
+        &[x],
+        sizes.len(),
+    )
+}
+
 /// Joins arrays along a dimension.
 #[track_caller]
 pub fn concatenate(xs: &[&Array], dimension: usize) -> Array {

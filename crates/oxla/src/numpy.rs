@@ -307,29 +307,100 @@ pub fn std(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     sqrt(&var(x, axis, keepdims))
 }
 
-/// `jnp.matmul` for 1-D and 2-D operands, and batched ones of equal rank.
+/// The first operand that carries an error, as the result of an op that
+/// inspects shapes before binding (so the original error is reported, not
+/// a confusing one about the error array's shape).
+pub(crate) fn first_error(xs: &[&Array]) -> Option<Array> {
+    xs.iter().find(|x| x.check().is_err()).map(|x| (*x).clone())
+}
+
+/// `jnp.broadcast_shapes` of two shapes (aligned at the right), if they
+/// broadcast.
+pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+    let rank = a.len().max(b.len());
+    let at = |s: &[i64], i: usize| {
+        let offset = rank - s.len();
+        if i < offset { 1 } else { s[i - offset] }
+    };
+    (0..rank)
+        .map(|i| match (at(a, i), at(b, i)) {
+            (x, y) if x == y => Some(x),
+            (1, y) => Some(y),
+            (x, 1) => Some(x),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `jnp.matmul` with numpy's rules: 1-D operands are a row (left) or a
+/// column (right) whose axis is removed from the result; leading (batch)
+/// dims broadcast; `[..., m, k] @ [k, n]` is one product without batch dims.
 #[track_caller]
 pub fn matmul(x: &Array, y: &Array) -> Array {
+    if let Some(e) = first_error(&[x, y]) {
+        return e;
+    }
     let v = promote_args(&[x, y]);
     let (x, y) = (&v[0], &v[1]);
     let preferred = Some(x.dtype());
+    let location = oxla_core::Location::from_caller(std::panic::Location::caller());
     match (x.ndim(), y.ndim()) {
-        (1, 1) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
-        (2, 1) => lax::dot_general(x, y, ((&[1], &[0]), (&[], &[])), preferred),
-        (1, 2) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
-        (a, b) if a == b && a >= 2 => {
-            let batch: Vec<i64> = (0..a as i64 - 2).collect();
-            lax::dot_general(
-                x,
-                y,
-                ((&[a as i64 - 1], &[a as i64 - 2]), (&batch, &batch)),
-                preferred,
-            )
-        }
-        (a, b) => Array::error(Error::InvalidArgument(format!(
-            "{}: matmul of ranks {a} and {b} is not supported (give both operands the same batch rank)",
-            oxla_core::Location::from_caller(std::panic::Location::caller())
+        (0, _) | (_, 0) => Array::error(Error::InvalidArgument(format!(
+            "{location}: matmul needs operands of rank >= 1, got {} and {}",
+            x.aval().map(ToString::to_string).unwrap_or_default(),
+            y.aval().map(ToString::to_string).unwrap_or_default()
         ))),
+        (1, 1) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
+        (1, 2) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
+        (a, 1) => lax::dot_general(x, y, ((&[a as i64 - 1], &[0]), (&[], &[])), preferred),
+        (a, 2) => lax::dot_general(x, y, ((&[a as i64 - 1], &[0]), (&[], &[])), preferred),
+        (a, b) => {
+            // Batch dims on the right operand: broadcast both to one batch.
+            let x2 = if a == 1 {
+                lax::expand_dims(x, &[0])
+            } else {
+                x.clone()
+            };
+            let y2 = if b == 1 {
+                lax::expand_dims(y, &[1])
+            } else {
+                y.clone()
+            };
+            let (xs, ys) = (x2.shape().to_vec(), y2.shape().to_vec());
+            let (bx, by) = (&xs[..xs.len() - 2], &ys[..ys.len() - 2]);
+            let Some(batch) = broadcast_shapes(bx, by) else {
+                return Array::error(Error::InvalidArgument(format!(
+                    "{location}: matmul: batch dims {bx:?} and {by:?} of {} and {} do not broadcast",
+                    x.aval().map(ToString::to_string).unwrap_or_default(),
+                    y.aval().map(ToString::to_string).unwrap_or_default()
+                )));
+            };
+            let full = |t: &Array, tail: &[i64]| {
+                let mut shape = batch.clone();
+                shape.extend_from_slice(tail);
+                broadcast_to(t, &shape)
+            };
+            let x3 = full(&x2, &xs[xs.len() - 2..]);
+            let y3 = full(&y2, &ys[ys.len() - 2..]);
+            let n = batch.len() as i64;
+            let batch_dims: Vec<i64> = (0..n).collect();
+            let out = lax::dot_general(
+                &x3,
+                &y3,
+                ((&[n + 1], &[n]), (&batch_dims, &batch_dims)),
+                preferred,
+            );
+            let out = if b == 1 {
+                lax::squeeze(&out, &[n + 1])
+            } else {
+                out
+            };
+            if a == 1 {
+                lax::squeeze(&out, &[n])
+            } else {
+                out
+            }
+        }
     }
 }
 
@@ -531,11 +602,16 @@ pub fn triu(x: &Array, k: i64) -> Array {
 
 #[track_caller]
 fn triangle(x: &Array, k: i64, lower: bool) -> Array {
+    if let Some(e) = first_error(&[x]) {
+        return e;
+    }
     let rank = x.ndim();
     if rank < 2 {
         return Array::error(Error::InvalidArgument(format!(
-            "tril/triu needs rank >= 2, got {}",
-            rank
+            "{}: {}: needs rank >= 2, got {}",
+            oxla_core::Location::from_caller(std::panic::Location::caller()),
+            if lower { "tril" } else { "triu" },
+            x.aval().map(ToString::to_string).unwrap_or_default()
         )));
     }
     let (n, m) = (x.shape()[rank - 2], x.shape()[rank - 1]);
@@ -712,27 +788,27 @@ pub fn take_along_axis(x: &Array, indices: &Array, axis: i64) -> Array {
 /// if the axis does not divide).
 #[track_caller]
 pub fn split(x: &Array, sections: i64, axis: i64) -> Vec<Array> {
-    let rank = x.ndim() as i64;
-    let axis = (if axis < 0 { axis + rank } else { axis }) as usize;
-    let n = x.shape().get(axis).copied().unwrap_or(0);
-    if sections <= 0 || n % sections != 0 {
-        let e = Error::InvalidArgument(format!(
-            "cannot split a dimension of size {n} into {sections} equal sections"
-        ));
-        return (0..sections.max(1))
-            .map(|_| Array::error(e.clone()))
-            .collect();
+    if let Some(e) = first_error(&[x]) {
+        return vec![e; sections.max(1) as usize];
     }
-    let size = n / sections;
-    (0..sections)
-        .map(|k| {
-            let mut start = vec![0i64; rank as usize];
-            let mut limit = x.shape().to_vec();
-            start[axis] = k * size;
-            limit[axis] = (k + 1) * size;
-            lax::slice(x, &start, &limit, None)
-        })
-        .collect()
+    let rank = x.ndim() as i64;
+    let normalized = if axis < 0 { axis + rank } else { axis };
+    let n = usize::try_from(normalized)
+        .ok()
+        .and_then(|a| x.shape().get(a).copied());
+    let Some(n) = n.filter(|n| sections > 0 && n % sections == 0) else {
+        let e = Error::InvalidArgument(format!(
+            "{}: split: cannot split axis {axis} of {} into {sections} equal sections",
+            oxla_core::Location::from_caller(std::panic::Location::caller()),
+            x.aval().map(ToString::to_string).unwrap_or_default()
+        ));
+        return vec![Array::error(e); sections.max(1) as usize];
+    };
+    lax::split(
+        x,
+        &vec![n / sections; sections as usize],
+        normalized as usize,
+    )
 }
 
 /// `jnp.moveaxis(x, source, destination)`.
@@ -752,6 +828,9 @@ pub fn moveaxis(x: &Array, source: i64, destination: i64) -> Array {
 /// output: the letters seen once, sorted).
 #[track_caller]
 pub fn einsum(subscripts: &str, operands: &[&Array]) -> Array {
+    if let Some(e) = first_error(operands) {
+        return e;
+    }
     match einsum_plan(subscripts, operands) {
         Ok(result) => result,
         Err(message) => Array::error(Error::InvalidArgument(format!(

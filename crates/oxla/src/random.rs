@@ -439,15 +439,14 @@ pub fn truncated_normal(
         check_float("truncated_normal", dtype)?;
         let shape = match shape {
             Some(s) => s.to_vec(),
-            None => broadcast_shapes(lower.aval()?.shape.as_slice(), upper.shape()).ok_or_else(
-                || {
+            None => jnp::broadcast_shapes(lower.aval()?.shape.as_slice(), upper.shape())
+                .ok_or_else(|| {
                     invalid(format!(
                         "random::truncated_normal: lower {} and upper {} do not broadcast",
                         lower.aval().map(ToString::to_string).unwrap_or_default(),
                         upper.aval().map(ToString::to_string).unwrap_or_default()
                     ))
-                },
-            )?,
+                })?,
         };
         check_shape("truncated_normal", &shape)?;
         check_broadcast("truncated_normal", "lower", lower, &shape)?;
@@ -566,7 +565,7 @@ pub fn categorical(
             .collect();
         let shape = shape.map_or_else(|| batch.clone(), <[i64]>::to_vec);
         check_shape("categorical", &shape)?;
-        if broadcast_shapes(&shape, &batch).as_deref() != Some(shape.as_slice()) {
+        if jnp::broadcast_shapes(&shape, &batch).as_deref() != Some(shape.as_slice()) {
             return Err(invalid(format!(
                 "random::categorical: shape {shape:?} must be broadcast-compatible with the \
                  batch shape {batch:?} and equal to their broadcast"
@@ -1027,26 +1026,9 @@ fn check_float(what: &str, dtype: DType) -> Result<()> {
     }
 }
 
-/// numpy's broadcast of two shapes, if they broadcast.
-fn broadcast_shapes(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
-    let rank = a.len().max(b.len());
-    let at = |s: &[i64], i: usize| {
-        let offset = rank - s.len();
-        if i < offset { 1 } else { s[i - offset] }
-    };
-    (0..rank)
-        .map(|i| match (at(a, i), at(b, i)) {
-            (x, y) if x == y => Some(x),
-            (1, y) => Some(y),
-            (x, 1) => Some(x),
-            _ => None,
-        })
-        .collect()
-}
-
 fn check_broadcast(what: &str, name: &str, x: &Array, shape: &[i64]) -> Result<()> {
     let a = x.aval()?;
-    if broadcast_shapes(&a.shape, shape).as_deref() != Some(shape) {
+    if jnp::broadcast_shapes(&a.shape, shape).as_deref() != Some(shape) {
         return Err(invalid(format!(
             "random::{what}: {name} {a} does not broadcast to the shape {shape:?}"
         )));

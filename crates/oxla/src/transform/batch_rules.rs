@@ -87,6 +87,13 @@ pub(crate) fn batch(
             let dims = axes_to_batched(dimensions, b);
             done(vec![lax::rev(&x, &dims)], vec![Some(b)])
         }
+        Primitive::Split { axis, sizes } => {
+            let (x, b) = operand(&args[0], bdims[0], size);
+            let axis = to_batched(*axis as i64, b) as usize;
+            let pieces = lax::split(&x, sizes, axis);
+            let n = pieces.len();
+            done(pieces, vec![Some(b); n])
+        }
         Primitive::Concatenate { dimension } => {
             let xs: Vec<Array> = args
                 .iter()

@@ -141,6 +141,7 @@ fn call_like<'a>(primitive: &'a Primitive, transform: &'static str) -> Result<Ca
         | Primitive::Squeeze { .. }
         | Primitive::Rev { .. }
         | Primitive::Concatenate { .. }
+        | Primitive::Split { .. }
         | Primitive::Pad { .. }
         | Primitive::Slice { .. }
         | Primitive::Reduce { .. }

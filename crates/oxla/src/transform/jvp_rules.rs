@@ -123,6 +123,7 @@ pub(crate) fn jvp(
         | Primitive::Pad { .. } => {
             linear_jvp(primitive, primitive.clone(), primals, tangents, |_| true)?
         }
+        Primitive::Split { .. } => split_jvp(primitive, primals, tangents)?,
         Primitive::DynamicSlice { .. } | Primitive::SelectAndScatterAdd { .. } => {
             linear_jvp(primitive, primitive.clone(), primals, tangents, |i| i == 0)?
         }
@@ -386,6 +387,19 @@ fn linear_jvp(
         .collect::<Result<Vec<_>>>()?;
     let tangent = bind1(&tangent_primitive, &refs(&args))?;
     Ok(single(out, Some(tangent)))
+}
+
+/// The jvp of `split` (linear, several outputs): the tangent split alike.
+fn split_jvp(primitive: &Primitive, primals: &[Array], tangents: &[Tangent]) -> Result<Jvp> {
+    let outs = support::bind_all(primitive.clone(), &refs(primals))?;
+    let tangents = match tangents.first() {
+        Some(Some(t)) if has_tangent(t.dtype()) => support::bind_all(primitive.clone(), &[t])?
+            .into_iter()
+            .map(Some)
+            .collect(),
+        Some(_) | None => vec![None; outs.len()],
+    };
+    Ok((outs, tangents))
 }
 
 /// The jvp of a one-operand, one-output op: `rule(x, ans, t)` gives the

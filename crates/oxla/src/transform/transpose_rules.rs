@@ -24,7 +24,8 @@ pub(crate) fn transpose(
     for ct in cts.iter().flatten() {
         ct.aval()?;
     }
-    // Single-output primitives: this is the cotangent of their output.
+    // Single-output primitives: this is the cotangent of their output
+    // (split, with several, reads them all).
     let Some(ct) = cts.iter().flatten().next() else {
         return Ok(none(operands.len()));
     };
@@ -60,6 +61,7 @@ pub(crate) fn transpose(
             for_linear(operands, |_, _| Ok(Some(lax::rev(ct, dimensions))))
         }
         Primitive::Concatenate { dimension } => concatenate(*dimension, ct, &ct_shape, operands),
+        Primitive::Split { axis, .. } => split(*axis, cts, operands, out_avals),
         Primitive::Pad { config } => pad(config, ct, &ct_shape, operands),
         Primitive::Slice {
             start_indices,
@@ -612,6 +614,26 @@ fn concatenate(
         offset += size;
     }
     Ok(cts)
+}
+
+/// `split` (JAX's `_split_transpose`): the pieces' cotangents joined, zeros
+/// for the pieces without one.
+fn split(
+    axis: usize,
+    cts: &[Tangent],
+    operands: &[Operand],
+    out_avals: &[Aval],
+) -> Result<Vec<Tangent>> {
+    if cts.iter().all(Option::is_none) {
+        return Ok(none(operands.len()));
+    }
+    let pieces: Vec<Array> = cts
+        .iter()
+        .zip(out_avals)
+        .map(|(ct, aval)| support::instantiate(ct, aval))
+        .collect();
+    let refs: Vec<&Array> = pieces.iter().collect();
+    for_linear(operands, |_, _| Ok(Some(lax::concatenate(&refs, axis))))
 }
 
 /// `pad` (JAX's `_pad_transpose`): the operand's cotangent is the

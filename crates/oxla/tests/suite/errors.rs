@@ -25,6 +25,54 @@ fn shape_errors_name_op_shapes_and_line() {
 }
 
 #[test]
+fn an_error_travels_unchanged_through_ops_that_inspect_shapes() {
+    let a = f32s(&[0.0; 6], &[2, 3]);
+    let bad = &a + &f32s(&[0.0; 12], &[3, 4]);
+    let err = bad.check().unwrap_err().to_string();
+    let w = f32s(&[0.0; 12], &[3, 4]);
+    let through = [
+        jnp::matmul(&bad, &w),
+        jnp::matmul(&w, &bad),
+        jnp::tril(&bad, 0),
+        jnp::einsum("ij,jk->ik", &[&bad, &w]),
+        jnp::split(&bad, 3, 0)[1].clone(),
+    ];
+    for (i, t) in through.iter().enumerate() {
+        assert_eq!(t.check().unwrap_err().to_string(), err, "op {i}");
+    }
+    // Their own errors name the op, the operands and the caller's line.
+    let e = jnp::matmul(&Array::scalar(1.0f32).unwrap(), &w)
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("matmul") && e.contains("f32[]") && e.contains("errors.rs:"),
+        "{e}"
+    );
+    let batched = f32s(&[0.0; 24], &[2, 3, 4]);
+    let e = jnp::matmul(&batched, &f32s(&[0.0; 60], &[3, 4, 5]))
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("matmul") && e.contains("f32[2,3,4]") && e.contains("errors.rs:"),
+        "{e}"
+    );
+    let e = jnp::split(&a, 2, 1)[0].check().unwrap_err().to_string();
+    assert!(
+        e.contains("split") && e.contains("f32[2,3]") && e.contains("errors.rs:"),
+        "{e}"
+    );
+    let e = jnp::split(&a, 2, 5)[0].check().unwrap_err().to_string();
+    assert!(e.contains("axis 5"), "{e}");
+    let e = jnp::triu(&f32s(&[0.0; 3], &[3]), 0)
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("triu") && e.contains("f32[3]"), "{e}");
+}
+
+#[test]
 fn errors_inside_jit_are_returned_by_call() {
     let f = jit(|(x, y): (Array, Array)| jnp::matmul(&x, &y));
     let err = f

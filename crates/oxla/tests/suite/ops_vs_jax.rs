@@ -92,6 +92,11 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "expand_dims" => lax::expand_dims(x(), &[1]),
         "rev" => lax::rev(x(), &[0, 1]),
         "concatenate" => lax::concatenate(&[x(), y()], 1),
+        "lax_split" => {
+            let p = lax::split(x(), &[1, 2, 1], 1);
+            &p[0] * &p[2] + lax::slice(&p[1], &[0, 0], &[3, 1], None)
+        }
+        "lax_split_one" => lax::split(x(), &[2, 1], 0)[1].clone(),
         "pad" => lax::pad(x(), &Array::weak_scalar(0.5f32), &[(1, 2, 1), (-1, 0, 0)]),
         "slice" => lax::slice(x(), &[1, 0], &[3, 4], Some(&[1, 2])),
         "reduce_sum" => lax::reduce_sum(x(), &[1]),
@@ -232,7 +237,14 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "jnp_max" => jnp::max(x(), Some(&[1]), false),
         "jnp_min" => jnp::min(x(), None, false),
         "jnp_prod" => jnp::prod(x(), Some(&[0]), false),
-        "jnp_matmul" | "jnp_matvec" | "jnp_batched_matmul" => jnp::matmul(x(), y()),
+        "jnp_matmul"
+        | "jnp_matvec"
+        | "jnp_batched_matmul"
+        | "jnp_matmul_3d_2d"
+        | "jnp_matmul_vec_3d"
+        | "jnp_matmul_3d_vec"
+        | "jnp_matmul_2d_3d"
+        | "jnp_matmul_broadcast_batch" => jnp::matmul(x(), y()),
         "jnp_outer" => jnp::outer(x(), y()),
         "jnp_where" => jnp::where_(x(), y(), &a[2]),
         "jnp_clip" => jnp::clip(

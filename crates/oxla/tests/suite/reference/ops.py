@@ -91,6 +91,10 @@ CASES = {
     "expand_dims": (lambda a: lax.expand_dims(a, (1,)), [x]),
     "rev": (lambda a: lax.rev(a, (0, 1)), [x]),
     "concatenate": (lambda a, c: lax.concatenate([a, c], 1), [x, y]),
+    # split has several outputs: combined nonlinearly (every piece has a
+    # cotangent), or one piece alone (the others' cotangents are zeros).
+    "lax_split": (lambda a: (lambda p: p[0] * p[2] + p[1][:, :1])(lax.split(a, (1, 2, 1), axis=1)), [x]),
+    "lax_split_one": (lambda a: lax.split(a, (2, 1), axis=0)[1], [x]),
     "pad": (lambda a: lax.pad(a, 0.5, [(1, 2, 1), (-1, 0, 0)]), [x]),
     "slice": (lambda a: lax.slice(a, (1, 0), (3, 4), (1, 2)), [x]),
     "reduce_sum": (lambda a: lax.reduce_sum_p.bind(a, axes=(1,), out_sharding=None), [x]),
@@ -178,6 +182,11 @@ CASES = {
     "jnp_min": (lambda a: jnp.min(a), [i]), "jnp_prod": (lambda a: jnp.prod(a, axis=0), [unit]),
     "jnp_matmul": (jnp.matmul, [x, normal(4, 2)]), "jnp_matvec": (jnp.matmul, [x, normal(4)]),
     "jnp_batched_matmul": (jnp.matmul, [normal(2, 3, 4), normal(2, 4, 5)]),
+    "jnp_matmul_3d_2d": (jnp.matmul, [normal(2, 3, 4), normal(4, 5)]),
+    "jnp_matmul_vec_3d": (jnp.matmul, [normal(4), normal(2, 4, 5)]),
+    "jnp_matmul_3d_vec": (jnp.matmul, [normal(2, 3, 4), normal(4)]),
+    "jnp_matmul_2d_3d": (jnp.matmul, [normal(3, 4), normal(2, 4, 5)]),
+    "jnp_matmul_broadcast_batch": (jnp.matmul, [normal(2, 1, 3, 4), normal(5, 4, 2)]),
     "jnp_outer": (jnp.outer, [normal(3), normal(2)]),
     "jnp_where": (jnp.where, [b, x, y]), "jnp_clip": (lambda a: jnp.clip(a, -0.5, 0.5), [x]),
     "jnp_power": (jnp.power, [pos, y]), "jnp_swapaxes": (lambda a: jnp.swapaxes(a, 0, 1), [x]),
