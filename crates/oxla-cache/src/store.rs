@@ -83,7 +83,14 @@ impl DiskCache {
     /// none), else `<oxla home>/compile`; `OXLA_CACHE_MAX_BYTES` sets the limit.
     pub fn from_env() -> Option<Self> {
         let dir = match std::env::var_os("OXLA_CACHE_DIR") {
-            Some(v) if v == "off" || v == "0" || v.is_empty() => return None,
+            Some(v)
+                if v.to_str().is_some_and(|s| {
+                    oxla_pjrt::settings::parse_flag(s.trim()) == Some(false)
+                        || s.trim().eq_ignore_ascii_case("none")
+                }) =>
+            {
+                return None;
+            }
             Some(v) => PathBuf::from(v),
             None => oxla_pjrt::oxla_home().join("compile"),
         };
@@ -93,10 +100,10 @@ impl DiskCache {
     /// The size limit the environment asks for: `OXLA_CACHE_MAX_BYTES`,
     /// else [`DEFAULT_MAX_BYTES`].
     pub fn max_bytes_from_env() -> u64 {
-        std::env::var("OXLA_CACHE_MAX_BYTES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_MAX_BYTES)
+        oxla_pjrt::settings::setting("OXLA_CACHE_MAX_BYTES", "a whole number of bytes", |v| {
+            v.parse().ok()
+        })
+        .or_default(DEFAULT_MAX_BYTES)
     }
 
     /// The directory.

@@ -41,7 +41,7 @@ impl PluginArgs {
 
 /// Whether `OXLA_LOG_COMPILES` asks for a line per compilation.
 fn log_compiles() -> bool {
-    std::env::var("OXLA_LOG_COMPILES").is_ok_and(|v| !v.is_empty() && v != "0")
+    oxla_pjrt::settings::flag("OXLA_LOG_COMPILES")
 }
 
 /// Reports how a compilation went: cache warnings always, the source when

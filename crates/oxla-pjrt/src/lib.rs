@@ -22,6 +22,7 @@ mod executable;
 pub mod ffi;
 mod named_value;
 mod program_shape;
+pub mod settings;
 mod sharding;
 mod transfer;
 

@@ -5,11 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 fn x64_flag() -> &'static AtomicBool {
     static FLAG: OnceLock<AtomicBool> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let on = std::env::var("OXLA_ENABLE_X64")
-            .is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "True"));
-        AtomicBool::new(on)
-    })
+    FLAG.get_or_init(|| AtomicBool::new(oxla_pjrt::settings::flag("OXLA_ENABLE_X64")))
 }
 
 /// Enables 64-bit types (`jax_enable_x64`): default int and float become
@@ -24,18 +20,14 @@ pub fn x64_enabled() -> bool {
     x64_flag().load(Ordering::SeqCst)
 }
 
-fn env_flag(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
 fn log_compiles_flag() -> &'static AtomicBool {
     static FLAG: OnceLock<AtomicBool> = OnceLock::new();
-    FLAG.get_or_init(|| AtomicBool::new(env_flag("OXLA_LOG_COMPILES")))
+    FLAG.get_or_init(|| AtomicBool::new(oxla_pjrt::settings::flag("OXLA_LOG_COMPILES")))
 }
 
 fn explain_flag() -> &'static AtomicBool {
     static FLAG: OnceLock<AtomicBool> = OnceLock::new();
-    FLAG.get_or_init(|| AtomicBool::new(env_flag("OXLA_EXPLAIN_CACHE_MISSES")))
+    FLAG.get_or_init(|| AtomicBool::new(oxla_pjrt::settings::flag("OXLA_EXPLAIN_CACHE_MISSES")))
 }
 
 /// Logs a line per compilation (function, signature, trace, lower and
@@ -98,11 +90,17 @@ pub enum TransferGuard {
 fn guard_flag() -> &'static std::sync::atomic::AtomicU8 {
     static FLAG: OnceLock<std::sync::atomic::AtomicU8> = OnceLock::new();
     FLAG.get_or_init(|| {
-        let initial = match std::env::var("OXLA_TRANSFER_GUARD").as_deref() {
-            Ok("log") => TransferGuard::Log,
-            Ok("disallow") => TransferGuard::Disallow,
-            _ => TransferGuard::Allow,
-        };
+        let initial = oxla_pjrt::settings::setting(
+            "OXLA_TRANSFER_GUARD",
+            "allow, log, disallow",
+            |v| match v.to_ascii_lowercase().as_str() {
+                "allow" => Some(TransferGuard::Allow),
+                "log" => Some(TransferGuard::Log),
+                "disallow" => Some(TransferGuard::Disallow),
+                _ => None,
+            },
+        )
+        .or_default(TransferGuard::Allow);
         std::sync::atomic::AtomicU8::new(initial as u8)
     })
 }

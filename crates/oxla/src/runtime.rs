@@ -18,16 +18,19 @@ pub fn client() -> Result<&'static Client> {
     static CLIENT: OnceLock<std::result::Result<Client, Arc<oxla_pjrt::Error>>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            let platform = std::env::var("OXLA_PLATFORM")
-                .ok()
-                .and_then(|p| p.parse().ok())
-                .unwrap_or(Platform::Cpu);
+            let platform =
+                oxla_pjrt::settings::setting("OXLA_PLATFORM", "cpu, cuda, rocm, tpu", |p| {
+                    p.parse().ok()
+                })
+                .or_default(Platform::Cpu);
             let options = match platform {
                 Platform::Cpu => ClientOptions::new().cpu_device_count(
-                    std::env::var("OXLA_CPU_DEVICE_COUNT")
-                        .ok()
-                        .and_then(|n| n.parse().ok())
-                        .unwrap_or(1),
+                    oxla_pjrt::settings::setting(
+                        "OXLA_CPU_DEVICE_COUNT",
+                        "a whole number of devices, at least 1",
+                        |n| n.parse().ok().filter(|n: &i64| *n >= 1),
+                    )
+                    .or_default(1),
                 ),
                 Platform::Cuda | Platform::Rocm | Platform::Tpu => ClientOptions::new(),
             };

@@ -215,3 +215,66 @@ fn a_restarted_process_loads_its_jitted_functions_from_disk() {
     );
     assert_eq!(cold, warm);
 }
+
+/// Set in the child process of [`a_mistyped_setting_is_a_warning_naming_it`].
+const TYPO_CHILD: &str = "OXLA_TEST_TYPO_CHILD";
+
+/// The child's work: reads every setting (the transfer guard, x64, the
+/// client, a compilation with its logging and disk cache). A no-op in the
+/// test run itself.
+#[test]
+fn typo_child() {
+    if std::env::var_os(TYPO_CHILD).is_none() {
+        return;
+    }
+    println!("guard: {:?}", oxla::config::transfer_guard());
+    println!("x64: {}", oxla::config::x64_enabled());
+    let y = jit(|x: Array| &x + 1.0)
+        .call(Array::from_slice(&[1.0f32], &[1]).unwrap())
+        .unwrap();
+    println!("result: {:?}", y.to_vec::<f32>().unwrap());
+}
+
+#[test]
+fn a_mistyped_setting_is_a_warning_naming_it() {
+    let cache = tempfile::tempdir().unwrap();
+    let settings = [
+        ("OXLA_TRANSFER_GUARD", "dissallow", "allow, log, disallow"),
+        ("OXLA_ENABLE_X64", "ture", "1, 0, true, false"),
+        ("OXLA_LOG_COMPILES", "yess", "1, 0, true, false"),
+        ("OXLA_EXPLAIN_CACHE_MISSES", "2", "1, 0, true, false"),
+        ("OXLA_CACHE_MAX_BYTES", "10GB", "a whole number of bytes"),
+        ("OXLA_CPU_DEVICE_COUNT", "zero", "a whole number of devices"),
+        ("OXLA_PLATFORM", "cpuu", "cpu, cuda, rocm, tpu"),
+    ];
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+    child
+        .args(["--exact", "typo_child", "--nocapture", "--test-threads=1"])
+        .env(TYPO_CHILD, "1")
+        .env("OXLA_CACHE_DIR", cache.path());
+    for (name, value, _) in settings {
+        child.env(name, value);
+    }
+    let out = child.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // The defaults apply: the guard allows, x64 is off, the program runs.
+    assert!(
+        stdout.contains("guard: Allow") && stdout.contains("x64: false"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("result: [2.0]"), "{stdout}");
+    for (name, value, accepted) in settings {
+        let warnings: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.contains(&format!("{name}=\"{value}\"")))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{name}: {stderr}");
+        assert!(
+            warnings[0].contains("warning") && warnings[0].contains(accepted),
+            "{}",
+            warnings[0]
+        );
+    }
+}
