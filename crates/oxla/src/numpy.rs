@@ -314,6 +314,22 @@ pub(crate) fn first_error(xs: &[&Array]) -> Option<Array> {
     xs.iter().find(|x| x.check().is_err()).map(|x| (*x).clone())
 }
 
+/// An invalid-argument error array for `function` at the caller's line,
+/// naming the operands' types as shape errors do (`matmul of f32[], f32[3]:
+/// ...`).
+#[track_caller]
+fn invalid_args(function: &str, message: &str, operands: &[&Array]) -> Array {
+    let location = oxla_core::Location::from_caller(std::panic::Location::caller());
+    let types: Vec<String> = operands
+        .iter()
+        .map(|x| x.aval().map(ToString::to_string).unwrap_or_default())
+        .collect();
+    Array::error(Error::InvalidArgument(format!(
+        "{location}: {function} of {}: {message}",
+        types.join(", ")
+    )))
+}
+
 /// `jnp.broadcast_shapes` of two shapes (aligned at the right), if they
 /// broadcast.
 pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
@@ -343,37 +359,28 @@ pub fn matmul(x: &Array, y: &Array) -> Array {
     let v = promote_args(&[x, y]);
     let (x, y) = (&v[0], &v[1]);
     let preferred = Some(x.dtype());
-    let location = oxla_core::Location::from_caller(std::panic::Location::caller());
     match (x.ndim(), y.ndim()) {
-        (0, _) | (_, 0) => Array::error(Error::InvalidArgument(format!(
-            "{location}: matmul needs operands of rank >= 1, got {} and {}",
-            x.aval().map(ToString::to_string).unwrap_or_default(),
-            y.aval().map(ToString::to_string).unwrap_or_default()
-        ))),
+        (0, _) | (_, 0) => invalid_args("matmul", "needs operands of rank >= 1", &[x, y]),
         (1, 1) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
         (1, 2) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
         (a, 1) => lax::dot_general(x, y, ((&[a as i64 - 1], &[0]), (&[], &[])), preferred),
         (a, 2) => lax::dot_general(x, y, ((&[a as i64 - 1], &[0]), (&[], &[])), preferred),
-        (a, b) => {
-            // Batch dims on the right operand: broadcast both to one batch.
+        (a, _) => {
+            // Batch dims on the right operand (rank >= 3): broadcast both to
+            // one batch; a 1-D left operand is a row, removed afterwards.
             let x2 = if a == 1 {
                 lax::expand_dims(x, &[0])
             } else {
                 x.clone()
             };
-            let y2 = if b == 1 {
-                lax::expand_dims(y, &[1])
-            } else {
-                y.clone()
-            };
-            let (xs, ys) = (x2.shape().to_vec(), y2.shape().to_vec());
+            let (xs, ys) = (x2.shape().to_vec(), y.shape().to_vec());
             let (bx, by) = (&xs[..xs.len() - 2], &ys[..ys.len() - 2]);
             let Some(batch) = broadcast_shapes(bx, by) else {
-                return Array::error(Error::InvalidArgument(format!(
-                    "{location}: matmul: batch dims {bx:?} and {by:?} of {} and {} do not broadcast",
-                    x.aval().map(ToString::to_string).unwrap_or_default(),
-                    y.aval().map(ToString::to_string).unwrap_or_default()
-                )));
+                return invalid_args(
+                    "matmul",
+                    &format!("batch dims {bx:?} and {by:?} do not broadcast"),
+                    &[x, y],
+                );
             };
             let full = |t: &Array, tail: &[i64]| {
                 let mut shape = batch.clone();
@@ -381,7 +388,7 @@ pub fn matmul(x: &Array, y: &Array) -> Array {
                 broadcast_to(t, &shape)
             };
             let x3 = full(&x2, &xs[xs.len() - 2..]);
-            let y3 = full(&y2, &ys[ys.len() - 2..]);
+            let y3 = full(y, &ys[ys.len() - 2..]);
             let n = batch.len() as i64;
             let batch_dims: Vec<i64> = (0..n).collect();
             let out = lax::dot_general(
@@ -390,11 +397,6 @@ pub fn matmul(x: &Array, y: &Array) -> Array {
                 ((&[n + 1], &[n]), (&batch_dims, &batch_dims)),
                 preferred,
             );
-            let out = if b == 1 {
-                lax::squeeze(&out, &[n + 1])
-            } else {
-                out
-            };
             if a == 1 {
                 lax::squeeze(&out, &[n])
             } else {
@@ -499,15 +501,11 @@ pub fn squeeze(x: &Array, axis: Option<&[i64]>) -> Array {
 /// `shape` filled with `value` as JAX builds it: `broadcast_in_dim` of a
 /// literal, so under a trace it is one equation (never host data captured as
 /// a constant) and eagerly it is one dispatch. A 64-bit `dtype` without x64
-/// is its 32-bit kind, as in JAX.
+/// is its 32-bit kind, as in JAX; a negative dimension is broadcast_in_dim's
+/// shape error.
 #[track_caller]
 fn filled(shape: &[i64], value: f64, dtype: DType) -> Result<Array> {
     let dtype = oxla_core::promotion::canonicalize(dtype, x64_enabled());
-    if let Some(d) = shape.iter().find(|d| **d < 0) {
-        return Err(Error::InvalidArgument(format!(
-            "jnp.full: shape {shape:?} has a negative dimension {d}"
-        )));
-    }
     let scalar = crate::transform::support::literal(value, dtype, false);
     let array = lax::broadcast_in_dim(&scalar, shape, &[]);
     array.check()?;
@@ -607,12 +605,7 @@ fn triangle(x: &Array, k: i64, lower: bool) -> Array {
     }
     let rank = x.ndim();
     if rank < 2 {
-        return Array::error(Error::InvalidArgument(format!(
-            "{}: {}: needs rank >= 2, got {}",
-            oxla_core::Location::from_caller(std::panic::Location::caller()),
-            if lower { "tril" } else { "triu" },
-            x.aval().map(ToString::to_string).unwrap_or_default()
-        )));
+        return invalid_args(if lower { "tril" } else { "triu" }, "needs rank >= 2", &[x]);
     }
     let (n, m) = (x.shape()[rank - 2], x.shape()[rank - 1]);
     let rows = lax::iota(DType::I32, &[n, m], 0);
@@ -797,12 +790,12 @@ pub fn split(x: &Array, sections: i64, axis: i64) -> Vec<Array> {
         .ok()
         .and_then(|a| x.shape().get(a).copied());
     let Some(n) = n.filter(|n| sections > 0 && n % sections == 0) else {
-        let e = Error::InvalidArgument(format!(
-            "{}: split: cannot split axis {axis} of {} into {sections} equal sections",
-            oxla_core::Location::from_caller(std::panic::Location::caller()),
-            x.aval().map(ToString::to_string).unwrap_or_default()
-        ));
-        return vec![Array::error(e); sections.max(1) as usize];
+        let e = invalid_args(
+            "split",
+            &format!("cannot split axis {axis} into {sections} equal sections"),
+            &[x],
+        );
+        return vec![e; sections.max(1) as usize];
     };
     lax::split(
         x,

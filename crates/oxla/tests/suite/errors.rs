@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use oxla::{Array, Error, jit, numpy as jnp};
+use oxla::{Array, DType, Error, jit, numpy as jnp};
 
 fn f32s(values: &[f32], shape: &[i64]) -> Array {
     Array::from_slice(values, shape).unwrap()
@@ -70,6 +70,11 @@ fn an_error_travels_unchanged_through_ops_that_inspect_shapes() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("triu") && e.contains("f32[3]"), "{e}");
+    let e = jnp::zeros(&[2, -1], DType::F32).unwrap_err().to_string();
+    assert!(
+        e.contains("negative dimension") && e.contains("errors.rs:"),
+        "{e}"
+    );
 }
 
 #[test]
