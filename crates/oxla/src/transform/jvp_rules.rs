@@ -120,10 +120,10 @@ pub(crate) fn jvp(
         | Primitive::Rev { .. }
         | Primitive::Slice { .. }
         | Primitive::Concatenate { .. }
+        | Primitive::Split { .. }
         | Primitive::Pad { .. } => {
             linear_jvp(primitive, primitive.clone(), primals, tangents, |_| true)?
         }
-        Primitive::Split { .. } => split_jvp(primitive, primals, tangents)?,
         Primitive::DynamicSlice { .. } | Primitive::SelectAndScatterAdd { .. } => {
             linear_jvp(primitive, primitive.clone(), primals, tangents, |i| i == 0)?
         }
@@ -357,7 +357,8 @@ fn zero_jvp(primitive: &Primitive, primals: &[Array]) -> Result<Jvp> {
 
 /// The jvp of an op linear in the operands `linear` picks (the others, e.g.
 /// indices, are constants): `tangent_primitive` applied to their tangents
-/// (zeros instantiated) and to the other operands' primals.
+/// (zeros instantiated) and to the other operands' primals; one tangent per
+/// output (split has several).
 fn linear_jvp(
     primitive: &Primitive,
     tangent_primitive: Primitive,
@@ -365,13 +366,14 @@ fn linear_jvp(
     tangents: &[Tangent],
     linear: impl Fn(usize) -> bool,
 ) -> Result<Jvp> {
-    let out = bind1(primitive, &refs(primals))?;
+    let outs = support::bind_all(primitive.clone(), &refs(primals))?;
     let nonzero = tangents
         .iter()
         .enumerate()
         .any(|(i, t)| linear(i) && t.is_some());
-    if !nonzero || !has_tangent(out.dtype()) {
-        return Ok(single(out, None));
+    if !nonzero || !outs.iter().any(|o| has_tangent(o.dtype())) {
+        let n = outs.len();
+        return Ok((outs, vec![None; n]));
     }
     let args = primals
         .iter()
@@ -385,21 +387,8 @@ fn linear_jvp(
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    let tangent = bind1(&tangent_primitive, &refs(&args))?;
-    Ok(single(out, Some(tangent)))
-}
-
-/// The jvp of `split` (linear, several outputs): the tangent split alike.
-fn split_jvp(primitive: &Primitive, primals: &[Array], tangents: &[Tangent]) -> Result<Jvp> {
-    let outs = support::bind_all(primitive.clone(), &refs(primals))?;
-    let tangents = match tangents.first() {
-        Some(Some(t)) if has_tangent(t.dtype()) => support::bind_all(primitive.clone(), &[t])?
-            .into_iter()
-            .map(Some)
-            .collect(),
-        Some(_) | None => vec![None; outs.len()],
-    };
-    Ok((outs, tangents))
+    let tangents = support::bind_all(tangent_primitive, &refs(&args))?;
+    Ok((outs, tangents.into_iter().map(Some).collect()))
 }
 
 /// The jvp of a one-operand, one-output op: `rule(x, ans, t)` gives the
