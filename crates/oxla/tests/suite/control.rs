@@ -291,24 +291,11 @@ fn scan_rnn_values_and_gradients_match_jax_eagerly_under_jit_and_finite_differen
     let (v, g) = jitted.call((params.clone(), xs.clone())).unwrap().unwrap();
     assert_close(&v, &want["value"], "jit rnn value");
     assert_all_close(&g, &want["grads"], "jit rnn grads");
-    // Along one direction per parameter: <g, v> ≈ (f(p+εv) - f(p-εv)) / 2ε.
-    let eps = 1e-3f64;
-    let mut analytic = 0.0;
-    let (mut plus, mut minus) = (Vec::new(), Vec::new());
-    for (i, (p, gi)) in params.iter().zip(&g).enumerate() {
-        let dir: Vec<f32> = (0..p.size() as usize)
-            .map(|k| (((k * 5 + i * 3) % 7) as f32 - 3.0) / 3.0)
-            .collect();
-        let dir = Array::from_slice(&dir, p.shape()).unwrap();
-        analytic += jnp::sum(&(gi * &dir), None, false).item::<f32>().unwrap() as f64;
-        plus.push(p + &(&dir * eps));
-        minus.push(p - &(&dir * eps));
-    }
-    let loss = |p: &[Array]| rnn_loss(p, &xs).item::<f32>().unwrap() as f64;
-    let numeric = (loss(&plus) - loss(&minus)) / (2.0 * eps);
-    assert!(
-        (analytic - numeric).abs() <= 2e-2 * analytic.abs().max(1e-2),
-        "analytic {analytic}, numeric {numeric}"
+    reference::assert_central_difference(
+        &params,
+        &g,
+        |p| rnn_loss(p, &xs),
+        |i, k| (((k * 5 + i * 3) % 7) as f32 - 3.0) / 3.0,
     );
 }
 

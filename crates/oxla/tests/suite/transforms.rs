@@ -96,27 +96,11 @@ fn mlp_gradient_matches_central_differences() {
     let g = grad(|p: Vec<Array>| mlp_loss(&p, &x, &y))
         .call(params.clone())
         .unwrap();
-    // Along one random direction per parameter: <g, v> ≈ (f(p+εv) - f(p-εv)) / 2ε.
-    let eps = 1e-3f64;
-    let mut analytic = 0.0;
-    let mut plus = Vec::new();
-    let mut minus = Vec::new();
-    for (i, (p, gi)) in params.iter().zip(&g).enumerate() {
-        let n = p.size() as usize;
-        let v: Vec<f32> = (0..n)
-            .map(|k| (((k * 7 + i * 13) % 11) as f32 - 5.0) / 5.0)
-            .collect();
-        let va = Array::from_slice(&v, p.shape()).unwrap();
-        analytic += jnp::sum(&(gi * &va), None, false).item::<f32>().unwrap() as f64;
-        plus.push(p + &(&va * eps));
-        minus.push(p - &(&va * eps));
-    }
-    let fp = mlp_loss(&plus, &x, &y).item::<f32>().unwrap() as f64;
-    let fm = mlp_loss(&minus, &x, &y).item::<f32>().unwrap() as f64;
-    let numeric = (fp - fm) / (2.0 * eps);
-    assert!(
-        (analytic - numeric).abs() <= 2e-2 * analytic.abs().max(1e-2),
-        "analytic {analytic}, numeric {numeric}"
+    reference::assert_central_difference(
+        &params,
+        &g,
+        |p| mlp_loss(p, &x, &y),
+        |i, k| (((k * 7 + i * 13) % 11) as f32 - 5.0) / 5.0,
     );
 }
 
