@@ -1,23 +1,54 @@
-//! ci/setup's plugin installer (ci/install_plugins.py) against a wheel built
-//! locally: a wrong SHA-256 stops it with a clear message and installs
-//! nothing; a right one installs; a second run only checks. Runs the Python
-//! unittest in ci/test_install_plugins.py with the system's python3 (the one
-//! ci/setup itself uses).
+//! ci/setup's installers against archives built locally: the plugin installer
+//! (ci/install_plugins.py) and the dataset installer (ci/install_datasets.py).
+//! A wrong SHA-256 stops either with a clear message and installs nothing; a
+//! right one installs; a second run only checks. Runs the Python unittests in
+//! ci/test_install_*.py with the system's python3 (the one ci/setup itself
+//! uses).
 
 use std::path::Path;
 use std::process::Command;
 
-#[test]
-fn install_plugins_checks_pins_and_is_idempotent() {
+/// Runs one of ci/'s unittest files and checks how many tests it ran.
+fn run_unittest(file: &str, expected_tests: usize) {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = Command::new("python3")
-        .args(["-m", "unittest", "-v", "ci/test_install_plugins.py"])
+        .args(["-m", "unittest", "-v", file])
         .current_dir(&repo)
         .output()
         .expect("python3");
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
-    assert!(log.contains("Ran 2 tests"), "{log}");
+    assert!(
+        log.contains(&format!("Ran {expected_tests} tests")),
+        "{log}"
+    );
+}
+
+#[test]
+fn install_plugins_checks_pins_and_is_idempotent() {
+    run_unittest("ci/test_install_plugins.py", 2);
+}
+
+#[test]
+fn install_datasets_checks_pins_and_is_idempotent() {
+    run_unittest("ci/test_install_datasets.py", 4);
+}
+
+#[test]
+fn pinned_datasets_have_full_sha256_pins() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let manifest = std::fs::read_to_string(repo.join("third_party/datasets.toml")).unwrap();
+    let pins: Vec<&str> = manifest
+        .split("sha256 = \"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
+    // Two archives and nine members.
+    assert_eq!(pins.len(), 11);
+    for pin in pins {
+        assert_eq!(pin.len(), 64, "{pin}");
+        assert!(pin.chars().all(|c| c.is_ascii_hexdigit()), "{pin}");
+    }
 }
 
 #[test]

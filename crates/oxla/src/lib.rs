@@ -6,8 +6,12 @@
 //! it. Inputs and outputs are [`Pytree`]s.
 #![warn(missing_docs)]
 
+// `#[derive(Pytree)]` names `::oxla`; inside this crate that is itself.
+extern crate self as oxla;
+
 mod array;
 mod autodiff;
+pub mod checkpoint;
 pub mod config;
 mod control;
 pub mod custom;
@@ -20,6 +24,7 @@ pub mod nn;
 pub mod numpy;
 mod operators;
 mod ops;
+pub mod optim;
 pub mod pytree;
 pub mod random;
 mod runtime;

@@ -14,5 +14,6 @@ mod promotion;
 mod pytrees;
 mod random;
 mod reference;
+mod training;
 mod transforms;
 mod transforms_ops;

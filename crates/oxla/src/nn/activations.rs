@@ -1,4 +1,4 @@
-//! `oxla::nn`: activation and normalization functions of `jax.nn`.
+//! Activation and normalization functions of `jax.nn`.
 
 use std::sync::LazyLock;
 

@@ -1,0 +1,71 @@
+//! [`Embedding`]: a lookup table, as Flax's `nn.Embed`.
+
+use oxla_core::DType;
+
+use super::initializers::{Distribution, FanMode, Initializer};
+use super::{expect_features, layer_input_error};
+use crate::array::Array;
+use crate::numpy as jnp;
+use crate::random::Key;
+
+/// Rows of `embedding` looked up by integer ids, as Flax's `nn.Embed`.
+#[derive(crate::Pytree, Clone, Debug)]
+pub struct Embedding {
+    /// `[num_embeddings, features]`.
+    pub embedding: Array,
+}
+
+impl Embedding {
+    /// A table with Flax's default initializer (variance scaling 1, fan in,
+    /// normal, output axis 0: standard deviation `1/sqrt(features)`), in f32.
+    #[track_caller]
+    pub fn new(key: Key, num_embeddings: i64, features: i64) -> Embedding {
+        let init = Initializer::VarianceScaling {
+            scale: 1.0,
+            mode: FanMode::FanIn,
+            distribution: Distribution::Normal,
+            in_axis: -2,
+            out_axis: 0,
+        };
+        Embedding::with_init(key, num_embeddings, features, init, DType::F32)
+    }
+
+    /// A table drawn with `init` in `dtype`.
+    #[track_caller]
+    pub fn with_init(
+        key: Key,
+        num_embeddings: i64,
+        features: i64,
+        init: Initializer,
+        dtype: DType,
+    ) -> Embedding {
+        Embedding {
+            embedding: init.init(key, &[num_embeddings, features], dtype),
+        }
+    }
+
+    /// The rows of `ids` (any integer shape): `[..ids.shape, features]`.
+    /// As Flax's `jnp.take` (mode "fill"), negative ids count from the end
+    /// and ids out of range give rows of NaN.
+    #[track_caller]
+    pub fn apply(&self, ids: &Array) -> Array {
+        match ids.aval() {
+            Err(e) => Array::error(e),
+            Ok(a) if !a.dtype.is_int() => {
+                layer_input_error("Embedding", ids, "the ids must be integers")
+            }
+            Ok(_) => jnp::take(&self.embedding, ids, Some(0), false),
+        }
+    }
+
+    /// `query @ embedding.T`: logits over the vocabulary from features
+    /// (Flax's `Embed.attend`, for tied input and output embeddings).
+    #[track_caller]
+    pub fn attend(&self, query: &Array) -> Array {
+        let features = self.embedding.shape().get(1).copied().unwrap_or(0);
+        if let Err(e) = expect_features("Embedding.attend", query, features) {
+            return e;
+        }
+        jnp::matmul(query, &jnp::transpose(&self.embedding, None))
+    }
+}

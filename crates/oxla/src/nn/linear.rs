@@ -1,0 +1,151 @@
+//! Dense layers: [`Linear`] (Flax's `Dense`) and a multi-layer perceptron.
+
+use oxla_core::DType;
+
+use super::initializers::{self, Initializer};
+use super::{activations, expect_features};
+use crate::array::Array;
+use crate::numpy as jnp;
+use crate::random::{Key, split, split2};
+
+/// `x @ kernel + bias` over the last axis, as Flax's `nn.Dense`: `kernel`
+/// is `[in_features, out_features]` (LeCun normal by default), `bias` is
+/// `[out_features]` (zeros) or absent.
+#[derive(crate::Pytree, Clone, Debug)]
+pub struct Linear {
+    /// `[in_features, out_features]`.
+    pub kernel: Array,
+    /// `[out_features]`, or `None` for a layer without bias.
+    pub bias: Option<Array>,
+}
+
+impl Linear {
+    /// A layer with Flax's default initializers (LeCun normal kernel, zero
+    /// bias), in f32; the kernel is drawn from the first half of `key`.
+    #[track_caller]
+    pub fn new(key: Key, in_features: i64, out_features: i64) -> Linear {
+        Linear::with_init(
+            key,
+            in_features,
+            out_features,
+            initializers::lecun_normal(),
+            Some(initializers::zeros()),
+            DType::F32,
+        )
+    }
+
+    /// A layer with the given kernel and bias initializers (`None`: no
+    /// bias) and parameter dtype.
+    #[track_caller]
+    pub fn with_init(
+        key: Key,
+        in_features: i64,
+        out_features: i64,
+        kernel_init: Initializer,
+        bias_init: Option<Initializer>,
+        dtype: DType,
+    ) -> Linear {
+        let (kernel_key, bias_key) = split2(key);
+        Linear {
+            kernel: kernel_init.init(kernel_key, &[in_features, out_features], dtype),
+            bias: bias_init.map(|init| init.init(bias_key, &[out_features], dtype)),
+        }
+    }
+
+    /// Number of input features.
+    pub fn in_features(&self) -> i64 {
+        self.kernel.shape().first().copied().unwrap_or(0)
+    }
+
+    /// Number of output features.
+    pub fn out_features(&self) -> i64 {
+        self.kernel.shape().get(1).copied().unwrap_or(0)
+    }
+
+    /// `x @ kernel + bias` for `x` of shape `[..., in_features]`.
+    #[track_caller]
+    pub fn apply(&self, x: &Array) -> Array {
+        if let Err(e) = expect_features("Linear", x, self.in_features()) {
+            return e;
+        }
+        let y = jnp::matmul(x, &self.kernel);
+        match &self.bias {
+            Some(b) => y + b,
+            None => y,
+        }
+    }
+}
+
+/// The nonlinearity between the layers of an [`Mlp`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activation {
+    /// [`relu`](super::relu).
+    Relu,
+    /// [`gelu`](super::gelu) (tanh approximation).
+    Gelu,
+    /// [`silu`](super::silu).
+    Silu,
+    /// `tanh`.
+    Tanh,
+    /// [`sigmoid`](super::sigmoid).
+    Sigmoid,
+}
+
+impl Activation {
+    /// The activation of `x`.
+    #[track_caller]
+    pub fn apply(self, x: &Array) -> Array {
+        match self {
+            Activation::Relu => activations::relu(x),
+            Activation::Gelu => activations::gelu(x),
+            Activation::Silu => activations::silu(x),
+            Activation::Tanh => jnp::tanh(x),
+            Activation::Sigmoid => activations::sigmoid(x),
+        }
+    }
+}
+
+/// A multi-layer perceptron: [`Linear`] layers with `activation` between
+/// them (not after the last).
+#[derive(crate::Pytree, Clone, Debug)]
+pub struct Mlp {
+    /// The layers, first to last.
+    pub layers: Vec<Linear>,
+    /// The nonlinearity between layers.
+    #[pytree(static)]
+    pub activation: Activation,
+}
+
+impl Mlp {
+    /// An MLP through `sizes` (`[784, 512, 512, 10]` is three layers), each
+    /// layer from its own split of `key` with Flax's default initializers.
+    #[track_caller]
+    pub fn new(key: Key, sizes: &[i64], activation: Activation) -> Mlp {
+        let count = sizes.len().saturating_sub(1);
+        let keys = if count == 0 {
+            Vec::new()
+        } else {
+            split(key, count)
+        };
+        let layers = keys
+            .into_iter()
+            .zip(sizes.windows(2))
+            .map(|(k, w)| Linear::new(k, w[0], w[1]))
+            .collect();
+        Mlp { layers, activation }
+    }
+
+    /// The network's output for `x` of shape `[..., sizes[0]]`.
+    #[track_caller]
+    pub fn apply(&self, x: &Array) -> Array {
+        let mut h = x.clone();
+        let last = self.layers.len().saturating_sub(1);
+        for (i, layer) in self.layers.iter().enumerate() {
+            h = layer.apply(&h);
+            if i < last {
+                h = self.activation.apply(&h);
+            }
+        }
+        h
+    }
+}

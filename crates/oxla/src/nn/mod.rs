@@ -1,0 +1,58 @@
+//! `oxla::nn`: activations and losses of `jax.nn`, parameter
+//! [`initializers`], and layers in the spirit of Flax.
+//!
+//! A layer is a struct that derives [`Pytree`](crate::Pytree): its
+//! parameters are array leaves named as Flax names them (`kernel`, `bias`,
+//! `scale`, `embedding`, ...) and its hyper-parameters are static fields, so
+//! a model is one pytree that `jit`, `grad`, `vmap`, the optimizers of
+//! [`optim`](crate::optim) and the checkpoints take whole. Constructors draw
+//! parameters from an explicit [`Key`](crate::random::Key) with Flax's
+//! default initializers; `apply` runs the layer (Flax's `__call__`).
+
+mod activations;
+mod attention;
+mod conv;
+mod dropout;
+mod embedding;
+pub mod initializers;
+mod linear;
+mod normalization;
+mod pooling;
+
+pub use activations::{gelu, log_softmax, logsumexp, one_hot, relu, sigmoid, silu, softmax};
+pub use attention::{MultiHeadAttention, Projection, dot_product_attention, make_causal_mask};
+pub use conv::Conv2d;
+pub use dropout::Dropout;
+pub use embedding::Embedding;
+pub use initializers::Initializer;
+pub use linear::{Activation, Linear, Mlp};
+pub use normalization::{LayerNorm, RmsNorm};
+pub use pooling::{avg_pool, max_pool};
+
+use crate::array::Array;
+use crate::error::Error;
+
+/// The error array of a layer given an input it cannot take: names the
+/// layer, the input's type, what it expected and the caller's line.
+#[track_caller]
+fn layer_input_error(layer: &str, x: &Array, expected: &str) -> Array {
+    let location = oxla_core::Location::from_caller(std::panic::Location::caller());
+    let got = x.aval().map(ToString::to_string).unwrap_or_default();
+    Array::error(Error::InvalidArgument(format!(
+        "{location}: {layer}.apply of {got}: {expected}"
+    )))
+}
+
+/// `x` if its last dimension is `features`, else [`layer_input_error`].
+#[track_caller]
+fn expect_features(layer: &str, x: &Array, features: i64) -> Result<(), Array> {
+    match x.aval() {
+        Err(e) => Err(Array::error(e)),
+        Ok(a) if a.shape.last() == Some(&features) => Ok(()),
+        Ok(_) => Err(layer_input_error(
+            layer,
+            x,
+            &format!("the layer takes inputs whose last dimension is {features}"),
+        )),
+    }
+}

@@ -1,0 +1,103 @@
+//! [`LayerNorm`] and [`RmsNorm`] over the last axis, as Flax's.
+
+use oxla_core::DType;
+
+use super::expect_features;
+use crate::array::Array;
+use crate::numpy as jnp;
+
+/// Flax's `epsilon` default for both norms.
+const DEFAULT_EPSILON: f64 = 1e-6;
+
+/// Normalizes the last axis to zero mean and unit variance, then scales and
+/// shifts, as Flax's `nn.LayerNorm` (its fast variance `E[x²] - E[x]²`,
+/// clipped at 0).
+#[derive(crate::Pytree, Clone, Debug)]
+pub struct LayerNorm {
+    /// `[features]`, ones at first; `None` when not scaled.
+    pub scale: Option<Array>,
+    /// `[features]`, zeros at first; `None` when not shifted.
+    pub bias: Option<Array>,
+    /// Added to the variance.
+    #[pytree(static)]
+    pub epsilon: f64,
+}
+
+impl LayerNorm {
+    /// A layer norm over `features` with scale and bias (f32, epsilon 1e-6).
+    #[track_caller]
+    pub fn new(features: i64) -> LayerNorm {
+        LayerNorm {
+            scale: Some(filled(features, 1.0)),
+            bias: Some(filled(features, 0.0)),
+            epsilon: DEFAULT_EPSILON,
+        }
+    }
+
+    /// The normalized `x` (shape `[..., features]`).
+    #[track_caller]
+    pub fn apply(&self, x: &Array) -> Array {
+        if let Some(e) = check(x, "LayerNorm", self.scale.as_ref().or(self.bias.as_ref())) {
+            return e;
+        }
+        let mean = jnp::mean(x, Some(&[-1]), true);
+        let mean2 = jnp::mean(&jnp::square(x), Some(&[-1]), true);
+        let var = jnp::maximum(&(mean2 - &jnp::square(&mean)), &Array::weak_scalar(0.0f32));
+        let mut mul = crate::lax::rsqrt(&(var + self.epsilon));
+        if let Some(s) = &self.scale {
+            mul = mul * s;
+        }
+        let y = (x - &mean) * &mul;
+        match &self.bias {
+            Some(b) => y + b,
+            None => y,
+        }
+    }
+}
+
+/// Divides the last axis by its root mean square, then scales, as Flax's
+/// `nn.RMSNorm`.
+#[derive(crate::Pytree, Clone, Debug)]
+pub struct RmsNorm {
+    /// `[features]`, ones at first; `None` when not scaled.
+    pub scale: Option<Array>,
+    /// Added to the mean square.
+    #[pytree(static)]
+    pub epsilon: f64,
+}
+
+impl RmsNorm {
+    /// An RMS norm over `features` with a scale (f32, epsilon 1e-6).
+    #[track_caller]
+    pub fn new(features: i64) -> RmsNorm {
+        RmsNorm {
+            scale: Some(filled(features, 1.0)),
+            epsilon: DEFAULT_EPSILON,
+        }
+    }
+
+    /// The normalized `x` (shape `[..., features]`).
+    #[track_caller]
+    pub fn apply(&self, x: &Array) -> Array {
+        if let Some(e) = check(x, "RmsNorm", self.scale.as_ref()) {
+            return e;
+        }
+        let mean2 = jnp::mean(&jnp::square(x), Some(&[-1]), true);
+        let mut mul = crate::lax::rsqrt(&(mean2 + self.epsilon));
+        if let Some(s) = &self.scale {
+            mul = mul * s;
+        }
+        x * &mul
+    }
+}
+
+fn filled(features: i64, value: f64) -> Array {
+    jnp::full(&[features], value, DType::F32).unwrap_or_else(Array::error)
+}
+
+/// An error array when `x`'s last dimension is not the parameters' size.
+#[track_caller]
+fn check(x: &Array, layer: &str, parameter: Option<&Array>) -> Option<Array> {
+    let features = parameter.and_then(|p| p.shape().first().copied())?;
+    expect_features(layer, x, features).err()
+}
