@@ -2,6 +2,7 @@
 //! binary links all of MLIR).
 
 mod cache;
+mod checkpoints;
 mod control;
 mod dispatch;
 mod display;
