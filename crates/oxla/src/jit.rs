@@ -37,6 +37,7 @@ pub struct CacheKey {
 /// A traced, lowered and compiled function.
 struct Compiled {
     executable: LoadedExecutable,
+    report: CompileReport,
     consts: Vec<Array>,
     out_tree: TreeDef,
     out_avals: Vec<Aval>,
@@ -46,6 +47,17 @@ struct Compiled {
     /// Every other argument (constants included) is marked non-donatable,
     /// so PJRT consumes exactly the donated buffers.
     execute_options: oxla_pjrt::ExecuteOptions,
+}
+
+/// How a jitted function's executable was made for one signature.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompileReport {
+    /// Tracing the function to a jaxpr.
+    pub trace: Duration,
+    /// Lowering the jaxpr to StableHLO.
+    pub lower: Duration,
+    /// Compiled by the plugin, or loaded from the persistent disk cache.
+    pub source: oxla_cache::Source,
 }
 
 /// A traced function: its jaxpr, the arrays it captured, its output structure.
@@ -242,12 +254,14 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         Ok(oxla_lower::lower_with_aliases(&traced.jaxpr, &aliases)?)
     }
 
-    /// Compiles ahead of time for `args` (filling the cache).
+    /// Compiles ahead of time for `args` (filling the cache), and reports
+    /// how the executable was made: traced, lowered and then compiled or
+    /// loaded from the disk cache (the first report again on a memory hit).
     #[track_caller]
-    pub fn compile(&self, args: &In) -> Result<()> {
+    pub fn compile(&self, args: &In) -> Result<CompileReport> {
         let location = Location::from_caller(std::panic::Location::caller());
         let (_, key) = self.key(args)?;
-        self.compiled(args, key, location).map(|_| ())
+        self.compiled(args, key, location).map(|c| c.report)
     }
 
     fn compiled(&self, args: &In, key: CacheKey, location: Location) -> Result<Arc<Compiled>> {
@@ -292,6 +306,11 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             ..Default::default()
         };
         let compiled = Arc::new(Compiled {
+            report: CompileReport {
+                trace: traced_at,
+                lower: lowered_at - traced_at,
+                source,
+            },
             executable,
             consts: traced.consts,
             out_tree: traced.out_tree,

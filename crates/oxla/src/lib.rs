@@ -15,6 +15,7 @@ pub mod checkpoint;
 pub mod config;
 mod control;
 pub mod custom;
+pub mod datasets;
 mod element;
 mod error;
 pub mod index;
@@ -44,8 +45,9 @@ pub use custom::{
 pub use element::Element;
 pub use error::{Error, Result};
 pub use index::{IndexItem, NEW_AXIS};
-pub use jit::{CacheKey, Jit, Traced, jit, make_jaxpr};
+pub use jit::{CacheKey, CompileReport, Jit, Traced, jit, make_jaxpr};
 pub use ops::eager_cache_size;
+pub use oxla_cache::Source as CompileSource;
 pub use oxla_core::RematPolicy;
 pub use oxla_core::{Aval, DType, Jaxpr};
 pub use oxla_derive::Pytree;

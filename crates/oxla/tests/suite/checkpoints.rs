@@ -74,7 +74,12 @@ fn every_dtype_round_trips_bit_for_bit_in_both_formats() {
 fn python_reads_the_same_names_and_values() {
     let dir = tempfile::tempdir().unwrap();
     // numpy has no bfloat16: the Python check takes the other dtypes.
-    let tree = (everything().model, everything().ints, everything().key, everything().flags);
+    let tree = (
+        everything().model,
+        everything().ints,
+        everything().key,
+        everything().flags,
+    );
     let (st, npz) = (dir.path().join("m.safetensors"), dir.path().join("m.npz"));
     checkpoint::save(&st, &tree).unwrap();
     checkpoint::save(&npz, &tree).unwrap();
@@ -96,17 +101,26 @@ fn python_reads_the_same_names_and_values() {
     }
     assert_eq!(out["metadata"]["format"], "oxla");
     let treedef = out["metadata"]["treedef"].as_str().unwrap();
-    assert!(treedef.starts_with("(Mlp(layers=[Linear(kernel=*, bias=*)"), "{treedef}");
+    assert!(
+        treedef.starts_with("(Mlp(layers=[Linear(kernel=*, bias=*)"),
+        "{treedef}"
+    );
 }
 
 /// Training state: model, AdamW state, dropout key.
 type State = (Mlp, optim::StateOf<optim::AdamW, Mlp>, Key);
 
 fn train(state: State, steps: std::ops::Range<i32>) -> State {
-    let opt = optim::adamw(optim::Schedule::warmup_cosine_decay(0.0, 0.01, 3, 12, 0.001), 0.01);
+    let opt = optim::adamw(
+        optim::Schedule::warmup_cosine_decay(0.0, 0.01, 3, 12, 0.001),
+        0.01,
+    );
     let step = jit(|((model, opt_state, key), i): (State, Array)| {
         let (key, dropout_key) = random::split2(key);
-        let x = jnp::sin(&(oxla::lax::iota(DType::F32, &[8, 4], 0) * 0.3 + &oxla::lax::convert_element_type(&i, DType::F32)));
+        let x = jnp::sin(
+            &(oxla::lax::iota(DType::F32, &[8, 4], 0) * 0.3
+                + &oxla::lax::convert_element_type(&i, DType::F32)),
+        );
         let y = jnp::cos(&jnp::sum(&x, Some(&[1]), true));
         let loss = |m: Mlp| {
             let h = random::dropout(dropout_key.duplicate(), 0.2, &x);
@@ -119,14 +133,20 @@ fn train(state: State, steps: std::ops::Range<i32>) -> State {
     .donate(&[0]);
     let mut state = state;
     for i in steps {
-        state = step.call((state, Array::scalar(i).unwrap())).unwrap().unwrap();
+        state = step
+            .call((state, Array::scalar(i).unwrap()))
+            .unwrap()
+            .unwrap();
     }
     state
 }
 
 fn fresh_state() -> State {
     let model = Mlp::new(Key::new(3), &[4, 16, 1], Activation::Gelu);
-    let opt = optim::adamw(optim::Schedule::warmup_cosine_decay(0.0, 0.01, 3, 12, 0.001), 0.01);
+    let opt = optim::adamw(
+        optim::Schedule::warmup_cosine_decay(0.0, 0.01, 3, 12, 0.001),
+        0.01,
+    );
     let opt_state = opt.init(&model);
     (model, opt_state, Key::new(5))
 }
@@ -143,18 +163,27 @@ fn a_resumed_run_continues_bit_for_bit() {
         // A new process would build the template from its config.
         let restored = checkpoint::load(&path, &fresh_state()).unwrap();
         let resumed = train(restored, 4..10);
-        same_bits(&oxla::tree_leaves(&resumed), &oxla::tree_leaves(&uninterrupted));
+        same_bits(
+            &oxla::tree_leaves(&resumed),
+            &oxla::tree_leaves(&uninterrupted),
+        );
     }
     // The run did train: the parameters moved.
     let before = oxla::tree_leaves(&fresh_state().0);
     let after = oxla::tree_leaves(&uninterrupted.0);
-    assert_ne!(before[0].to_vec::<f32>().unwrap(), after[0].to_vec::<f32>().unwrap());
+    assert_ne!(
+        before[0].to_vec::<f32>().unwrap(),
+        after[0].to_vec::<f32>().unwrap()
+    );
 }
 
 fn load_error(path: &Path, like: &impl oxla::Pytree) -> String {
     // `load` needs the concrete type; go through a tuple of leaves.
     let leaves = oxla::tree_leaves(like);
-    checkpoint::load(path, &leaves).map(|_| ()).unwrap_err().to_string()
+    checkpoint::load(path, &leaves)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]
@@ -165,19 +194,31 @@ fn files_that_do_not_fit_are_clear_errors() {
     checkpoint::save(&path, &model).unwrap();
     // Another width: names the tensor and both types.
     let wider = Mlp::new(Key::new(0), &[3, 6, 2], Activation::Relu);
-    let e = checkpoint::load(&path, &wider).map(|_| ()).unwrap_err().to_string();
+    let e = checkpoint::load(&path, &wider)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("layers[0].kernel is f32[3,5] in the file, the pytree has f32[3,6]"),
         "{e}"
     );
     // Another depth: the missing name.
     let deeper = Mlp::new(Key::new(0), &[3, 5, 2, 2], Activation::Relu);
-    let e = checkpoint::load(&path, &deeper).map(|_| ()).unwrap_err().to_string();
+    let e = checkpoint::load(&path, &deeper)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no tensor named layers[2].kernel"), "{e}");
     // Fewer leaves than the file: the extra names.
     let shallower = Mlp::new(Key::new(0), &[3, 5], Activation::Relu);
-    let e = checkpoint::load(&path, &shallower).map(|_| ()).unwrap_err().to_string();
-    assert!(e.contains("2 tensor(s) that the pytree does not have"), "{e}");
+    let e = checkpoint::load(&path, &shallower)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("2 tensor(s) that the pytree does not have"),
+        "{e}"
+    );
     // Names of another tree shape.
     let e = load_error(&path, &model);
     assert!(e.contains("no tensor named [0]"), "{e}");
@@ -185,14 +226,22 @@ fn files_that_do_not_fit_are_clear_errors() {
     let bytes = std::fs::read(&path).unwrap();
     let cut = dir.path().join("cut.safetensors");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-    let e = checkpoint::load(&cut, &model).map(|_| ()).unwrap_err().to_string();
-    assert!(e.starts_with(&format!("checkpoint {}", cut.display())), "{e}");
+    let e = checkpoint::load(&cut, &model)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(&format!("checkpoint {}", cut.display())),
+        "{e}"
+    );
     let e = checkpoint::load(dir.path().join("none.npz"), &model)
         .map(|_| ())
         .unwrap_err()
         .to_string();
     assert!(e.contains("none.npz") && e.contains("No such file"), "{e}");
-    let e = checkpoint::save(dir.path().join("m.pt"), &model).unwrap_err().to_string();
+    let e = checkpoint::save(dir.path().join("m.pt"), &model)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains(".safetensors or .npz"), "{e}");
     // A failed save leaves the previous checkpoint intact.
     assert_eq!(std::fs::read(&path).unwrap(), bytes);

@@ -1,7 +1,7 @@
 //! Donation: outputs reuse donated input buffers in place; a donated array
 //! cannot be used again, with an error that names the argument.
 
-use oxla::{Array, Error, jit, numpy as jnp};
+use oxla::{Array, DType, Error, jit, numpy as jnp};
 
 fn params(n: usize, size: i64) -> Vec<Array> {
     (0..n)
@@ -72,4 +72,76 @@ fn a_donated_update_reuses_its_inputs_and_they_cannot_be_used_again() {
     assert!(matches!(err, Error::Donated { .. }), "{err}");
     let err = donating.call((p, g)).unwrap_err();
     assert!(matches!(err, Error::Donated { .. }), "{err}");
+}
+
+/// Found by the MNIST example (issue 10): donating the parameters of a
+/// jitted AdamW step over one 784→300 dense layer and a batch of 128 gives
+/// other updates than the same step without donation from the first
+/// update on (the parameters barely move, as if the gradient term were
+/// lost), on both pinned CPU plugins; a 784→10 layer, a batch of 8, or
+/// donating only the optimizer state is exact. Fresh copies of the same
+/// parameters as inputs are exact too, so the difference is in how the
+/// donated output buffers of one call behave as donated inputs of the
+/// next. Run with `--ignored` while fixing it.
+#[test]
+#[ignore = "known bug: donated parameters of a large dense layer update wrongly (see doc comment)"]
+fn donated_parameters_of_a_large_dense_layer_update_correctly() {
+    use oxla::nn::Linear;
+    use oxla::optim::{self, GradientTransformation};
+    use oxla::random::{self, Key};
+    type State = optim::StateOf<optim::AdamW, Linear>;
+    let opt = optim::adamw(1e-3, 1e-4);
+    let step = |(model, state, x, y): (Linear, State, Array, Array)| {
+        let loss = |m: Linear| {
+            jnp::mean(
+                &optim::losses::softmax_cross_entropy_with_integer_labels(&m.apply(&x), &y),
+                None,
+                false,
+            )
+        };
+        let (_, grads) = oxla::value_and_grad(loss).call(model.clone())?;
+        let (updates, state) = opt.update(grads, state, &model)?;
+        oxla::Result::Ok((optim::apply_updates(&model, &updates)?, state))
+    };
+    let plain = jit(step);
+    let donated = jit(step).donate(&[0]);
+    let x = random::uniform(
+        Key::new(1),
+        &[128, 784],
+        DType::F32,
+        &Array::weak_scalar(0.0f32),
+        &Array::weak_scalar(1.0f32),
+    );
+    let y = random::randint(
+        Key::new(2),
+        &[128],
+        &Array::weak_scalar(0i32),
+        &Array::weak_scalar(300i32),
+        DType::I32,
+    );
+    let fresh = || {
+        let m = Linear::new(Key::new(0), 784, 300);
+        let s = opt.init(&m);
+        (m, s)
+    };
+    let (mut m1, mut s1) = fresh();
+    let (mut m2, mut s2) = fresh();
+    for i in 0..3 {
+        (m1, s1) = plain.call((m1, s1, x.clone(), y.clone())).unwrap().unwrap();
+        (m2, s2) = donated
+            .call((m2, s2, x.clone(), y.clone()))
+            .unwrap()
+            .unwrap();
+        let (a, b) = (
+            m1.kernel.to_vec::<f32>().unwrap(),
+            m2.kernel.to_vec::<f32>().unwrap(),
+        );
+        let differing = a.iter().zip(&b).filter(|(x, y)| x != y).count();
+        assert_eq!(
+            differing,
+            0,
+            "step {i}: {differing} of {} elements differ",
+            a.len()
+        );
+    }
 }

@@ -4,6 +4,7 @@
 mod cache;
 mod checkpoints;
 mod control;
+mod datasets;
 mod dispatch;
 mod display;
 mod donation;

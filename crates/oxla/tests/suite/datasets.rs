@@ -1,0 +1,91 @@
+//! oxla::datasets: the IDX parser on good and malformed files, MNIST as
+//! ci/setup installs it (counts, labels, batches), a missing dataset's
+//! error (with the fix), and character text.
+
+use std::path::Path;
+
+use oxla::datasets::{self, CharText, Mnist, Split, idx};
+
+fn idx_file(dims: &[u32], data: &[u8]) -> Vec<u8> {
+    let mut bytes = vec![0, 0, 0x08, dims.len() as u8];
+    for d in dims {
+        bytes.extend(d.to_be_bytes());
+    }
+    bytes.extend(data);
+    bytes
+}
+
+#[test]
+fn idx_parses_and_rejects_malformed_files() {
+    let p = Path::new("x.idx");
+    let ok = idx::parse(p, &idx_file(&[2, 3], &[1, 2, 3, 4, 5, 6])).unwrap();
+    assert_eq!(ok.dims, [2, 3]);
+    assert_eq!(ok.data, [1, 2, 3, 4, 5, 6]);
+    let cases: [(Vec<u8>, &str); 4] = [
+        (vec![0, 0], "shorter than the header"),
+        (
+            vec![0, 0, 0x0d, 1, 0, 0, 0, 1, 0, 0, 0, 0],
+            "magic 00000d01",
+        ),
+        (
+            idx_file(&[2, 3], &[1, 2, 3]),
+            "need 6 bytes of data, the file has 3",
+        ),
+        (vec![0, 0, 8, 3, 0, 0], "shorter than a rank-3 header"),
+    ];
+    for (bytes, want) in cases {
+        let e = idx::parse(p, &bytes).unwrap_err().to_string();
+        assert!(e.contains("dataset x.idx") && e.contains(want), "{e}");
+    }
+}
+
+#[test]
+fn mnist_as_ci_setup_installs_it() {
+    let mnist = Mnist::load(&datasets::dir("mnist")).unwrap();
+    assert_eq!(
+        (mnist.count(Split::Train), mnist.count(Split::Test)),
+        (60000, 10000)
+    );
+    assert_eq!(mnist.pixels(), 784);
+    // The first training labels of the original files.
+    assert_eq!(&mnist.train_labels.data[..5], &[5, 0, 4, 1, 9]);
+    let order = [3usize, 0, 59999, 7];
+    let batches: Vec<_> = mnist
+        .batches(Split::Train, &order, 3)
+        .collect::<oxla::Result<_>>()
+        .unwrap();
+    // Four indices make one full batch of three; the rest is dropped.
+    assert_eq!(batches.len(), 1);
+    assert_eq!(batches[0].inputs.shape(), &[3, 784]);
+    assert_eq!(batches[0].labels.to_vec::<i32>().unwrap(), [1, 5, 8]);
+    let pixels = batches[0].inputs.to_vec::<f32>().unwrap();
+    assert!(pixels.iter().all(|&p| (0.0..=1.0).contains(&p)));
+    assert_eq!(
+        pixels[784 + 152],
+        f32::from(mnist.train_images.data[152]) / 255.0
+    );
+}
+
+#[test]
+fn a_missing_dataset_says_how_to_install_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Mnist::load(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("train-images-idx3-ubyte") && e.contains("run `bash ci/setup`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn char_text_round_trips_through_its_vocabulary() {
+    let text = CharText::from_text("to be, or not to be");
+    assert_eq!(text.vocabulary, [' ', ',', 'b', 'e', 'n', 'o', 'r', 't']);
+    assert_eq!(text.decode(&text.ids), "to be, or not to be");
+    let plays = CharText::load(
+        &datasets::dir("shakespeare"),
+        &["hamlet.txt", "macbeth.txt"],
+    )
+    .unwrap();
+    assert!(plays.ids.len() > 250_000);
+    assert!(plays.decode(&plays.ids[..40]).contains("HAMLET"));
+}
