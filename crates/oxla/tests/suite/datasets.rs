@@ -62,7 +62,7 @@ fn mnist_as_ci_setup_installs_it() {
     assert!(pixels.iter().all(|&p| (0.0..=1.0).contains(&p)));
     assert_eq!(
         pixels[784 + 152],
-        f32::from(mnist.train_images.data[152]) / 255.0
+        f32::from(mnist.train_images.data[152]) * (1.0 / 255.0)
     );
 }
 
