@@ -84,7 +84,10 @@ fn main() {
     let proto = proto_dir.join("xla_subset.proto");
     println!("cargo:rerun-if-changed={}", proto.display());
     let descriptors = protox::compile([&proto], [&proto_dir]).expect("protox failed on proto/");
+    // Maps as BTreeMap: the encoded options are part of the disk cache key,
+    // so their bytes must not depend on hash order.
     prost_build::Config::new()
+        .btree_map(["."])
         .compile_fds(descriptors)
         .expect("prost-build failed on proto/");
 }

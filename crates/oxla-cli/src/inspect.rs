@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use oxla_export::{DisabledCheck, Exported, Sharding};
-use oxla_pjrt::CompileOptions;
 
 use crate::artifact::{Artifact, export_signature, read_artifact};
 use crate::plugin_args::PluginArgs;
@@ -96,7 +95,7 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<()> {
         Artifact::Module(program) => {
             let client = args.plugin.client()?;
             let executable = client
-                .compile(&program, &CompileOptions::new())
+                .compile(&program, &client.default_compile_options())
                 .with_context(|| format!("cannot compile {}", args.file.display()))?;
             println!("StableHLO module, {} bytes", program.code().len());
             println!("{}", signature(executable.program_shape()?));

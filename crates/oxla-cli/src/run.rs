@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::Args;
 use oxla_npy::HostArray;
-use oxla_pjrt::{Buffer, Client, CompileOptions, LoadedExecutable, Program, ProgramShape, Shape};
+use oxla_pjrt::{Buffer, Client, LoadedExecutable, Program, ProgramShape, Shape};
 
 use oxla_export::{Exported, LoadedExport};
 
@@ -158,8 +158,13 @@ fn run_export(args: &RunArgs, exported: &Exported) -> anyhow::Result<()> {
 fn run_module(args: &RunArgs, program: &Program) -> anyhow::Result<()> {
     let client = args.plugin.client()?;
     let cache = oxla_cache::DiskCache::from_env();
-    let compiled = oxla_cache::compile(&client, program, &CompileOptions::new(), cache.as_ref())
-        .with_context(|| format!("cannot compile {}", args.file.display()))?;
+    let compiled = oxla_cache::compile(
+        &client,
+        program,
+        &client.default_compile_options(),
+        cache.as_ref(),
+    )
+    .with_context(|| format!("cannot compile {}", args.file.display()))?;
     crate::plugin_args::report(&args.file, compiled.source, &compiled.warnings);
     let executable = compiled.executable;
     let shape = executable.program_shape()?.clone();

@@ -5,8 +5,8 @@
 
 use oxla_npy::HostArray;
 use oxla_pjrt::{
-    Buffer, Client, CompileOptions, DeviceAssignment, ElementType, ExecuteOptions, HloSharding,
-    LoadedExecutable, Partitioner, Program, ProgramShape,
+    Buffer, Client, DeviceAssignment, ElementType, ExecuteOptions, HloSharding, LoadedExecutable,
+    Partitioner, Program, ProgramShape,
 };
 
 use crate::error::{ExportError, Result};
@@ -123,11 +123,12 @@ impl LoadedExport {
                 .iter()
                 .map(|d| d.id().map(i64::from))
                 .collect::<oxla_pjrt::Result<Vec<i64>>>()?;
-            CompileOptions::new()
+            client
+                .default_compile_options()
                 .device_assignment(DeviceAssignment::new(&[ids])?)
                 .spmd(Partitioner::Shardy)
         } else {
-            CompileOptions::new()
+            client.default_compile_options()
         };
         let compiled = oxla_cache::compile(
             client,

@@ -183,6 +183,17 @@ impl Client {
         Ok(unsafe { c_string(args.platform_name, args.platform_name_size) })
     }
 
+    /// The compile options oxla uses on this client's platform: one replica
+    /// and partition, plus the settings the platform needs for correct
+    /// results ([`CompileOptions::for_platform`]); plain defaults for a
+    /// platform oxla does not know.
+    pub fn default_compile_options(&self) -> crate::CompileOptions {
+        match self.platform_name().ok().and_then(|n| n.parse().ok()) {
+            Some(platform) => crate::CompileOptions::for_platform(platform),
+            None => crate::CompileOptions::new(),
+        }
+    }
+
     /// The platform's version string.
     pub fn platform_version(&self) -> Result<String> {
         let mut args = ffi::PJRT_Client_PlatformVersion_Args::new();

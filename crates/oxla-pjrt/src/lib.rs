@@ -36,7 +36,8 @@ pub use api::{Api, ApiVersion};
 pub use buffer::Buffer;
 pub use client::{Client, ClientOptions, expected_byte_len};
 pub use compile::{
-    CompileOptions, DeviceAssignment, MLIR_BYTECODE_MAGIC, Partitioner, Program, ProgramFormat,
+    CompileOptions, DeviceAssignment, MLIR_BYTECODE_MAGIC, OptionValue, Partitioner, Program,
+    ProgramFormat,
 };
 pub use device::{Device, Memory};
 pub use discovery::{

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use oxla_core::Jaxpr;
-use oxla_pjrt::{Client, ClientOptions, CompileOptions, LoadedExecutable, Platform, Program};
+use oxla_pjrt::{Client, ClientOptions, LoadedExecutable, Platform, Program};
 
 use crate::error::{Error, Result};
 
@@ -89,7 +89,7 @@ pub(crate) fn compile_text(
     let compiled = oxla_cache::compile(
         client()?,
         &Program::mlir(text),
-        &CompileOptions::new(),
+        &client()?.default_compile_options(),
         cache.as_deref(),
     )
     .map_err(|e| Error::Compile {

@@ -74,17 +74,13 @@ fn a_donated_update_reuses_its_inputs_and_they_cannot_be_used_again() {
     assert!(matches!(err, Error::Donated { .. }), "{err}");
 }
 
-/// Found by the MNIST example (issue 10): donating the parameters of a
-/// jitted AdamW step over one 784→300 dense layer and a batch of 128 gives
-/// other updates than the same step without donation from the first
-/// update on (the parameters barely move, as if the gradient term were
-/// lost), on both pinned CPU plugins; a 784→10 layer, a batch of 8, or
-/// donating only the optimizer state is exact. Fresh copies of the same
-/// parameters as inputs are exact too, so the difference is in how the
-/// donated output buffers of one call behave as donated inputs of the
-/// next. Run with `--ignored` while fixing it.
+/// Found by the MNIST example (issue 10): with XLA:CPU's XNNPACK dot path
+/// (the plugins' default), the second and later calls of a jitted AdamW
+/// step whose 784→300 dense layer is donated compute the gradient from the
+/// kernel as it was before the first in-place update, on both pinned CPU
+/// plugins. oxla compiles CPU programs with `xla_cpu_use_xnnpack=false`
+/// (`CompileOptions::for_platform`); this test fails without it.
 #[test]
-#[ignore = "known bug: donated parameters of a large dense layer update wrongly (see doc comment)"]
 fn donated_parameters_of_a_large_dense_layer_update_correctly() {
     use oxla::nn::Linear;
     use oxla::optim::{self, GradientTransformation};
