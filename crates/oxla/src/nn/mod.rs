@@ -18,6 +18,7 @@ pub mod initializers;
 mod linear;
 mod normalization;
 mod pooling;
+mod transformer;
 
 pub use activations::{gelu, log_softmax, logsumexp, one_hot, relu, sigmoid, silu, softmax};
 pub use attention::{MultiHeadAttention, Projection, dot_product_attention, make_causal_mask};
@@ -28,6 +29,7 @@ pub use initializers::Initializer;
 pub use linear::{Activation, Linear, Mlp};
 pub use normalization::{LayerNorm, RmsNorm};
 pub use pooling::{avg_pool, max_pool};
+pub use transformer::{TransformerBlock, TransformerLm};
 
 use crate::array::Array;
 use crate::error::Error;

@@ -12,6 +12,7 @@ mod errors;
 mod jaxpr_text;
 mod npy;
 mod ops_vs_jax;
+mod parity;
 mod promotion;
 mod pytrees;
 mod random;
