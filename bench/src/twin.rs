@@ -20,10 +20,19 @@ pub struct Twin {
 impl Twin {
     /// Starts `script` (a file of the bench crate) and reads its results.
     pub fn start(script: &str) -> anyhow::Result<(Twin, serde_json::Value)> {
+        Twin::start_with_args(script, &[])
+    }
+
+    /// [`Twin::start`] with command-line arguments for the script.
+    pub fn start_with_args(
+        script: &str,
+        args: &[&Path],
+    ) -> anyhow::Result<(Twin, serde_json::Value)> {
         let python = oxla_pjrt::oxla_home().join("venv/bin/python");
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
         let mut child = Command::new(&python)
             .arg(&path)
+            .args(args)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -47,7 +56,17 @@ impl Twin {
 
     /// µs per step over a block of `n` JAX steps.
     pub fn block(&mut self, n: usize) -> anyhow::Result<f64> {
-        writeln!(self.input, "{n}")?;
+        self.request(&n.to_string())
+    }
+
+    /// µs per step over a block of `n` steps of the twin's step `name` (for
+    /// twins that serve several).
+    pub fn block_named(&mut self, name: &str, n: usize) -> anyhow::Result<f64> {
+        self.request(&format!("{name} {n}"))
+    }
+
+    fn request(&mut self, line_out: &str) -> anyhow::Result<f64> {
+        writeln!(self.input, "{line_out}")?;
         let mut line = String::new();
         self.output.read_line(&mut line)?;
         line.trim()
@@ -61,10 +80,31 @@ impl Twin {
         &mut self,
         blocks: usize,
         calls: usize,
+        step: impl FnMut() -> anyhow::Result<()>,
+    ) -> anyhow::Result<(f64, f64)> {
+        self.alternate_with(blocks, calls, step, |twin, n| twin.block(n))
+    }
+
+    /// [`Twin::alternate`] against the twin's step `name`.
+    pub fn alternate_named(
+        &mut self,
+        name: &str,
+        blocks: usize,
+        calls: usize,
+        step: impl FnMut() -> anyhow::Result<()>,
+    ) -> anyhow::Result<(f64, f64)> {
+        self.alternate_with(blocks, calls, step, |twin, n| twin.block_named(name, n))
+    }
+
+    fn alternate_with(
+        &mut self,
+        blocks: usize,
+        calls: usize,
         mut step: impl FnMut() -> anyhow::Result<()>,
+        mut block: impl FnMut(&mut Twin, usize) -> anyhow::Result<f64>,
     ) -> anyhow::Result<(f64, f64)> {
         step()?;
-        self.block(calls.div_ceil(4))?;
+        block(self, calls.div_ceil(4))?;
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         for _ in 0..blocks {
             let start = std::time::Instant::now();
@@ -72,7 +112,7 @@ impl Twin {
                 step()?;
             }
             ours.push(start.elapsed().as_secs_f64() / calls as f64 * 1e6);
-            theirs.push(self.block(calls)?);
+            theirs.push(block(self, calls)?);
         }
         Ok((median(ours), median(theirs)))
     }
