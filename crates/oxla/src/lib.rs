@@ -46,7 +46,7 @@ pub use element::Element;
 pub use error::{Error, Result};
 pub use index::{IndexItem, NEW_AXIS};
 pub use jit::{CacheKey, CompileReport, Jit, Traced, jit, make_jaxpr};
-pub use ops::eager_cache_size;
+pub use ops::{eager_cache_size, set_eager_cache_capacity};
 pub use oxla_cache::Source as CompileSource;
 pub use oxla_core::RematPolicy;
 pub use oxla_core::{Aval, DType, Jaxpr};

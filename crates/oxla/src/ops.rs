@@ -1,11 +1,15 @@
 //! Applying a primitive: to the trace of the highest-level tracer among the
 //! inputs (or the innermost jit trace), or eagerly as a one-equation
 //! program (compiled once per primitive, parameters and input types, then
-//! cached).
+//! kept in a least-recently-used cache of `OXLA_EAGER_CACHE_ENTRIES`
+//! programs, default 4096). A cached program carries no source location:
+//! it serves every caller, so none of their lines belongs in it.
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, OnceLock};
+
+use lru::LruCache;
 
 use oxla_core::shape_rules::abstract_eval;
 use oxla_core::{Atom, Aval, CoreError, JaxprBuilder, Location, Primitive};
@@ -18,14 +22,34 @@ use crate::transform::{batching, jvp};
 
 type EagerKey = (Primitive, Vec<Aval>);
 
-fn eager_cache() -> &'static Mutex<HashMap<EagerKey, Arc<LoadedExecutable>>> {
-    static CACHE: OnceLock<Mutex<HashMap<EagerKey, Arc<LoadedExecutable>>>> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
+/// Programs the eager cache keeps when `OXLA_EAGER_CACHE_ENTRIES` is unset.
+const DEFAULT_EAGER_CACHE_ENTRIES: usize = 4096;
+
+fn eager_cache() -> &'static Mutex<LruCache<EagerKey, Arc<LoadedExecutable>>> {
+    static CACHE: OnceLock<Mutex<LruCache<EagerKey, Arc<LoadedExecutable>>>> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        let entries = oxla_pjrt::settings::setting(
+            "OXLA_EAGER_CACHE_ENTRIES",
+            "a whole number of programs, at least 1",
+            |v| v.parse::<NonZeroUsize>().ok(),
+        )
+        .or_default(NonZeroUsize::new(DEFAULT_EAGER_CACHE_ENTRIES).expect("nonzero"));
+        Mutex::new(LruCache::new(entries))
+    })
 }
 
 /// Number of eagerly compiled primitive programs in the cache.
 pub fn eager_cache_size() -> usize {
     eager_cache().lock().map(|c| c.len()).unwrap_or(0)
+}
+
+/// Bounds the eager op cache to `entries` programs (the default is
+/// `OXLA_EAGER_CACHE_ENTRIES`, else 4096), dropping the least recently used
+/// ones beyond it.
+pub fn set_eager_cache_capacity(entries: NonZeroUsize) {
+    if let Ok(mut cache) = eager_cache().lock() {
+        cache.resize(entries);
+    }
 }
 
 thread_local! {
@@ -56,13 +80,13 @@ pub(crate) fn with_rule_location<R>(location: Location, f: impl FnOnce() -> R) -
 }
 
 /// The compiled one-equation program of `primitive` on `avals`.
-fn eager_executable(
-    primitive: &Primitive,
-    avals: &[Aval],
-    location: Location,
-) -> Result<Arc<LoadedExecutable>> {
+fn eager_executable(primitive: &Primitive, avals: &[Aval]) -> Result<Arc<LoadedExecutable>> {
     let key = (primitive.clone(), avals.to_vec());
-    if let Some(e) = eager_cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+    if let Some(e) = eager_cache()
+        .lock()
+        .ok()
+        .and_then(|mut c| c.get(&key).cloned())
+    {
         return Ok(e);
     }
     let mut builder = JaxprBuilder::new();
@@ -70,12 +94,12 @@ fn eager_executable(
         .iter()
         .map(|a| Atom::Var(builder.add_invar(a.clone())))
         .collect();
-    let outputs = builder.add_equation(primitive.clone(), inputs, Some(location))?;
+    let outputs = builder.add_equation(primitive.clone(), inputs, None)?;
     let jaxpr = builder.finish(outputs.into_iter().map(Atom::Var).collect());
     let (executable, _) = crate::runtime::compile(&jaxpr, primitive.name())?;
     let executable = Arc::new(executable);
     if let Ok(mut cache) = eager_cache().lock() {
-        cache.insert(key, executable.clone());
+        cache.put(key, executable.clone());
     }
     Ok(executable)
 }
@@ -206,7 +230,7 @@ fn eager(primitive: Primitive, inputs: &[&Array], location: Location) -> Result<
         message,
         location: Some(location),
     })?;
-    let executable = eager_executable(&primitive, &avals, location)?;
+    let executable = eager_executable(&primitive, &avals)?;
     let buffers = inputs
         .iter()
         .map(|x| x.buffer_at(location))

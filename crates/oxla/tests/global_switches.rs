@@ -12,6 +12,25 @@ fn global_switches() {
     x64_keeps_64_bit_types_and_is_part_of_the_cache_key();
     the_transfer_guard_logs_or_refuses_implicit_transfers();
     an_unwritable_compile_cache_gives_one_warning_and_oxla_keeps_working();
+    the_eager_cache_keeps_its_most_recent_programs();
+}
+
+/// The eager op cache is bounded: past its capacity the least recently
+/// used program goes (and is compiled again when needed), the rest stay.
+fn the_eager_cache_keeps_its_most_recent_programs() {
+    use std::num::NonZeroUsize;
+    let x = Array::from_slice(&[0.5f32, 2.0], &[2]).unwrap();
+    oxla::set_eager_cache_capacity(NonZeroUsize::new(2).unwrap());
+    assert!(oxla::eager_cache_size() <= 2);
+    let a = jnp::sin(&x).to_vec::<f32>().unwrap();
+    let _ = jnp::cos(&x).to_vec::<f32>().unwrap();
+    // sin is the least recently used when tan comes in.
+    let _ = jnp::tan(&x).to_vec::<f32>().unwrap();
+    assert_eq!(oxla::eager_cache_size(), 2);
+    // sin again: recompiled, same values.
+    assert_eq!(jnp::sin(&x).to_vec::<f32>().unwrap(), a);
+    assert_eq!(oxla::eager_cache_size(), 2);
+    oxla::set_eager_cache_capacity(NonZeroUsize::new(4096).unwrap());
 }
 
 fn x64_keeps_64_bit_types_and_is_part_of_the_cache_key() {
@@ -233,6 +252,9 @@ fn typo_child() {
         .call(Array::from_slice(&[1.0f32], &[1]).unwrap())
         .unwrap();
     println!("result: {:?}", y.to_vec::<f32>().unwrap());
+    // An eager op reads the eager cache's size.
+    let z = jnp::exp(&Array::from_slice(&[0.0f32], &[1]).unwrap());
+    println!("eager: {:?}", z.to_vec::<f32>().unwrap());
 }
 
 #[test]
@@ -246,6 +268,11 @@ fn a_mistyped_setting_is_a_warning_naming_it() {
         ("OXLA_CACHE_MAX_BYTES", "10GB", "a whole number of bytes"),
         ("OXLA_CPU_DEVICE_COUNT", "zero", "a whole number of devices"),
         ("OXLA_PLATFORM", "cpuu", "cpu, cuda, rocm, tpu"),
+        (
+            "OXLA_EAGER_CACHE_ENTRIES",
+            "0",
+            "a whole number of programs, at least 1",
+        ),
     ];
     let mut child = std::process::Command::new(std::env::current_exe().unwrap());
     child
@@ -265,6 +292,7 @@ fn a_mistyped_setting_is_a_warning_naming_it() {
         "{stdout}"
     );
     assert!(stdout.contains("result: [2.0]"), "{stdout}");
+    assert!(stdout.contains("eager: [1.0]"), "{stdout}");
     for (name, value, accepted) in settings {
         let warnings: Vec<&str> = stderr
             .lines()
