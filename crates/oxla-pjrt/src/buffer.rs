@@ -117,12 +117,22 @@ impl Buffer {
         self.ready_event()?.wait()
     }
 
-    /// Copies the value to the host as row-major bytes (waits for it first).
+    /// Copies the value to the host as row-major bytes. Waits for the value
+    /// first, so a failed computation is its error rather than a host
+    /// allocation of its size; a size the host cannot hold is an error, not
+    /// an abort.
     pub fn to_host_bytes(&self) -> Result<Vec<u8>> {
+        self.block_until_ready()?;
         let mut args = ffi::PJRT_Buffer_ToHostBuffer_Args::new();
         args.src = self.raw;
         pjrt_call!(&self.client.api, PJRT_Buffer_ToHostBuffer, &mut args)?;
-        let mut bytes = vec![0u8; args.dst_size];
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(args.dst_size)
+            .map_err(|_| Error::HostAllocation {
+                bytes: args.dst_size,
+            })?;
+        bytes.resize(args.dst_size, 0);
         self.copy_to_host(&mut bytes)?;
         Ok(bytes)
     }

@@ -177,4 +177,10 @@ pub enum Error {
     /// The plugin answered with something oxla cannot interpret.
     #[error("unexpected answer from the plugin: {0}")]
     Protocol(String),
+    /// The host could not hold a copy of a device buffer.
+    #[error("cannot allocate {bytes} bytes on the host to copy a device buffer into")]
+    HostAllocation {
+        /// The buffer's size.
+        bytes: usize,
+    },
 }
