@@ -25,7 +25,7 @@ import tomllib
 import urllib.request
 import zipfile
 
-from install_plugins import sha256_of
+from install_plugins import parse_args, sha256_of
 
 
 class SetupError(Exception):
@@ -103,13 +103,7 @@ def install(dataset: dict, dest_root: pathlib.Path, source_dir: str | None) -> N
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    source_dir = None
-    if "--from" in args:
-        at = args.index("--from")
-        source_dir = args[at + 1]
-        del args[at:at + 2]
-    manifest, dest_root = pathlib.Path(args[0]), pathlib.Path(args[1])
+    manifest, dest_root, source_dir = parse_args("--from")
     dest_root.mkdir(parents=True, exist_ok=True)
     try:
         for dataset in tomllib.loads(manifest.read_text())["dataset"]:

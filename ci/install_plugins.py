@@ -64,14 +64,20 @@ def install(plugin: dict, dest_root: pathlib.Path, find_links: str | None = None
     print(f"ci/setup: installed plugin {name} {version} at {dest}")
 
 
-def main() -> None:
+def parse_args(option: str) -> tuple[pathlib.Path, pathlib.Path, str | None]:
+    """MANIFEST DEST_DIR [OPTION VALUE] from the command line: the two paths
+    and the option's value (None when absent)."""
     args = sys.argv[1:]
-    find_links = None
-    if "--find-links" in args:
-        at = args.index("--find-links")
-        find_links = args[at + 1]
+    value = None
+    if option in args:
+        at = args.index(option)
+        value = args[at + 1]
         del args[at:at + 2]
-    manifest, dest_root = pathlib.Path(args[0]), pathlib.Path(args[1])
+    return pathlib.Path(args[0]), pathlib.Path(args[1]), value
+
+
+def main() -> None:
+    manifest, dest_root, find_links = parse_args("--find-links")
     dest_root.mkdir(parents=True, exist_ok=True)
     for plugin in tomllib.loads(manifest.read_text())["plugin"]:
         install(plugin, dest_root, find_links)

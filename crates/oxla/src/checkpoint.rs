@@ -19,14 +19,17 @@ use safetensors::{Dtype as StDtype, SafeTensors, tensor::TensorView};
 
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::pytree::Pytree;
+use crate::pytree::{Pytree, TreeDef};
 
 /// The tensor names of `tree`'s leaves, in leaf order: the pytree paths
 /// without their leading `.` (`layers[0].kernel`).
 pub fn tensor_names<P: Pytree>(tree: &P) -> Vec<String> {
-    tree.flatten()
-        .1
-        .leaf_paths()
+    names_of(&tree.flatten().1)
+}
+
+/// The tensor names of a structure's leaves (see [`tensor_names`]).
+fn names_of(def: &TreeDef) -> Vec<String> {
+    def.leaf_paths()
         .into_iter()
         .map(|p| p.strip_prefix('.').map(str::to_string).unwrap_or(p))
         .collect()
@@ -74,21 +77,25 @@ fn checkpoint_error(path: &Path, message: impl std::fmt::Display) -> Error {
     Error::InvalidArgument(format!("checkpoint {}: {message}", path.display()))
 }
 
-/// Each leaf's name and host copy.
-fn named_host_leaves<P: Pytree>(tree: &P) -> Result<Vec<(String, Array, oxla_npy::HostArray)>> {
-    let names = tensor_names(tree);
-    let leaves = tree.flatten().0;
-    names
+/// A leaf's name, the leaf and its host copy.
+type NamedHostLeaf = (String, Array, oxla_npy::HostArray);
+
+/// Each leaf's name and host copy, and the tree's structure (one flatten).
+fn named_host_leaves<P: Pytree>(tree: &P) -> Result<(Vec<NamedHostLeaf>, TreeDef)> {
+    let (leaves, def) = tree.flatten();
+    let named = names_of(&def)
         .into_iter()
         .zip(leaves)
         .map(|(name, leaf)| {
             let host = leaf.to_host()?;
             Ok((name, leaf, host))
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok((named, def))
 }
 
-/// Writes `bytes` through a temporary file beside `path`, then renames it.
+/// Runs `write` on a temporary path beside `path`, then renames the result
+/// over `path`.
 fn write_atomically(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let mut partial: PathBuf = path.to_path_buf();
     partial.as_mut_os_string().push(".partial");
@@ -119,7 +126,7 @@ fn safetensors_dtype(dtype: DType) -> StDtype {
 /// structure as text (`treedef`).
 pub fn save_safetensors<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<()> {
     let path = path.as_ref();
-    let leaves = named_host_leaves(tree)?;
+    let (leaves, def) = named_host_leaves(tree)?;
     let views = leaves
         .iter()
         .map(|(name, leaf, host)| {
@@ -131,7 +138,7 @@ pub fn save_safetensors<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<(
         .collect::<Result<Vec<_>>>()?;
     let metadata = HashMap::from([
         ("format".to_string(), "oxla".to_string()),
-        ("treedef".to_string(), tree.flatten().1.to_string()),
+        ("treedef".to_string(), def.to_string()),
     ]);
     write_atomically(path, |partial| {
         safetensors::serialize_to_file(views, Some(metadata), partial)
@@ -182,7 +189,7 @@ fn dtype_of_safetensors(dtype: StDtype) -> Option<DType> {
 /// one `<name>.npy` per leaf.
 pub fn save_npz<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<()> {
     let path = path.as_ref();
-    let leaves = named_host_leaves(tree)?;
+    let (leaves, _) = named_host_leaves(tree)?;
     write_atomically(path, |partial| {
         let file = std::fs::File::create(partial).map_err(|e| checkpoint_error(path, e))?;
         let mut zip = zip::ZipWriter::new(file);
@@ -235,8 +242,8 @@ fn fill_template<P: Pytree>(
     like: &P,
     mut tensors: BTreeMap<String, (DType, Vec<i64>, Vec<u8>)>,
 ) -> Result<P> {
-    let names = tensor_names(like);
-    let template = like.flatten().0;
+    let (template, def) = like.flatten();
+    let names = names_of(&def);
     let mut leaves = Vec::with_capacity(template.len());
     for (name, want) in names.iter().zip(&template) {
         let want = want.aval()?;
