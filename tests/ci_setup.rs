@@ -26,7 +26,7 @@ fn run_unittest(file: &str, expected_tests: usize) {
 
 #[test]
 fn install_plugins_checks_pins_and_is_idempotent() {
-    run_unittest("ci/test_install_plugins.py", 2);
+    run_unittest("ci/test_install_plugins.py", 5);
 }
 
 #[test]
@@ -61,6 +61,53 @@ fn pinned_plugins_have_full_sha256_pins() {
         .map(|l| l.trim_end_matches('"'))
         .collect();
     assert_eq!(pins.len(), 2);
+    for pin in pins {
+        assert_eq!(pin.len(), 64, "{pin}");
+        assert!(pin.chars().all(|c| c.is_ascii_hexdigit()), "{pin}");
+    }
+}
+
+/// The pins of `ci/setup --cuda` (third_party/cuda12.toml).
+#[derive(serde::Deserialize)]
+struct CudaManifest {
+    plugin: Vec<CudaPlugin>,
+    wheel: Vec<PinnedWheel>,
+}
+
+#[derive(serde::Deserialize)]
+struct CudaPlugin {
+    name: String,
+    sha256: String,
+    library: String,
+    requires: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct PinnedWheel {
+    name: String,
+    sha256: String,
+}
+
+/// What `ci/setup --cuda` installs (3 GB, so not downloaded here): one
+/// plugin whose every required wheel has a full SHA-256 pin, no wheel pinned
+/// twice or left unused, and the plugin library where oxla's discovery
+/// looks for a CUDA plugin.
+#[test]
+fn pinned_cuda_wheels_are_complete() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = std::fs::read_to_string(repo.join("third_party/cuda12.toml")).unwrap();
+    let manifest: CudaManifest = toml::from_str(&text).unwrap();
+    assert_eq!(manifest.plugin.len(), 1);
+    let plugin = &manifest.plugin[0];
+    assert_eq!(plugin.name, "jax-cuda12-pjrt");
+    assert_eq!(plugin.library, "jax_plugins/xla_cuda12/xla_cuda_plugin.so");
+    let mut names: Vec<&str> = manifest.wheel.iter().map(|w| w.name.as_str()).collect();
+    names.sort();
+    let mut required: Vec<&str> = plugin.requires.iter().map(String::as_str).collect();
+    required.sort();
+    assert_eq!(names, required, "every required wheel pinned once, none unused");
+    assert_eq!(required.len(), 12);
+    let pins = std::iter::once(&plugin.sha256).chain(manifest.wheel.iter().map(|w| &w.sha256));
     for pin in pins {
         assert_eq!(pin.len(), 64, "{pin}");
         assert!(pin.chars().all(|c| c.is_ascii_hexdigit()), "{pin}");

@@ -31,7 +31,7 @@ pub fn run() -> anyhow::Result<()> {
             continue;
         }
         for candidate in found {
-            let works = describe(&candidate.path, candidate.source);
+            let works = describe(platform, &candidate.path, candidate.source);
             cpu_ok |= platform == Platform::Cpu && works;
         }
     }
@@ -43,9 +43,9 @@ pub fn run() -> anyhow::Result<()> {
 }
 
 /// Prints one plugin's versions and whether a client starts; true if it does.
-fn describe(path: &std::path::Path, source: CandidateSource) -> bool {
+fn describe(platform: Platform, path: &std::path::Path, source: CandidateSource) -> bool {
     println!("  {} ({source})", path.display());
-    let api = match Api::load(path) {
+    let api = match Api::load_for(platform, path) {
         Ok(api) => api,
         Err(e) => {
             println!("    cannot load: {e}");

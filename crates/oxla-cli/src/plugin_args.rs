@@ -27,7 +27,7 @@ impl PluginArgs {
     /// `devices` set, with that many CPU devices.
     pub fn client_for_devices(&self, devices: Option<usize>) -> anyhow::Result<Client> {
         let path = find_plugin(self.platform, self.plugin.as_deref())?;
-        let api = Api::load(&path)?;
+        let api = Api::load_for(self.platform, &path)?;
         let options = match devices {
             Some(n) if self.platform == Platform::Cpu => {
                 ClientOptions::new().cpu_device_count(n as i64)

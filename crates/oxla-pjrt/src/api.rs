@@ -89,6 +89,16 @@ macro_rules! pjrt_call {
 pub(crate) use pjrt_call;
 
 impl Api {
+    /// Loads the `platform` plugin at `path` after the libraries it needs
+    /// (see [`crate::prepare_plugin`], which looks beside the plugin and in
+    /// the Python site-packages directories); a failed load names the
+    /// libraries that were not found.
+    pub fn load_for(platform: crate::Platform, path: &Path) -> Result<Arc<Api>> {
+        let site_packages = crate::SearchPlaces::from_environment().site_packages;
+        let preparation = crate::prepare_plugin(platform, path, &site_packages)?;
+        Api::load(path).map_err(|e| preparation.explain_load_failure(platform, e))
+    }
+
     /// Loads the plugin at `path` (or returns the one already loaded from
     /// there), checks its API major version and initializes it.
     pub fn load(path: &Path) -> Result<Arc<Api>> {

@@ -152,11 +152,12 @@ impl Client {
         })
     }
 
-    /// Finds the plugin for `platform` (see [`find_plugin`]), loads it and
-    /// creates a client with `options`.
+    /// Finds the plugin for `platform` (see [`find_plugin`]), loads it with
+    /// the libraries it needs ([`Api::load_for`]) and creates a client with
+    /// `options`.
     pub fn for_platform(platform: Platform, options: &ClientOptions) -> Result<Client> {
         let path = find_plugin(platform, None)?;
-        Client::new(Api::load(&path)?, options)
+        Client::new(Api::load_for(platform, &path)?, options)
     }
 
     /// A CPU client with the plugin's default options.
@@ -185,13 +186,22 @@ impl Client {
 
     /// The compile options oxla uses on this client's platform: one replica
     /// and partition, plus the settings the platform needs for correct
-    /// results ([`CompileOptions::for_platform`]); plain defaults for a
-    /// platform oxla does not know.
+    /// results ([`CompileOptions::for_platform`]) and those its plugin's
+    /// preparation found (`xla_gpu_cuda_data_dir`, see
+    /// [`crate::prepare_plugin`]); plain defaults for a platform oxla does
+    /// not know.
     pub fn default_compile_options(&self) -> crate::CompileOptions {
-        match self.platform_name().ok().and_then(|n| n.parse().ok()) {
+        let base = match self.platform_name().ok().and_then(|n| n.parse().ok()) {
             Some(platform) => crate::CompileOptions::for_platform(platform),
             None => crate::CompileOptions::new(),
-        }
+        };
+        let prepared = crate::preparation_of(self.inner.api.path());
+        prepared
+            .iter()
+            .flat_map(|p| p.compile_overrides.iter())
+            .fold(base, |options, (name, value)| {
+                options.option_override(name, value.clone())
+            })
     }
 
     /// The platform's version string.

@@ -1,11 +1,10 @@
 //! Loading plugins: versions, attributes, and every way loading can fail.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use oxla_pjrt::{Api, ApiVersion, Client, ClientOptions, Error};
 
-use crate::support::pinned_plugins;
+use crate::support::{compile_fake_plugin, pinned_plugins};
 
 #[test]
 fn pinned_plugins_load_with_their_api_versions() {
@@ -75,19 +74,8 @@ fn a_library_without_get_pjrt_api_is_refused() {
 
 /// Compiles fixtures/fake_plugin.c with FAKE_MAJOR=`major` into `dir`.
 fn build_fake_plugin(dir: &Path, major: i32) -> PathBuf {
-    let header = Path::new(env!("OXLA_PJRT_HEADER_PATH"));
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_plugin.c");
     let out = dir.join(format!("libfake_pjrt_{major}.so"));
-    let status = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O1"])
-        .arg(format!("-DFAKE_MAJOR={major}"))
-        .arg(format!("-I{}", header.parent().unwrap().display()))
-        .arg(&source)
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("a C compiler (cc)");
-    assert!(status.success());
+    compile_fake_plugin(major, &out, &[]);
     out
 }
 

@@ -7,4 +7,5 @@ mod client;
 mod discovery;
 mod execute;
 mod loading;
+mod preload;
 mod support;

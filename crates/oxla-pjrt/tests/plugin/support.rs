@@ -26,6 +26,33 @@ struct ManifestEntry {
     library: String,
 }
 
+/// Compiles the C `source` into the shared library `out` with `cc`, adding
+/// `extra` arguments (macros, link options).
+pub fn compile_shared_library(source: &Path, out: &Path, extra: &[String]) {
+    let status = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1"])
+        .args(extra)
+        .arg(source)
+        .arg("-o")
+        .arg(out)
+        .status()
+        .expect("a C compiler (cc)");
+    assert!(status.success(), "cc failed for {}", source.display());
+}
+
+/// Compiles fixtures/fake_plugin.c (a PJRT plugin whose table ends after
+/// PJRT_Plugin_Initialize) with API major version `major` into `out`.
+pub fn compile_fake_plugin(major: i32, out: &Path, extra: &[String]) {
+    let header = Path::new(env!("OXLA_PJRT_HEADER_PATH"));
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_plugin.c");
+    let mut args = vec![
+        format!("-DFAKE_MAJOR={major}"),
+        format!("-I{}", header.parent().unwrap().display()),
+    ];
+    args.extend_from_slice(extra);
+    compile_shared_library(&source, out, &args);
+}
+
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
