@@ -105,7 +105,10 @@ fn pinned_cuda_wheels_are_complete() {
     names.sort();
     let mut required: Vec<&str> = plugin.requires.iter().map(String::as_str).collect();
     required.sort();
-    assert_eq!(names, required, "every required wheel pinned once, none unused");
+    assert_eq!(
+        names, required,
+        "every required wheel pinned once, none unused"
+    );
     assert_eq!(required.len(), 12);
     let pins = std::iter::once(&plugin.sha256).chain(manifest.wheel.iter().map(|w| &w.sha256));
     for pin in pins {

@@ -13,6 +13,7 @@ pub mod partial_eval;
 pub mod primitive;
 pub mod promotion;
 pub mod shape_rules;
+pub mod sharding;
 pub mod subjaxpr;
 
 pub use aval::{Aval, Dims};
@@ -25,4 +26,5 @@ pub use primitive::{
     GatherMode, Precision, Primitive, ReduceOp, RematPolicy, ScatterDimensionNumbers, ScatterOp,
     TypeClass, UnaryOp, WindowOp,
 };
+pub use sharding::{MeshDesc, ShardingDesc};
 pub use subjaxpr::{OpaqueRule, SubJaxpr};

@@ -757,6 +757,12 @@ pub enum Primitive {
         /// The name.
         name: Arc<str>,
     },
+    /// The identity that asks the partitioner to lay its operand out as
+    /// `sharding` at this point (`with_sharding_constraint`).
+    ShardingConstraint {
+        /// The layout.
+        sharding: crate::sharding::ShardingDesc,
+    },
     /// A checkpointed (rematerialized) call: reverse mode keeps only what
     /// the policy allows and recomputes the rest.
     Remat {
@@ -892,6 +898,7 @@ impl Primitive {
             Primitive::StopGradient => "stop_gradient",
             Primitive::OptimizationBarrier => "optimization_barrier",
             Primitive::CheckpointName { .. } => "name",
+            Primitive::ShardingConstraint { .. } => "sharding_constraint",
             Primitive::Remat { .. } => "checkpoint",
             Primitive::CustomJvpCall { .. } => "custom_jvp_call",
             Primitive::CustomVjpCall { .. } => "custom_vjp_call",
@@ -968,6 +975,7 @@ impl Primitive {
                 format!("name={name}"),
             ],
             Primitive::CheckpointName { name } => vec![format!("name={name}")],
+            Primitive::ShardingConstraint { sharding } => vec![format!("sharding={sharding}")],
             Primitive::Remat {
                 jaxpr,
                 policy,

@@ -912,6 +912,11 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
             expect_arity(inputs, 1)?;
             Ok(vec![inputs[0].clone()])
         }
+        Primitive::ShardingConstraint { sharding } => {
+            expect_arity(inputs, 1)?;
+            crate::sharding::check_sharding(sharding, inputs[0])?;
+            Ok(vec![inputs[0].clone()])
+        }
         Primitive::OptimizationBarrier => Ok(inputs.iter().map(|a| (*a).clone()).collect()),
         Primitive::Cond { branches } => cond_avals(branches, inputs),
         Primitive::While {

@@ -26,6 +26,9 @@ pub enum LowerError {
     /// MLIR refused something oxla built.
     #[error("MLIR: {0}")]
     Mlir(String),
+    /// The program's shardings do not fit together.
+    #[error("{0}")]
+    Sharding(String),
 }
 
 impl LowerError {

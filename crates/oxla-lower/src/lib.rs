@@ -15,12 +15,57 @@ mod rules;
 
 use melior::Context;
 use melior::ir::attribute::{StringAttribute, TypeAttribute};
-use melior::ir::operation::OperationLike;
+use melior::ir::operation::{OperationLike, OperationMutLike};
 use melior::ir::r#type::FunctionType;
 use melior::ir::{Block, BlockLike, Identifier, Location, Module, Region, RegionLike};
-use oxla_core::{Jaxpr, Var};
+use oxla_core::{Jaxpr, MeshDesc, ShardingDesc, Var};
 
 pub use emit::LowerError;
+
+/// The symbol of the one mesh an SPMD module declares (`sdy.mesh @mesh`).
+pub const MESH_SYMBOL: &str = "mesh";
+
+/// How to lower a jaxpr besides its equations: donation aliases and the
+/// shardings of parameters and results.
+#[derive(Debug, Clone, Default)]
+pub struct Lowering<'a> {
+    /// `(parameter, output)` pairs: the output reuses the donated
+    /// parameter's buffer (`tf.aliasing_output`, as JAX emits).
+    pub aliases: &'a [(usize, usize)],
+    /// The sharding of each parameter (constants first), `None` for one the
+    /// partitioner may lay out as it likes; empty for none at all.
+    pub arg_shardings: &'a [Option<ShardingDesc>],
+    /// The sharding of each result, as `arg_shardings`.
+    pub result_shardings: &'a [Option<ShardingDesc>],
+}
+
+/// The one mesh a program with these shardings and constraints runs on:
+/// `None` for a single-device program; an error when two differ.
+pub fn program_mesh(
+    jaxpr: &Jaxpr,
+    arg_shardings: &[Option<ShardingDesc>],
+    result_shardings: &[Option<ShardingDesc>],
+) -> Result<Option<MeshDesc>, LowerError> {
+    let mut meshes: Vec<MeshDesc> = Vec::new();
+    let given = arg_shardings.iter().chain(result_shardings).flatten();
+    for mesh in given
+        .map(|s| s.mesh.clone())
+        .chain(oxla_core::sharding::constraint_meshes(jaxpr))
+    {
+        if !meshes.contains(&mesh) {
+            meshes.push(mesh);
+        }
+    }
+    match meshes.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one.clone())),
+        [first, second, ..] => Err(LowerError::Sharding(format!(
+            "one program uses two meshes, {first} on devices {:?} and {second} on devices {:?}; \
+             put every sharded value of a jit on the same mesh",
+            first.device_ids, second.device_ids
+        ))),
+    }
+}
 
 /// Lowers `jaxpr` to the text of a StableHLO module whose `main` takes the
 /// jaxpr's constants then its parameters, and returns its results.
@@ -32,6 +77,48 @@ pub fn lower_to_text(jaxpr: &Jaxpr) -> Result<String, LowerError> {
 /// pair lets the output reuse the (donated) parameter's buffer
 /// (`tf.aliasing_output` on the parameter, as JAX emits for donation).
 pub fn lower_with_aliases(jaxpr: &Jaxpr, aliases: &[(usize, usize)]) -> Result<String, LowerError> {
+    lower(
+        jaxpr,
+        &Lowering {
+            aliases,
+            ..Lowering::default()
+        },
+    )
+}
+
+/// The attribute dictionary of each of `count` parameters or results:
+/// its sharding and, for parameters, its donation alias.
+fn value_attributes(
+    ranks: &[usize],
+    shardings: &[Option<ShardingDesc>],
+    aliases: &[(usize, usize)],
+) -> Option<String> {
+    if shardings.iter().all(Option::is_none) && aliases.is_empty() {
+        return None;
+    }
+    let dicts: Vec<String> = (0..ranks.len())
+        .map(|i| {
+            let mut entries = Vec::new();
+            if let Some((_, output)) = aliases.iter().find(|(param, _)| *param == i) {
+                entries.push(format!("tf.aliasing_output = {output} : i32"));
+            }
+            if let Some(Some(sharding)) = shardings.get(i) {
+                entries.push(format!(
+                    "sdy.sharding = {}",
+                    sharding.sdy_attribute(MESH_SYMBOL, ranks[i])
+                ));
+            }
+            format!("{{{}}}", entries.join(", "))
+        })
+        .collect();
+    Some(format!("[{}]", dicts.join(", ")))
+}
+
+/// Lowers `jaxpr` as [`lower_to_text`] does, with `lowering`'s aliases and
+/// shardings; a program with shardings declares its mesh (`sdy.mesh`) and
+/// its number of partitions, for XLA's Shardy partitioner.
+pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerError> {
+    let mesh = program_mesh(jaxpr, lowering.arg_shardings, lowering.result_shardings)?;
     let context = Context::new();
     context.set_allow_unregistered_dialects(true);
     let unknown = Location::unknown(&context);
@@ -75,17 +162,21 @@ pub fn lower_with_aliases(jaxpr: &Jaxpr, aliases: &[(usize, usize)]) -> Result<S
     let region = Region::new();
     region.append_block(block);
     let mut attributes = Vec::new();
-    if !aliases.is_empty() {
-        let dicts: Vec<String> = (0..params.len())
-            .map(|p| match aliases.iter().find(|(param, _)| *param == p) {
-                Some((_, output)) => format!("{{tf.aliasing_output = {output} : i32}}"),
-                None => "{}".to_string(),
-            })
-            .collect();
-        let text = format!("[{}]", dicts.join(", "));
-        let arg_attrs = melior::ir::attribute::Attribute::parse(&context, &text)
-            .ok_or_else(|| LowerError::Mlir(format!("cannot parse arg_attrs {text}")))?;
-        attributes.push((Identifier::new(&context, "arg_attrs"), arg_attrs));
+    let parse = |text: &str| {
+        melior::ir::attribute::Attribute::parse(&context, text)
+            .ok_or_else(|| LowerError::Mlir(format!("cannot parse attribute {text}")))
+    };
+    let param_ranks: Vec<usize> = params.iter().map(|v| jaxpr.aval(*v).shape.len()).collect();
+    let result_ranks: Vec<usize> = jaxpr
+        .outvars
+        .iter()
+        .map(|a| jaxpr.atom_aval(a).shape.len())
+        .collect();
+    if let Some(text) = value_attributes(&param_ranks, lowering.arg_shardings, lowering.aliases) {
+        attributes.push((Identifier::new(&context, "arg_attrs"), parse(&text)?));
+    }
+    if let Some(text) = value_attributes(&result_ranks, lowering.result_shardings, &[]) {
+        attributes.push((Identifier::new(&context, "res_attrs"), parse(&text)?));
     }
     let function = melior::ir::operation::OperationBuilder::new("func.func", unknown)
         .add_attributes(&attributes)
@@ -107,6 +198,30 @@ pub fn lower_with_aliases(jaxpr: &Jaxpr, aliases: &[(usize, usize)]) -> Result<S
         .add_regions([region])
         .build()
         .map_err(emit::melior_error)?;
+    let mut module = module;
+    if let Some(mesh) = &mesh {
+        let declaration = melior::ir::operation::OperationBuilder::new("sdy.mesh", unknown)
+            .add_attributes(&[
+                (
+                    Identifier::new(&context, "sym_name"),
+                    StringAttribute::new(&context, MESH_SYMBOL).into(),
+                ),
+                (
+                    Identifier::new(&context, "mesh"),
+                    parse(&mesh.sdy_attribute())?,
+                ),
+            ])
+            .build()
+            .map_err(emit::melior_error)?;
+        module.body().append_operation(declaration);
+        module.as_operation_mut().set_attribute(
+            "mhlo.num_partitions",
+            parse(&format!("{} : i32", mesh.size()))?,
+        );
+        module
+            .as_operation_mut()
+            .set_attribute("mhlo.num_replicas", parse("1 : i32")?);
+    }
     module.body().append_operation(function);
     // With debug info, each op keeps its `loc("file.rs":line:col)`, so a
     // plugin's error about an op names the user's source line.

@@ -867,6 +867,16 @@ pub(crate) fn lower_equation<'c, 'a>(
             crate::body::lower_body(e, jaxpr.jaxpr(), inputs)
         }
         Primitive::StopGradient | Primitive::CheckpointName { .. } => Ok(vec![inputs[0]]),
+        Primitive::ShardingConstraint { sharding } => e.op(
+            "sdy.sharding_constraint",
+            inputs,
+            out_avals,
+            &[(
+                "sharding",
+                sharding.sdy_attribute(crate::MESH_SYMBOL, out_avals[0].shape.len()),
+            )],
+            loc,
+        ),
         Primitive::OptimizationBarrier => e.op(
             "stablehlo.optimization_barrier",
             inputs,

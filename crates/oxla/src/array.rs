@@ -16,10 +16,10 @@ use crate::runtime::client;
 
 /// What an [`Array`] is.
 pub(crate) enum Inner {
-    /// A value on a device.
+    /// A value on a device, or split over the devices of a mesh.
     Concrete {
-        /// The device buffer.
-        buffer: Buffer,
+        /// Its buffer or shards.
+        value: Stored,
         /// Its type (with weak type, which the buffer does not know).
         aval: Aval,
         /// Set when the buffer was donated to a jitted call (what it was
@@ -65,6 +65,14 @@ pub(crate) enum Inner {
     },
     /// The error an operator ran into; every op on it returns it again.
     Error(Error),
+}
+
+/// Where a concrete array's value is.
+pub(crate) enum Stored {
+    /// In one buffer on one device.
+    One(Buffer),
+    /// In shards over a mesh.
+    Sharded(crate::sharding::Sharded),
 }
 
 /// An n-dimensional array. Cloning is cheap (shared, immutable).
@@ -175,10 +183,34 @@ impl Array {
 
     pub(crate) fn wrap_buffer(buffer: Buffer, aval: Aval) -> Array {
         Array::from_inner(Inner::Concrete {
-            buffer,
+            value: Stored::One(buffer),
             aval,
             donated: std::sync::OnceLock::new(),
         })
+    }
+
+    pub(crate) fn wrap_sharded(sharded: crate::sharding::Sharded, aval: Aval) -> Array {
+        Array::from_inner(Inner::Concrete {
+            value: Stored::Sharded(sharded),
+            aval,
+            donated: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The shards of an array split over a mesh.
+    pub(crate) fn sharded(&self) -> Option<&crate::sharding::Sharded> {
+        match &*self.inner {
+            Inner::Concrete {
+                value: Stored::Sharded(s),
+                ..
+            } => Some(s),
+            Inner::Jvp { primal, .. } => primal.sharded(),
+            Inner::Concrete { .. }
+            | Inner::Traced { .. }
+            | Inner::Batched { .. }
+            | Inner::Scalar { .. }
+            | Inner::Error(_) => None,
+        }
     }
 
     /// An error naming what the array was donated to, if it was (a use at
@@ -276,7 +308,21 @@ impl Array {
     pub(crate) fn buffer_at(&self, location: Location) -> Result<BufferRef<'_>> {
         self.check_not_donated(location)?;
         match &*self.inner {
-            Inner::Concrete { buffer, .. } => Ok(BufferRef::Borrowed(buffer)),
+            Inner::Concrete {
+                value: Stored::One(buffer),
+                ..
+            } => Ok(BufferRef::Borrowed(buffer)),
+            Inner::Concrete {
+                value: Stored::Sharded(s),
+                aval,
+                ..
+            } => Err(Error::Sharding {
+                message: format!(
+                    "internal: an array of {aval} split over {} reached a single-device program",
+                    s.layout.mesh
+                ),
+                location: Some(location),
+            }),
             Inner::Scalar { value, aval } => {
                 guard("host-to-device", aval, location)?;
                 let bytes = scalar_bytes(aval.dtype, *value);
@@ -303,7 +349,16 @@ impl Array {
     /// Waits until the value is computed.
     #[track_caller]
     pub fn block_until_ready(&self) -> Result<&Array> {
-        self.buffer()?.get().block_until_ready()?;
+        match self.sharded() {
+            Some(s) => {
+                for shard in &s.shards {
+                    shard.block_until_ready()?;
+                }
+            }
+            None => {
+                self.buffer()?.get().block_until_ready()?;
+            }
+        }
         Ok(self)
     }
 
@@ -311,13 +366,27 @@ impl Array {
     /// waiting: calls return before the device finishes, as in JAX.
     #[track_caller]
     pub fn is_ready(&self) -> Result<bool> {
-        Ok(self.buffer()?.get().ready_event()?.is_ready()?)
+        match self.sharded() {
+            Some(s) => {
+                for shard in &s.shards {
+                    if !shard.ready_event()?.is_ready()? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            None => Ok(self.buffer()?.get().ready_event()?.is_ready()?),
+        }
     }
 
     /// The value on the host.
     #[track_caller]
     pub fn to_host(&self) -> Result<HostArray> {
         let aval = self.aval()?.clone();
+        if let Some(sharded) = self.sharded() {
+            self.check_not_donated(Location::from_caller(std::panic::Location::caller()))?;
+            return sharded.to_host(&aval);
+        }
         let buffer = self.buffer()?;
         let bytes = buffer.get().to_host_bytes()?;
         Ok(HostArray::new(

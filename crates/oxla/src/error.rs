@@ -101,6 +101,15 @@ pub enum Error {
     /// An argument is not what the function needs.
     #[error("{0}")]
     InvalidArgument(String),
+    /// A mesh, partition spec or sharding does not fit the devices or the
+    /// arrays it is used with.
+    #[error("{}{message}", location.map(|l| format!("{l}: ")).unwrap_or_default())]
+    Sharding {
+        /// What is wrong, with the names and sizes involved.
+        message: String,
+        /// The caller's source line.
+        location: Option<Location>,
+    },
     /// Reading or writing a .npy file failed.
     #[error(transparent)]
     Npy(Arc<oxla_npy::NpyError>),

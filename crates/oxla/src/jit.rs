@@ -7,19 +7,26 @@
 //! the function captures (closes over) become constants of the jaxpr and are
 //! passed to the compiled program as leading arguments, never embedded in
 //! the module; Rust scalars in the function become literals in it.
+//!
+//! A function of arrays split over a mesh (or given `in_shardings` /
+//! `out_shardings`, or pinning layouts with `with_sharding_constraint`) is
+//! compiled as one SPMD program over the mesh's devices; the leaves'
+//! shardings are part of the cache key.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use oxla_core::{Aval, Jaxpr, Location};
+use oxla_core::{Aval, Jaxpr, Location, ShardingDesc};
 use oxla_pjrt::LoadedExecutable;
 
 use crate::array::Array;
 use crate::config::{explain_cache_misses, log_compiles, x64_enabled};
 use crate::error::{Error, Result};
 use crate::pytree::{Pytree, TreeDef};
+use crate::sharding::NamedSharding;
+use crate::sharding::spmd::{self, SpmdProgram};
 
 /// What a compiled function is specialized on.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -32,11 +39,30 @@ pub struct CacheKey {
     pub x64: bool,
     /// The `jax_threefry_partitionable` flag (random bits depend on it).
     pub threefry_partitionable: bool,
+    /// Each input leaf's sharding over a mesh (`None`: on one device).
+    pub shardings: Vec<Option<ShardingDesc>>,
+}
+
+/// The compiled program of one signature.
+enum Executable {
+    /// For one device.
+    Single(LoadedExecutable),
+    /// For the devices of a mesh.
+    Spmd(SpmdProgram),
+}
+
+impl Executable {
+    fn loaded(&self) -> &LoadedExecutable {
+        match self {
+            Executable::Single(e) => e,
+            Executable::Spmd(p) => &p.executable,
+        }
+    }
 }
 
 /// A traced, lowered and compiled function.
 struct Compiled {
-    executable: LoadedExecutable,
+    executable: Executable,
     report: CompileReport,
     consts: Vec<Array>,
     out_tree: TreeDef,
@@ -75,6 +101,8 @@ pub struct Jit<In, Out, F> {
     f: F,
     name: String,
     donate_argnums: Vec<usize>,
+    in_shardings: Vec<Option<NamedSharding>>,
+    out_shardings: Vec<Option<NamedSharding>>,
     cache: Mutex<HashMap<CacheKey, Arc<Compiled>>>,
     order: Mutex<Vec<CacheKey>>,
     _signature: PhantomData<fn(In) -> Out>,
@@ -86,6 +114,8 @@ pub fn jit<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F) -> Jit<In, Out, F> {
         f,
         name: short_name(std::any::type_name::<F>()),
         donate_argnums: Vec::new(),
+        in_shardings: Vec::new(),
+        out_shardings: Vec::new(),
         cache: Mutex::new(HashMap::new()),
         order: Mutex::new(Vec::new()),
         _signature: PhantomData,
@@ -145,6 +175,22 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         self
     }
 
+    /// Lays out top-level argument `i` (every leaf of it) as
+    /// `shardings[i]` (`None`: as the argument is): arrays on one device
+    /// are split accordingly at each call; an array already split another
+    /// way is an error (as `jax.jit(f, in_shardings=...)`).
+    pub fn in_shardings(mut self, shardings: Vec<Option<NamedSharding>>) -> Self {
+        self.in_shardings = shardings;
+        self
+    }
+
+    /// Lays out top-level output `i` (every leaf of it; the whole output
+    /// when it is not a tuple) as `shardings[i]` (`None`: as XLA chooses).
+    pub fn out_shardings(mut self, shardings: Vec<Option<NamedSharding>>) -> Self {
+        self.out_shardings = shardings;
+        self
+    }
+
     /// The compiler's memory plan for `args` (compiling them if needed):
     /// argument, output, alias (donated) and temporary bytes.
     #[track_caller]
@@ -154,6 +200,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         Ok(self
             .compiled(args, key, location)?
             .executable
+            .loaded()
             .compiled_memory_stats()?)
     }
 
@@ -188,15 +235,9 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     fn donated_leaves(&self, tree: &TreeDef) -> Vec<(usize, String)> {
         let paths = tree.leaf_paths();
         let mut out = Vec::new();
-        let mut start = 0;
-        let children: Vec<&TreeDef> = match tree {
-            TreeDef::Tuple(c) => c.iter().collect(),
-            other => vec![other],
-        };
-        for (argnum, child) in children.iter().enumerate() {
-            let n = child.num_leaves();
+        for (argnum, leaves) in top_level_leaves(tree).into_iter().enumerate() {
             if self.donate_argnums.contains(&argnum) {
-                for leaf in start..start + n {
+                for leaf in leaves {
                     let path = paths.get(leaf).map(String::as_str).unwrap_or("");
                     out.push((
                         leaf,
@@ -212,9 +253,65 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
                     ));
                 }
             }
-            start += n;
         }
         out
+    }
+
+    /// The sharding of each parameter (constants, then input leaves) and
+    /// result of a traced signature; an input already split otherwise than
+    /// its `in_shardings` entry is an error naming both.
+    #[allow(clippy::type_complexity)]
+    fn shardings(
+        &self,
+        traced: &Traced,
+        key: &CacheKey,
+        location: Location,
+    ) -> Result<(Vec<Option<ShardingDesc>>, Vec<Option<ShardingDesc>>)> {
+        let paths = key.tree.leaf_paths();
+        let mut args: Vec<Option<ShardingDesc>> = vec![None; traced.jaxpr.constvars.len()];
+        args.extend(key.shardings.iter().cloned());
+        let consts = traced.jaxpr.constvars.len();
+        for (argnum, leaves) in top_level_leaves(&key.tree).into_iter().enumerate() {
+            let Some(Some(wanted)) = self.in_shardings.get(argnum) else {
+                continue;
+            };
+            for leaf in leaves {
+                let what = format!(
+                    "argument {argnum}{} of {}",
+                    paths
+                        .get(leaf)
+                        .map(|p| format!(" ({p})"))
+                        .unwrap_or_default(),
+                    self.name
+                );
+                wanted.check(&key.avals[leaf], &what, location)?;
+                let slot = &mut args[consts + leaf];
+                if let Some(has) = slot.as_ref()
+                    && *has != wanted.desc()
+                {
+                    return Err(Error::Sharding {
+                        message: format!(
+                            "{what} is an array sharded as {has}, but in_shardings asks for \
+                             {wanted}; reshard it with device_put first"
+                        ),
+                        location: Some(location),
+                    });
+                }
+                *slot = Some(wanted.desc());
+            }
+        }
+        let mut results: Vec<Option<ShardingDesc>> = vec![None; traced.jaxpr.outvars.len()];
+        for (outnum, leaves) in top_level_leaves(&traced.out_tree).into_iter().enumerate() {
+            let Some(Some(wanted)) = self.out_shardings.get(outnum) else {
+                continue;
+            };
+            for leaf in leaves {
+                let aval = traced.jaxpr.atom_aval(&traced.jaxpr.outvars[leaf]);
+                wanted.check(aval, &format!("output {outnum} of {}", self.name), location)?;
+                results[leaf] = Some(wanted.desc());
+            }
+        }
+        Ok((args, results))
     }
 
     /// Number of compiled signatures in the memory cache.
@@ -225,6 +322,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     fn key(&self, args: &In) -> Result<(Vec<Array>, CacheKey)> {
         let (leaves, tree) = args.flatten();
         let avals = abstract_leaves(&leaves)?;
+        let shardings = leaves.iter().map(Array::program_sharding).collect();
         Ok((
             leaves,
             CacheKey {
@@ -232,6 +330,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
                 avals,
                 x64: x64_enabled(),
                 threefry_partitionable: crate::random::threefry_partitionable(),
+                shardings,
             },
         ))
     }
@@ -251,7 +350,16 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         let (_, key) = self.key(args)?;
         let traced = trace(&self.f, args, &key.avals, location)?;
         let (aliases, _) = self.aliases(&traced, &key);
-        Ok(oxla_lower::lower_with_aliases(&traced.jaxpr, &aliases)?)
+        let (args, results) = self.shardings(&traced, &key, location)?;
+        let args = with_replicated_defaults(&traced.jaxpr, &args, &results)?;
+        Ok(oxla_lower::lower(
+            &traced.jaxpr,
+            &oxla_lower::Lowering {
+                aliases: &aliases,
+                arg_shardings: &args,
+                result_shardings: &results,
+            },
+        )?)
     }
 
     /// Compiles ahead of time for `args` (filling the cache), and reports
@@ -279,9 +387,45 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         let traced = trace(&self.f, args, &key.avals, location)?;
         let traced_at = start.elapsed();
         let (aliases, donated) = self.aliases(&traced, &key);
-        let text = oxla_lower::lower_with_aliases(&traced.jaxpr, &aliases)?;
-        let lowered_at = start.elapsed();
-        let (executable, source) = crate::runtime::compile_text(text, &self.name)?;
+        let (arg_shardings, result_shardings) = self.shardings(&traced, &key, location)?;
+        let mesh = oxla_lower::program_mesh(&traced.jaxpr, &arg_shardings, &result_shardings)?;
+        let (executable, source, lowered_at) = match mesh {
+            None => {
+                let text = oxla_lower::lower_with_aliases(&traced.jaxpr, &aliases)?;
+                let lowered_at = start.elapsed();
+                let (executable, source) = crate::runtime::compile_text(text, &self.name)?;
+                (Executable::Single(executable), source, lowered_at)
+            }
+            Some(desc) => {
+                let known: Vec<crate::sharding::Mesh> = args
+                    .flatten()
+                    .0
+                    .iter()
+                    .filter_map(|x| x.mesh().cloned())
+                    .chain(self.in_shardings.iter().flatten().map(|s| s.mesh().clone()))
+                    .chain(
+                        self.out_shardings
+                            .iter()
+                            .flatten()
+                            .map(|s| s.mesh().clone()),
+                    )
+                    .collect();
+                let known: Vec<&crate::sharding::Mesh> = known.iter().collect();
+                let mesh = spmd::mesh_of(&desc, &known)?;
+                let arg_shardings =
+                    with_replicated_defaults(&traced.jaxpr, &arg_shardings, &result_shardings)?;
+                let lowered_at = start.elapsed();
+                let (program, source) = spmd::compile(
+                    &traced.jaxpr,
+                    &mesh,
+                    &arg_shardings,
+                    &result_shardings,
+                    &aliases,
+                    &self.name,
+                )?;
+                (Executable::Spmd(program), source, lowered_at)
+            }
+        };
         let compiled_at = start.elapsed();
         if log_compiles() {
             log_compile(
@@ -362,26 +506,38 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         }
         let (leaves, key) = self.key(&args)?;
         let compiled = self.compiled(&args, key, location)?;
-        let buffers = compiled
-            .consts
-            .iter()
-            .chain(&leaves)
-            .map(|x| x.buffer_at(location))
-            .collect::<Result<Vec<_>>>()?;
-        let refs: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
-        let outputs = compiled
-            .executable
-            .execute_with(&refs, &compiled.execute_options)
-            .map_err(Error::from)?;
-        drop(buffers);
+        let arrays: Vec<Array> = match &compiled.executable {
+            Executable::Single(executable) => {
+                let buffers = compiled
+                    .consts
+                    .iter()
+                    .chain(&leaves)
+                    .map(|x| x.buffer_at(location))
+                    .collect::<Result<Vec<_>>>()?;
+                let refs: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
+                let outputs = executable
+                    .execute_with(&refs, &compiled.execute_options)
+                    .map_err(Error::from)?;
+                drop(buffers);
+                outputs
+                    .into_iter()
+                    .zip(&compiled.out_avals)
+                    .map(|(b, aval)| Array::wrap_buffer(b, aval.clone()))
+                    .collect()
+            }
+            Executable::Spmd(program) => {
+                let all: Vec<&Array> = compiled.consts.iter().chain(&leaves).collect();
+                program.run(
+                    &all,
+                    &compiled.out_avals,
+                    &compiled.execute_options,
+                    location,
+                )?
+            }
+        };
         for (leaf, what) in &compiled.donated {
             leaves[*leaf].mark_donated(what.clone());
         }
-        let arrays: Vec<Array> = outputs
-            .into_iter()
-            .zip(&compiled.out_avals)
-            .map(|(b, aval)| Array::wrap_buffer(b, aval.clone()))
-            .collect();
         Out::unflatten_from(&compiled.out_tree, &mut arrays.into_iter())
     }
 }
@@ -405,6 +561,46 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     }
 }
 
+/// The leaves of each top-level element of `tree` (each argument of a
+/// tuple of arguments; the whole tree when it is not a tuple).
+fn top_level_leaves(tree: &TreeDef) -> Vec<std::ops::Range<usize>> {
+    let children: Vec<&TreeDef> = match tree {
+        TreeDef::Tuple(c) => c.iter().collect(),
+        other => vec![other],
+    };
+    let mut start = 0;
+    children
+        .into_iter()
+        .map(|child| {
+            let range = start..start + child.num_leaves();
+            start = range.end;
+            range
+        })
+        .collect()
+}
+
+/// The parameter shardings of a program that runs on a mesh: parameters
+/// without one (constants, arrays on one device, scalars) are replicated
+/// on it. Unchanged when the program runs on one device.
+fn with_replicated_defaults(
+    jaxpr: &Jaxpr,
+    args: &[Option<ShardingDesc>],
+    results: &[Option<ShardingDesc>],
+) -> Result<Vec<Option<ShardingDesc>>> {
+    let Some(mesh) = oxla_lower::program_mesh(jaxpr, args, results)? else {
+        return Ok(args.to_vec());
+    };
+    Ok(args
+        .iter()
+        .map(|s| {
+            Some(s.clone().unwrap_or_else(|| ShardingDesc {
+                mesh: mesh.clone(),
+                dims: Vec::new().into(),
+            }))
+        })
+        .collect())
+}
+
 /// The program's argument indices (`consts` constants, then `leaves`
 /// input leaves) that are not donated.
 fn non_donatable(consts: usize, leaves: usize, donated: &[(usize, String)]) -> Vec<i64> {
@@ -420,6 +616,11 @@ fn distance(a: &CacheKey, b: &CacheKey) -> usize {
     let leaves = a.avals.iter().zip(&b.avals).filter(|(x, y)| x != y).count()
         + a.avals.len().abs_diff(b.avals.len());
     tree + leaves
+        + a.shardings
+            .iter()
+            .zip(&b.shardings)
+            .filter(|(x, y)| x != y)
+            .count()
         + usize::from(a.x64 != b.x64)
         + usize::from(a.threefry_partitionable != b.threefry_partitionable)
 }
@@ -478,6 +679,18 @@ fn explain_difference(old: &CacheKey, new: &CacheKey) -> String {
                 reasons.push(format!(
                     "{where_} changed weak type from {} to {}",
                     a.weak_type, b.weak_type
+                ));
+            }
+            let (was, is) = (old.shardings.get(i), new.shardings.get(i));
+            if was != is {
+                let text = |s: Option<&Option<ShardingDesc>>| match s {
+                    Some(Some(s)) => s.to_string(),
+                    _ => "one device".to_string(),
+                };
+                reasons.push(format!(
+                    "{where_} changed sharding from {} to {}",
+                    text(was),
+                    text(is)
                 ));
             }
         }

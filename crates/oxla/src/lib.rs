@@ -29,6 +29,7 @@ pub mod optim;
 pub mod pytree;
 pub mod random;
 mod runtime;
+pub mod sharding;
 mod trace;
 mod transform;
 mod vmap;
@@ -52,7 +53,8 @@ pub use oxla_core::RematPolicy;
 pub use oxla_core::{Aval, DType, Jaxpr};
 pub use oxla_derive::Pytree;
 pub use pytree::{Pytree, Static, TreeDef, tree_leaves, tree_map, tree_structure, tree_unflatten};
-pub use runtime::{client, compile_jaxpr, disk_cache, set_compile_cache_dir};
+pub use runtime::{client, compile_jaxpr, disk_cache, set_compile_cache_dir, set_cpu_device_count};
+pub use sharding::{Mesh, NamedSharding, PartitionSpec, device_put, with_sharding_constraint};
 pub use vmap::{Vmap, vmap};
 
 fn promotion_default_float() -> DType {

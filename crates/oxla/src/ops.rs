@@ -12,21 +12,31 @@ use std::sync::{Arc, Mutex, OnceLock};
 use lru::LruCache;
 
 use oxla_core::shape_rules::abstract_eval;
-use oxla_core::{Atom, Aval, CoreError, JaxprBuilder, Location, Primitive};
+use oxla_core::{Atom, Aval, CoreError, JaxprBuilder, Location, Primitive, ShardingDesc};
 use oxla_pjrt::LoadedExecutable;
 
 use crate::array::{Array, Inner};
 use crate::error::{Error, Result};
+use crate::sharding::spmd::{self, SpmdProgram};
 use crate::trace::{self, TraceKind};
 use crate::transform::{batching, jvp};
 
-type EagerKey = (Primitive, Vec<Aval>);
+/// A primitive, its input types and, for inputs split over a mesh, their
+/// shardings.
+type EagerKey = (Primitive, Vec<Aval>, Vec<Option<ShardingDesc>>);
+
+/// A compiled one-equation program: for one device, or for a mesh when an
+/// input is sharded or the op pins a sharding.
+enum EagerProgram {
+    Single(LoadedExecutable),
+    Spmd(SpmdProgram),
+}
 
 /// Programs the eager cache keeps when `OXLA_EAGER_CACHE_ENTRIES` is unset.
 const DEFAULT_EAGER_CACHE_ENTRIES: usize = 4096;
 
-fn eager_cache() -> &'static Mutex<LruCache<EagerKey, Arc<LoadedExecutable>>> {
-    static CACHE: OnceLock<Mutex<LruCache<EagerKey, Arc<LoadedExecutable>>>> = OnceLock::new();
+fn eager_cache() -> &'static Mutex<LruCache<EagerKey, Arc<EagerProgram>>> {
+    static CACHE: OnceLock<Mutex<LruCache<EagerKey, Arc<EagerProgram>>>> = OnceLock::new();
     CACHE.get_or_init(|| {
         let entries = oxla_pjrt::settings::setting(
             "OXLA_EAGER_CACHE_ENTRIES",
@@ -79,9 +89,15 @@ pub(crate) fn with_rule_location<R>(location: Location, f: impl FnOnce() -> R) -
     result
 }
 
-/// The compiled one-equation program of `primitive` on `avals`.
-fn eager_executable(primitive: &Primitive, avals: &[Aval]) -> Result<Arc<LoadedExecutable>> {
-    let key = (primitive.clone(), avals.to_vec());
+/// The compiled one-equation program of `primitive` on inputs of `avals`
+/// laid out as `shardings` (`meshes`: the inputs' meshes).
+fn eager_program(
+    primitive: &Primitive,
+    avals: &[Aval],
+    shardings: &[Option<ShardingDesc>],
+    meshes: &[&crate::sharding::Mesh],
+) -> Result<Arc<EagerProgram>> {
+    let key = (primitive.clone(), avals.to_vec(), shardings.to_vec());
     if let Some(e) = eager_cache()
         .lock()
         .ok()
@@ -96,12 +112,29 @@ fn eager_executable(primitive: &Primitive, avals: &[Aval]) -> Result<Arc<LoadedE
         .collect();
     let outputs = builder.add_equation(primitive.clone(), inputs, None)?;
     let jaxpr = builder.finish(outputs.into_iter().map(Atom::Var).collect());
-    let (executable, _) = crate::runtime::compile(&jaxpr, primitive.name())?;
-    let executable = Arc::new(executable);
+    let program = match oxla_lower::program_mesh(&jaxpr, shardings, &[])? {
+        None => EagerProgram::Single(crate::runtime::compile(&jaxpr, primitive.name())?.0),
+        Some(desc) => {
+            let mesh = spmd::mesh_of(&desc, meshes)?;
+            let replicated = ShardingDesc {
+                mesh: desc,
+                dims: Vec::new().into(),
+            };
+            let args: Vec<Option<ShardingDesc>> = shardings
+                .iter()
+                .map(|s| Some(s.clone().unwrap_or_else(|| replicated.clone())))
+                .collect();
+            let results = vec![None; jaxpr.outvars.len()];
+            let (program, _) =
+                spmd::compile(&jaxpr, &mesh, &args, &results, &[], primitive.name())?;
+            EagerProgram::Spmd(program)
+        }
+    };
+    let program = Arc::new(program);
     if let Ok(mut cache) = eager_cache().lock() {
-        cache.put(key, executable.clone());
+        cache.put(key, program.clone());
     }
-    Ok(executable)
+    Ok(program)
 }
 
 /// Applies `primitive` to `inputs` at the caller's source line: the single
@@ -230,16 +263,30 @@ fn eager(primitive: Primitive, inputs: &[&Array], location: Location) -> Result<
         message,
         location: Some(location),
     })?;
-    let executable = eager_executable(&primitive, &avals)?;
-    let buffers = inputs
-        .iter()
-        .map(|x| x.buffer_at(location))
-        .collect::<Result<Vec<_>>>()?;
-    let args: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
-    let outputs = executable.execute(&args).map_err(Error::from)?;
-    Ok(outputs
-        .into_iter()
-        .zip(out_avals)
-        .map(|(buffer, aval)| Array::wrap_buffer(buffer, aval))
-        .collect())
+    let shardings: Vec<Option<ShardingDesc>> =
+        inputs.iter().map(|x| x.program_sharding()).collect();
+    let meshes: Vec<crate::sharding::Mesh> =
+        inputs.iter().filter_map(|x| x.mesh().cloned()).collect();
+    let meshes: Vec<&crate::sharding::Mesh> = meshes.iter().collect();
+    match &*eager_program(&primitive, &avals, &shardings, &meshes)? {
+        EagerProgram::Single(executable) => {
+            let buffers = inputs
+                .iter()
+                .map(|x| x.buffer_at(location))
+                .collect::<Result<Vec<_>>>()?;
+            let args: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
+            let outputs = executable.execute(&args).map_err(Error::from)?;
+            Ok(outputs
+                .into_iter()
+                .zip(out_avals)
+                .map(|(buffer, aval)| Array::wrap_buffer(buffer, aval))
+                .collect())
+        }
+        EagerProgram::Spmd(program) => program.run(
+            inputs,
+            &out_avals,
+            &oxla_pjrt::ExecuteOptions::default(),
+            location,
+        ),
+    }
 }

@@ -15,7 +15,6 @@ use crate::error::{Error, Result};
 /// default of 4 devices splits its thread pool and runs one program about
 /// 15% slower.
 pub fn client() -> Result<&'static Client> {
-    static CLIENT: OnceLock<std::result::Result<Client, Arc<oxla_pjrt::Error>>> = OnceLock::new();
     CLIENT
         .get_or_init(|| {
             let platform =
@@ -24,20 +23,57 @@ pub fn client() -> Result<&'static Client> {
                 })
                 .or_default(Platform::Cpu);
             let options = match platform {
-                Platform::Cpu => ClientOptions::new().cpu_device_count(
-                    oxla_pjrt::settings::setting(
-                        "OXLA_CPU_DEVICE_COUNT",
-                        "a whole number of devices, at least 1",
-                        |n| n.parse().ok().filter(|n: &i64| *n >= 1),
-                    )
-                    .or_default(1),
-                ),
+                Platform::Cpu => {
+                    let requested = *REQUESTED_CPU_DEVICES
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner());
+                    ClientOptions::new().cpu_device_count(requested.unwrap_or_else(|| {
+                        oxla_pjrt::settings::setting(
+                            "OXLA_CPU_DEVICE_COUNT",
+                            "a whole number of devices, at least 1",
+                            |n| n.parse().ok().filter(|n: &i64| *n >= 1),
+                        )
+                        .or_default(1)
+                    }))
+                }
                 Platform::Cuda | Platform::Rocm | Platform::Tpu => ClientOptions::new(),
             };
             Client::for_platform(platform, &options).map_err(Arc::new)
         })
         .as_ref()
         .map_err(|e| Error::Runtime(e.clone()))
+}
+
+static CLIENT: OnceLock<std::result::Result<Client, Arc<oxla_pjrt::Error>>> = OnceLock::new();
+
+/// The CPU device count asked for with [`set_cpu_device_count`].
+static REQUESTED_CPU_DEVICES: Mutex<Option<i64>> = Mutex::new(None);
+
+/// Gives the default CPU client `n` devices (JAX's `jax_num_cpu_devices`;
+/// overrides `OXLA_CPU_DEVICE_COUNT`), for meshes of CPU devices. Must come
+/// before the client is made (the first array or compilation); afterwards
+/// it is an error unless the client already has `n` devices.
+pub fn set_cpu_device_count(n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(Error::InvalidArgument(
+            "set_cpu_device_count(0): a client needs at least one device".into(),
+        ));
+    }
+    let mut requested = REQUESTED_CPU_DEVICES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(Ok(existing)) = CLIENT.get() {
+        let has = existing.addressable_devices()?.len();
+        if has != n {
+            return Err(Error::InvalidArgument(format!(
+                "set_cpu_device_count({n}) after the client was made with {has} device(s); call \
+                 it before the first array or compilation"
+            )));
+        }
+        return Ok(());
+    }
+    *requested = Some(n as i64);
+    Ok(())
 }
 
 /// Lowers and compiles any jaxpr (constants first, then inputs, as

@@ -38,6 +38,9 @@ pub(crate) fn batch(
         | Primitive::ConvertElementType { .. }
         | Primitive::StopGradient
         | Primitive::CheckpointName { .. } => same_bdim_unary(primitive, args, bdims, size),
+        Primitive::ShardingConstraint { sharding } => {
+            sharding_constraint(sharding, args, bdims, size)
+        }
         Primitive::BitcastConvertType { .. } => {
             let x = batch_at(&args[0], bdims[0], size, 0);
             done(vec![bind1(primitive.clone(), &[&x])?], vec![Some(0)])
@@ -374,6 +377,29 @@ fn same_bdim_unary(
 ) -> Result<Batched> {
     let (x, b) = operand(&args[0], bdims[0], size);
     done(vec![bind1(primitive.clone(), &[&x])?], vec![Some(b)])
+}
+
+/// A sharding constraint on a batched operand: the batch dimension is not
+/// split (JAX inserts `None` for it too).
+fn sharding_constraint(
+    sharding: &oxla_core::ShardingDesc,
+    args: &[Array],
+    bdims: &[Option<usize>],
+    size: i64,
+) -> Result<Batched> {
+    let (x, b) = operand(&args[0], bdims[0], size);
+    let mut dims: Vec<std::sync::Arc<[std::sync::Arc<str>]>> = sharding.dims.to_vec();
+    while dims.len() < b {
+        dims.push(std::sync::Arc::from(Vec::new()));
+    }
+    dims.insert(b, std::sync::Arc::from(Vec::new()));
+    let batched = Primitive::ShardingConstraint {
+        sharding: oxla_core::ShardingDesc {
+            mesh: sharding.mesh.clone(),
+            dims: dims.into(),
+        },
+    };
+    done(vec![bind1(batched, &[&x])?], vec![Some(b)])
 }
 
 /// The common batch dim when every batched operand has it and one shape,

@@ -163,7 +163,8 @@ fn call_like<'a>(primitive: &'a Primitive, transform: &'static str) -> Result<Ca
         | Primitive::DotGeneral { .. }
         | Primitive::StopGradient
         | Primitive::OptimizationBarrier
-        | Primitive::CheckpointName { .. } => Err(rule_error(
+        | Primitive::CheckpointName { .. }
+        | Primitive::ShardingConstraint { .. } => Err(rule_error(
             transform,
             primitive,
             "internal: not a call-like primitive",

@@ -185,6 +185,15 @@ pub(crate) fn jvp(
             let out = bind1(primitive, &refs(primals))?;
             single(out, tangents.first().cloned().flatten())
         }
+        // Linear: the tangent is laid out as the value is.
+        Primitive::ShardingConstraint { .. } => {
+            let out = bind1(primitive, &refs(primals))?;
+            let tangent = match tangents.first().cloned().flatten() {
+                Some(t) => Some(bind1(primitive, &[&t])?),
+                None => None,
+            };
+            single(out, tangent)
+        }
         Primitive::OptimizationBarrier => barrier_jvp(primitive, primals, tangents, ctx)?,
     };
     finish(primitive, result)

@@ -172,6 +172,10 @@ pub(crate) fn transpose(
             dot_general(primitive, &dot, ct, operands)
         }
         Primitive::CheckpointName { .. } => for_linear(operands, |_, _| Ok(Some(ct.clone()))),
+        // The cotangent is laid out as the value was (as JAX transposes it).
+        Primitive::ShardingConstraint { .. } => for_linear(operands, |_, _| {
+            Ok(Some(crate::ops::bind(primitive.clone(), &[ct])))
+        }),
         Primitive::OptimizationBarrier => optimization_barrier(cts, operands),
         Primitive::Call { .. }
         | Primitive::Remat { .. }

@@ -1,0 +1,93 @@
+//! Arrays over many devices: a [`Mesh`] of devices with named axes, a
+//! [`PartitionSpec`] saying which mesh axes split each dimension, and a
+//! [`NamedSharding`] joining the two, as in JAX. [`device_put`] splits an
+//! array into per-device shards; `jit` compiles functions of sharded
+//! arrays as one SPMD program that XLA's Shardy partitioner splits over the
+//! mesh (the arguments' shardings, or `Jit::in_shardings`, are the
+//! parameters' layouts; results keep the layout XLA chose, or
+//! `Jit::out_shardings`); [`with_sharding_constraint`] pins a layout inside
+//! a function; [`visualize_sharding`] draws which device holds which block.
+
+mod mesh;
+mod named;
+mod placement;
+mod spec;
+pub(crate) mod spmd;
+mod visualize;
+
+pub use mesh::Mesh;
+pub use named::NamedSharding;
+pub(crate) use placement::Sharded;
+pub use placement::device_put;
+pub use spec::{PartitionSpec, SpecEntry};
+pub use visualize::visualize_sharding;
+
+use oxla_core::{Location, Primitive};
+
+use crate::array::Array;
+
+/// `x`, which the partitioner must lay out as `sharding` at this point of
+/// the program (JAX's `jax.lax.with_sharding_constraint`). Outside `jit`
+/// it runs as a one-op program and returns `x` laid out so.
+#[track_caller]
+pub fn with_sharding_constraint(x: &Array, sharding: &NamedSharding) -> Array {
+    with_sharding_constraint_at(x, sharding, mesh::here())
+}
+
+/// [`with_sharding_constraint`] for a use at `location`.
+pub(crate) fn with_sharding_constraint_at(
+    x: &Array,
+    sharding: &NamedSharding,
+    location: Location,
+) -> Array {
+    let aval = match x.aval() {
+        Ok(aval) => aval.clone(),
+        Err(e) => return Array::error(e),
+    };
+    if let Err(e) = sharding.check(&aval, &format!("a value of {aval}"), location) {
+        return Array::error(e);
+    }
+    let primitive = Primitive::ShardingConstraint {
+        sharding: sharding.desc(),
+    };
+    match crate::ops::bind_at(primitive, &[x], location) {
+        Ok(mut outs) => outs.swap_remove(0),
+        Err(e) => Array::error(e),
+    }
+}
+
+impl Array {
+    /// The sharding a program taking this array gives its parameter: its
+    /// named sharding, or, for a layout no spec expresses, replicated on
+    /// its mesh (the blocks are then regathered); `None` off a mesh.
+    pub(crate) fn program_sharding(&self) -> Option<oxla_core::ShardingDesc> {
+        self.sharded().map(|s| match &s.layout.named {
+            Some(named) => named.desc(),
+            None => NamedSharding::replicated(&s.layout.mesh).desc(),
+        })
+    }
+
+    /// The mesh of an array split over one.
+    pub(crate) fn mesh(&self) -> Option<&Mesh> {
+        self.sharded().map(|s| &s.layout.mesh)
+    }
+
+    /// The named sharding of an array split over a mesh (`None` for an
+    /// array on one device, a tracer, or a layout no partition spec of its
+    /// mesh expresses).
+    pub fn sharding(&self) -> Option<NamedSharding> {
+        self.sharded().and_then(|s| s.layout.named.clone())
+    }
+
+    /// The ids of the devices holding the array, in mesh order for a
+    /// sharded array.
+    pub fn device_ids(&self) -> crate::Result<Vec<i64>> {
+        match self.sharded() {
+            Some(s) => Ok(s.layout.mesh.device_ids().to_vec()),
+            None => {
+                let buffer = self.buffer()?;
+                Ok(vec![i64::from(buffer.get().device()?.id()?)])
+            }
+        }
+    }
+}

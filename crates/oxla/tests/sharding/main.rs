@@ -1,0 +1,92 @@
+//! Arrays over 8 CPU devices: meshes, partition specs, device_put, sharded
+//! jit (against JAX's values and JAX's output shardings, computed at test
+//! time by reference.py on 8 CPU devices), sharding constraints under the
+//! transformations, and every way a sharding can be wrong. A test binary
+//! of its own: its client has 8 devices.
+
+mod placement;
+mod programs;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use oxla::{Array, Mesh, NamedSharding, P, PartitionSpec};
+
+/// The client has 8 CPU devices; every test calls this first.
+pub fn eight_devices() {
+    oxla::set_cpu_device_count(8).unwrap();
+}
+
+/// The ('data': 4, 'model': 2) mesh of the reference programs.
+pub fn mesh() -> Mesh {
+    eight_devices();
+    Mesh::new(&[("data", 4), ("model", 2)]).unwrap()
+}
+
+pub fn named(spec: PartitionSpec) -> NamedSharding {
+    NamedSharding::new(&mesh(), spec)
+}
+
+/// The reference programs' inputs: x f32[8,4], w f32[4,6].
+pub fn inputs() -> (Array, Array) {
+    eight_devices();
+    let x: Vec<f32> = (0..32).map(|i| (i as f32 - 10.0) / 7.0).collect();
+    let w: Vec<f32> = (0..24).map(|i| (i as f32 - 5.0) / 11.0).collect();
+    (
+        Array::from_slice(&x, &[8, 4]).unwrap(),
+        Array::from_slice(&w, &[4, 6]).unwrap(),
+    )
+}
+
+/// x split by rows over 'data', w by columns over 'model' (as in
+/// reference.py).
+pub fn sharded_inputs() -> (Array, Array) {
+    let (x, w) = inputs();
+    (
+        oxla::device_put(&x, &named(P!["data", None])).unwrap(),
+        oxla::device_put(&w, &named(P![None, "model"])).unwrap(),
+    )
+}
+
+/// JAX's output of program `name`: values, shape and output spec.
+pub struct Expected {
+    pub value: Vec<f32>,
+    pub shape: Vec<i64>,
+    pub spec: String,
+}
+
+pub fn expected(name: &str) -> Expected {
+    static CASES: OnceLock<BTreeMap<String, serde_json::Value>> = OnceLock::new();
+    let cases = CASES.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sharding/reference.py");
+        serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap()
+    });
+    let case = &cases[name];
+    Expected {
+        value: case["value"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() as f32)
+            .collect(),
+        shape: case["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect(),
+        spec: case["spec"].as_str().unwrap().to_string(),
+    }
+}
+
+/// `got` equals `want` within float32 rounding of a few ops.
+pub fn assert_close(got: &[f32], want: &[f32]) {
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+            "element {i}: {g} vs {w}"
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! Meshes, specs, device_put and visualize_sharding, and their errors.
+
+use oxla::sharding::visualize_sharding;
+use oxla::{Error, Mesh, NamedSharding, P, PartitionSpec};
+
+use crate::{eight_devices, inputs, mesh, named};
+
+#[test]
+fn device_put_splits_an_array_and_to_vec_puts_it_back_together() {
+    let (x, _) = inputs();
+    for spec in [
+        P!["data", None],
+        P![None, "model"],
+        P!["data", "model"],
+        P!["model", "data"],
+        P![["data", "model"]],
+        P![],
+    ] {
+        let sharded = oxla::device_put(&x, &named(spec.clone())).unwrap();
+        assert_eq!(sharded.shape(), &[8, 4]);
+        assert_eq!(sharded.sharding().unwrap(), named(spec.clone()), "{spec}");
+        assert_eq!(
+            sharded.to_vec::<f32>().unwrap(),
+            x.to_vec::<f32>().unwrap(),
+            "{spec}"
+        );
+        assert_eq!(sharded.device_ids().unwrap(), (0..8).collect::<Vec<i64>>());
+    }
+}
+
+#[test]
+fn visualize_sharding_draws_which_devices_hold_which_block() {
+    let (x, _) = inputs();
+    let by_rows = oxla::device_put(&x, &named(P!["data", None])).unwrap();
+    let drawing = visualize_sharding(&by_rows).unwrap();
+    let cells: Vec<&str> = drawing
+        .lines()
+        .filter(|l| l.starts_with('│'))
+        .map(|l| l.trim_matches('│').trim())
+        .collect();
+    // Four row blocks, each held by the two 'model' devices of its row.
+    assert_eq!(
+        cells,
+        ["CPU 0,1", "CPU 2,3", "CPU 4,5", "CPU 6,7"],
+        "{drawing}"
+    );
+
+    let grid = oxla::device_put(&x, &named(P!["data", "model"])).unwrap();
+    let drawing = visualize_sharding(&grid).unwrap();
+    let rows: Vec<Vec<String>> = drawing
+        .lines()
+        .filter(|l| l.starts_with('│'))
+        .map(|l| {
+            l.trim_matches('│')
+                .split('│')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 4, "{drawing}");
+    assert_eq!(rows[1], ["CPU 2", "CPU 3"], "{drawing}");
+
+    let whole = visualize_sharding(&x).unwrap();
+    assert!(whole.contains("CPU 0"), "{whole}");
+}
+
+#[test]
+fn a_mesh_larger_than_the_device_count_is_an_error() {
+    eight_devices();
+    let err = Mesh::new(&[("data", 4), ("model", 4)]).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::Sharding { .. }), "{text}");
+    assert!(text.contains("needs 16 devices"), "{text}");
+    assert!(text.contains("has 8"), "{text}");
+    assert!(text.contains("placement.rs"), "{text}");
+}
+
+#[test]
+fn bad_meshes_are_errors() {
+    eight_devices();
+    let twice = Mesh::new(&[("data", 2), ("data", 2)])
+        .unwrap_err()
+        .to_string();
+    assert!(twice.contains("'data' appears twice"), "{twice}");
+    let empty = Mesh::new(&[("data", 0)]).unwrap_err().to_string();
+    assert!(empty.contains("size 0"), "{empty}");
+}
+
+#[test]
+fn a_spec_naming_an_unknown_axis_is_an_error_naming_the_mesh_axes() {
+    let (x, _) = inputs();
+    let err = oxla::device_put(&x, &named(P!["batch"])).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("'batch'"), "{text}");
+    assert!(text.contains("'data', 'model'"), "{text}");
+    assert!(text.contains("f32[8,4]"), "{text}");
+    assert!(text.contains("placement.rs"), "{text}");
+}
+
+#[test]
+fn an_axis_that_does_not_divide_a_dimension_is_an_error_with_the_sizes() {
+    let (_, w) = inputs();
+    // Dimension 0 of w has size 4; ('data', 'model') splits it 8 ways.
+    let err = oxla::device_put(&w, &named(P![["data", "model"]])).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("dimension 0"), "{text}");
+    assert!(text.contains("size 4"), "{text}");
+    assert!(text.contains("not divisible by 8"), "{text}");
+}
+
+#[test]
+fn a_spec_longer_than_the_rank_or_using_an_axis_twice_is_an_error() {
+    let (x, _) = inputs();
+    let long = oxla::device_put(&x, &named(P!["data", None, "model"]))
+        .unwrap_err()
+        .to_string();
+    assert!(long.contains("3 entries"), "{long}");
+    let twice = oxla::device_put(&x, &named(P!["data", "data"]))
+        .unwrap_err()
+        .to_string();
+    assert!(twice.contains("'data' twice"), "{twice}");
+}
+
+#[test]
+fn specs_print_as_jax_prints_them() {
+    assert_eq!(P!["data", None].to_string(), "P('data', None)");
+    assert_eq!(P![["data", "model"]].to_string(), "P(('data', 'model'))");
+    assert_eq!(PartitionSpec::replicated().to_string(), "P()");
+    let s = NamedSharding::new(&mesh(), P!["data", None]);
+    assert_eq!(
+        s.to_string(),
+        "NamedSharding(mesh=Mesh('data': 4, 'model': 2), spec=P('data'))"
+    );
+}

@@ -1,0 +1,188 @@
+//! Programs over the mesh: jit of sharded arrays against JAX's values and
+//! output shardings, in/out shardings, sharding constraints under grad and
+//! vmap, eager ops, the cache key, donation.
+
+use oxla::{Array, P, jit, numpy as jnp, with_sharding_constraint};
+
+use crate::{assert_close, expected, inputs, named, sharded_inputs};
+
+fn matmul_tanh_sum((x, w): (Array, Array)) -> Array {
+    jnp::sum(&jnp::tanh(&jnp::matmul(&x, &w)), Some(&[0]), false)
+}
+
+#[test]
+fn jit_of_sharded_arrays_matches_jax_and_keeps_the_sharding_xla_chose() {
+    let (x, w) = sharded_inputs();
+    for (name, f) in [
+        (
+            "matmul_tanh_sum",
+            matmul_tanh_sum as fn((Array, Array)) -> Array,
+        ),
+        ("matmul", |(x, w): (Array, Array)| jnp::matmul(&x, &w)),
+    ] {
+        let want = expected(name);
+        let out = jit(f).call((x.clone(), w.clone())).unwrap();
+        assert_eq!(out.shape(), want.shape.as_slice(), "{name}");
+        assert_close(&out.to_vec::<f32>().unwrap(), &want.value);
+        let sharding = out.sharding().expect("a sharded output");
+        assert_eq!(sharding.spec().to_string(), want.spec, "{name}");
+    }
+}
+
+#[test]
+fn the_same_function_on_one_device_gives_the_same_values() {
+    let (x, w) = inputs();
+    let (xs, ws) = sharded_inputs();
+    let f = jit(matmul_tanh_sum);
+    let one = f.call((x, w)).unwrap();
+    let many = f.call((xs, ws)).unwrap();
+    assert!(one.sharding().is_none());
+    assert_close(
+        &many.to_vec::<f32>().unwrap(),
+        &one.to_vec::<f32>().unwrap(),
+    );
+    assert_eq!(f.cache_size(), 2);
+}
+
+#[test]
+fn a_sharding_constraint_is_kept_and_transformations_see_through_it() {
+    let (x, w) = sharded_inputs();
+    let grid = named(P!["data", "model"]);
+    let g = grid.clone();
+    let constrained = move |(x, w): (Array, Array)| {
+        let y = with_sharding_constraint(&jnp::matmul(&x, &w), &g);
+        jnp::sin(&y) * 2.0
+    };
+    let want = expected("constrained");
+    let out = jit(constrained.clone())
+        .call((x.clone(), w.clone()))
+        .unwrap();
+    assert_close(&out.to_vec::<f32>().unwrap(), &want.value);
+    assert_eq!(out.sharding().unwrap().spec().to_string(), want.spec);
+    let text = jit(constrained.clone())
+        .lower(&(x.clone(), w.clone()))
+        .unwrap();
+    assert!(text.contains("sdy.sharding_constraint"), "{text}");
+
+    // grad through the constraint: d/dw sum(sin(x w) * 2) = x^T (2 cos(x w)).
+    let g2 = grid.clone();
+    let loss = move |w: Array, x: &Array| {
+        let y = with_sharding_constraint(&jnp::matmul(x, &w), &g2);
+        jnp::sum(&(jnp::sin(&y) * 2.0), None, false)
+    };
+    let xc = x.clone();
+    let dw = jit(move |w: Array| oxla::grad(|w: Array| loss(w, &xc)).call(w).unwrap())
+        .call(w.clone())
+        .unwrap();
+    let (x1, w1) = inputs();
+    let reference = jnp::matmul(
+        &jnp::transpose(&x1, None),
+        &(jnp::cos(&jnp::matmul(&x1, &w1)) * 2.0),
+    );
+    assert_close(
+        &dw.to_vec::<f32>().unwrap(),
+        &reference.to_vec::<f32>().unwrap(),
+    );
+
+    // vmap over rows: the constraint gains an unsplit batch dimension.
+    let row_constraint = named(P!["model"]);
+    let per_row = oxla::vmap(move |row: Array| {
+        with_sharding_constraint(&(jnp::exp(&row) + 1.0), &row_constraint)
+    });
+    let (x1, _) = inputs();
+    let xs6 = jnp::concatenate(&[&x1, &x1], 1);
+    let out = jit(move |x: Array| per_row.call(x).unwrap())
+        .call(xs6.clone())
+        .unwrap();
+    let reference = jnp::exp(&xs6) + 1.0;
+    assert_close(
+        &out.to_vec::<f32>().unwrap(),
+        &reference.to_vec::<f32>().unwrap(),
+    );
+}
+
+#[test]
+fn eager_ops_on_sharded_arrays_run_on_the_mesh() {
+    let (x, _) = sharded_inputs();
+    let want = expected("elementwise");
+    let out = jnp::exp(&x) + 1.0;
+    assert_close(&out.to_vec::<f32>().unwrap(), &want.value);
+    assert_eq!(out.sharding().unwrap().spec().to_string(), want.spec);
+    let eager = with_sharding_constraint(&inputs().0, &named(P![None, "model"]));
+    assert_eq!(
+        eager.sharding().unwrap().spec().to_string(),
+        "P(None, 'model')"
+    );
+    assert_eq!(
+        eager.to_vec::<f32>().unwrap(),
+        inputs().0.to_vec::<f32>().unwrap()
+    );
+}
+
+#[test]
+fn in_and_out_shardings_lay_out_arguments_and_results() {
+    let (x, w) = inputs();
+    let f = jit(|(x, w): (Array, Array)| jnp::matmul(&x, &w))
+        .in_shardings(vec![
+            Some(named(P!["data"])),
+            Some(named(P![None, "model"])),
+        ])
+        .out_shardings(vec![Some(named(P![]))]);
+    let out = f.call((x.clone(), w.clone())).unwrap();
+    assert_eq!(out.sharding().unwrap().spec().to_string(), "P()");
+    let reference = jnp::matmul(&x, &w);
+    assert_close(
+        &out.to_vec::<f32>().unwrap(),
+        &reference.to_vec::<f32>().unwrap(),
+    );
+    let text = f.lower(&(x, w)).unwrap();
+    assert!(text.contains("sdy.mesh"), "{text}");
+    assert!(text.contains("mhlo.num_partitions = 8"), "{text}");
+}
+
+#[test]
+fn an_input_sharded_otherwise_than_in_shardings_is_an_error_naming_both() {
+    let (x, w) = sharded_inputs();
+    let f = jit(|(x, w): (Array, Array)| jnp::matmul(&x, &w))
+        .in_shardings(vec![Some(named(P![None, "model"])), None]);
+    let err = f.call((x, w)).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("argument 0"), "{text}");
+    assert!(text.contains("P('data')"), "{text}");
+    assert!(text.contains("P(None, 'model')"), "{text}");
+    assert!(text.contains("programs.rs"), "{text}");
+}
+
+#[test]
+fn the_sharding_is_part_of_the_cache_key() {
+    let (x, _) = inputs();
+    let f = jit(|x: Array| jnp::sin(&x));
+    let rows = oxla::device_put(&x, &named(P!["data"])).unwrap();
+    let rows_again = oxla::device_put(&x, &named(P!["data"])).unwrap();
+    let cols = oxla::device_put(&x, &named(P![None, "model"])).unwrap();
+    f.call(rows).unwrap();
+    f.call(rows_again).unwrap();
+    assert_eq!(f.cache_size(), 1, "the same sharding hits");
+    let why = f.explain_miss(&cols).unwrap().expect("a miss");
+    assert!(why.contains("changed sharding"), "{why}");
+    assert!(why.contains("P(None, 'model')"), "{why}");
+    f.call(cols).unwrap();
+    assert_eq!(f.cache_size(), 2, "another sharding recompiles");
+}
+
+#[test]
+fn donated_sharded_arguments_are_updated_in_place() {
+    let (x, _) = sharded_inputs();
+    let step = jit(|x: Array| x * 0.5 + 1.0).donate(&[0]);
+    let mut value = x.clone();
+    let mut reference = inputs().0;
+    for _ in 0..3 {
+        value = step.call(value).unwrap();
+        reference = reference * 0.5 + 1.0;
+    }
+    assert_close(
+        &value.to_vec::<f32>().unwrap(),
+        &reference.to_vec::<f32>().unwrap(),
+    );
+    assert!(x.to_vec::<f32>().is_err(), "the donated input is gone");
+}
