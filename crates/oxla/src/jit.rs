@@ -351,7 +351,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         let traced = trace(&self.f, args, &key.avals, location)?;
         let (aliases, _) = self.aliases(&traced, &key);
         let (args, results) = self.shardings(&traced, &key, location)?;
-        let args = with_replicated_defaults(&traced.jaxpr, &args, &results)?;
+        let (args, results) = program_layouts(&traced.jaxpr, args, results, &aliases)?;
         Ok(oxla_lower::lower(
             &traced.jaxpr,
             &oxla_lower::Lowering {
@@ -412,8 +412,8 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
                     .collect();
                 let known: Vec<&crate::sharding::Mesh> = known.iter().collect();
                 let mesh = spmd::mesh_of(&desc, &known)?;
-                let arg_shardings =
-                    with_replicated_defaults(&traced.jaxpr, &arg_shardings, &result_shardings)?;
+                let (arg_shardings, result_shardings) =
+                    program_layouts(&traced.jaxpr, arg_shardings, result_shardings, &aliases)?;
                 let lowered_at = start.elapsed();
                 let (program, source) = spmd::compile(
                     &traced.jaxpr,
@@ -579,26 +579,37 @@ fn top_level_leaves(tree: &TreeDef) -> Vec<std::ops::Range<usize>> {
         .collect()
 }
 
-/// The parameter shardings of a program that runs on a mesh: parameters
-/// without one (constants, arrays on one device, scalars) are replicated
-/// on it. Unchanged when the program runs on one device.
-fn with_replicated_defaults(
+/// The parameter and result shardings of a program that runs on a mesh:
+/// parameters without one (constants, arrays on one device, scalars) are
+/// replicated on it, and a result that reuses a donated parameter's buffer
+/// gets that parameter's layout unless one was asked for (XLA aliases
+/// buffers of the same per-device size only). Unchanged when the program
+/// runs on one device.
+#[allow(clippy::type_complexity)]
+fn program_layouts(
     jaxpr: &Jaxpr,
-    args: &[Option<ShardingDesc>],
-    results: &[Option<ShardingDesc>],
-) -> Result<Vec<Option<ShardingDesc>>> {
-    let Some(mesh) = oxla_lower::program_mesh(jaxpr, args, results)? else {
-        return Ok(args.to_vec());
+    args: Vec<Option<ShardingDesc>>,
+    mut results: Vec<Option<ShardingDesc>>,
+    aliases: &[(usize, usize)],
+) -> Result<(Vec<Option<ShardingDesc>>, Vec<Option<ShardingDesc>>)> {
+    let Some(mesh) = oxla_lower::program_mesh(jaxpr, &args, &results)? else {
+        return Ok((args, results));
     };
-    Ok(args
-        .iter()
+    let args: Vec<Option<ShardingDesc>> = args
+        .into_iter()
         .map(|s| {
-            Some(s.clone().unwrap_or_else(|| ShardingDesc {
+            Some(s.unwrap_or_else(|| ShardingDesc {
                 mesh: mesh.clone(),
                 dims: Vec::new().into(),
             }))
         })
-        .collect())
+        .collect();
+    for &(param, output) in aliases {
+        if results[output].is_none() {
+            results[output] = args[param].clone();
+        }
+    }
+    Ok((args, results))
 }
 
 /// The program's argument indices (`consts` constants, then `leaves`

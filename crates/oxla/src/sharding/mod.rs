@@ -18,7 +18,7 @@ mod visualize;
 pub use mesh::Mesh;
 pub use named::NamedSharding;
 pub(crate) use placement::Sharded;
-pub use placement::device_put;
+pub use placement::{device_put, device_put_tree};
 pub use spec::{PartitionSpec, SpecEntry};
 pub use visualize::visualize_sharding;
 

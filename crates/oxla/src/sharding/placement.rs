@@ -105,7 +105,11 @@ pub(crate) fn scatter(whole: &HostArray, mesh: &Mesh, layout: &HloSharding) -> R
 /// constraint instead (as JAX's `device_put` under `jit`).
 #[track_caller]
 pub fn device_put(x: &Array, sharding: &NamedSharding) -> Result<Array> {
-    let location = super::mesh::here();
+    device_put_at(x, sharding, super::mesh::here())
+}
+
+/// [`device_put`] for a call at `location`.
+fn device_put_at(x: &Array, sharding: &NamedSharding, location: Location) -> Result<Array> {
     if x.is_traced() {
         return super::with_sharding_constraint_at(x, sharding, location)
             .check()
@@ -117,6 +121,31 @@ pub fn device_put(x: &Array, sharding: &NamedSharding) -> Result<Array> {
     let whole = x.to_host()?;
     let shards = scatter(&whole, sharding.mesh(), &layout.hlo)?;
     Ok(Array::wrap_sharded(Sharded { shards, layout }, aval))
+}
+
+/// Every leaf of `tree` laid out as `sharding(path, leaf)` says (`path` is
+/// the leaf's pytree path, `layers[0].kernel`), as `jax.device_put` of a
+/// pytree with a pytree of shardings.
+#[track_caller]
+pub fn device_put_tree<T: crate::pytree::Pytree>(
+    tree: &T,
+    sharding: impl Fn(&str, &Array) -> NamedSharding,
+) -> Result<T> {
+    let location = super::mesh::here();
+    let (leaves, def) = tree.flatten();
+    let paths = def.leaf_paths();
+    let put = leaves
+        .iter()
+        .zip(&paths)
+        .map(|(leaf, path)| {
+            device_put_at(
+                leaf,
+                &sharding(path.trim_start_matches('.'), leaf),
+                location,
+            )
+        })
+        .collect::<Result<Vec<Array>>>()?;
+    T::unflatten_from(&def, &mut put.into_iter())
 }
 
 /// The buffers of `x` for each device of `mesh`, laid out as `layout`:

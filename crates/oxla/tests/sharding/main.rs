@@ -6,6 +6,7 @@
 
 mod placement;
 mod programs;
+mod training;
 
 use std::collections::BTreeMap;
 use std::path::Path;

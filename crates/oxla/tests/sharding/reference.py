@@ -65,7 +65,17 @@ def constrained(x, w):
     return jnp.sin(y) * 2.0
 
 
+def tensor_parallel_mlp(x, w1, w2):
+    return jax.nn.relu(x @ w1) @ w2
+
+
+w1 = (np.arange(4 * 8, dtype=np.float32).reshape(4, 8) - 13.0) / 9.0
+w2 = (np.arange(8 * 4, dtype=np.float32).reshape(8, 4) - 7.0) / 10.0
+w1s = jax.device_put(w1, named(None, "model"))
+w2s = jax.device_put(w2, named("model", None))
+
 cases = {
+    "tensor_parallel_mlp": run(tensor_parallel_mlp, xs, w1s, w2s),
     "matmul_tanh_sum": run(matmul_tanh_sum, xs, ws),
     "matmul": run(matmul, xs, ws),
     "constrained": run(constrained, xs, ws),
