@@ -40,10 +40,10 @@ pub fn data(shape: &[i64], scale: f32, seed: u64) -> anyhow::Result<Array> {
     Ok(Array::from_slice(&values, shape)?)
 }
 
-/// The MLP's parameters and a batch.
-pub fn mlp_args() -> anyhow::Result<(Vec<Layer>, Array, Array)> {
+/// The MLP's parameters (784-512-512-10).
+pub fn mlp_params() -> anyhow::Result<Vec<Layer>> {
     let sizes = [784i64, 512, 512, 10];
-    let params: Vec<Layer> = sizes
+    sizes
         .windows(2)
         .enumerate()
         .map(|(i, w)| {
@@ -52,11 +52,21 @@ pub fn mlp_args() -> anyhow::Result<(Vec<Layer>, Array, Array)> {
                 jnp::zeros(&[w[1]], DType::F32)?,
             ))
         })
-        .collect::<anyhow::Result<_>>()?;
-    let x = data(&[128, 784], 1.0, 10)?;
-    let labels: Vec<i32> = (0..128).map(|i| i * 7 % 10).collect();
-    let y = nn::one_hot(&Array::from_slice(&labels, &[128])?, 10);
-    Ok((params, x, y))
+        .collect()
+}
+
+/// A batch of `n` inputs and one-hot labels.
+pub fn mlp_batch(n: i64) -> anyhow::Result<(Array, Array)> {
+    let x = data(&[n, 784], 1.0, 10)?;
+    let labels: Vec<i32> = (0..n as i32).map(|i| i * 7 % 10).collect();
+    let y = nn::one_hot(&Array::from_slice(&labels, &[n])?, 10);
+    Ok((x, y))
+}
+
+/// The MLP's parameters and a batch of 128.
+pub fn mlp_args() -> anyhow::Result<(Vec<Layer>, Array, Array)> {
+    let (x, y) = mlp_batch(128)?;
+    Ok((mlp_params()?, x, y))
 }
 
 /// Learning rate of the benchmarks' SGD step.

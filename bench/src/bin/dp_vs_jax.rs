@@ -8,8 +8,8 @@
 //! `cargo run --release -p oxla-bench --bin dp_vs_jax`
 
 use oxla::sharding::device_put_tree;
-use oxla::{Array, Mesh, NamedSharding, P, jit, nn};
-use oxla_bench::mlp::{Layer, data, train_step};
+use oxla::{Mesh, NamedSharding, P, jit};
+use oxla_bench::mlp::{mlp_batch, mlp_params, train_step};
 use oxla_bench::twin::Twin;
 
 const BATCH: i64 = 1024;
@@ -20,24 +20,9 @@ fn main() -> anyhow::Result<()> {
     let mesh = Mesh::new(&[("data", 8)])?;
     let replicated = NamedSharding::replicated(&mesh);
     let rows = NamedSharding::new(&mesh, P!["data"]);
-    let sizes = [784i64, 512, 512, 10];
-    let params: Vec<Layer> = sizes
-        .windows(2)
-        .enumerate()
-        .map(|(i, w)| {
-            Ok((
-                data(&[w[0], w[1]], 0.05, i as u64)?,
-                oxla::numpy::zeros(&[w[1]], oxla::DType::F32)?,
-            ))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    let mut params = device_put_tree(&params, |_, _| replicated.clone())?;
-    let x = oxla::device_put(&data(&[BATCH, 784], 1.0, 10)?, &rows)?;
-    let labels: Vec<i32> = (0..BATCH as i32).map(|i| i * 7 % 10).collect();
-    let y = oxla::device_put(
-        &nn::one_hot(&Array::from_slice(&labels, &[BATCH])?, 10),
-        &rows,
-    )?;
+    let mut params = device_put_tree(&mlp_params()?, |_, _| replicated.clone())?;
+    let (x, y) = mlp_batch(BATCH)?;
+    let (x, y) = (oxla::device_put(&x, &rows)?, oxla::device_put(&y, &rows)?);
     let step = jit(train_step).donate(&[0]);
     let (first, first_loss) = step.call((params, x.clone(), y.clone()))??;
     params = first;

@@ -86,19 +86,7 @@ impl ShardingDesc {
 
     /// The spec part, as JAX prints a `PartitionSpec`: `P('data', None)`.
     pub fn spec_text(&self) -> String {
-        let dims: Vec<String> = self
-            .dims
-            .iter()
-            .map(|axes| match axes.len() {
-                0 => "None".to_string(),
-                1 => format!("'{}'", axes[0]),
-                _ => {
-                    let names: Vec<String> = axes.iter().map(|a| format!("'{a}'")).collect();
-                    format!("({})", names.join(", "))
-                }
-            })
-            .collect();
-        format!("P({})", dims.join(", "))
+        spec_text(self.dims.iter().map(|axes| axes.iter()))
     }
 
     /// How many pieces dimension `dim` is cut into.
@@ -121,6 +109,28 @@ impl fmt::Display for ShardingDesc {
             self.spec_text()
         )
     }
+}
+
+/// A partition spec as JAX prints it, from each dimension's mesh axes:
+/// `P('data', None, ('x', 'y'))`.
+pub fn spec_text<'a, A: AsRef<str> + ?Sized + 'a>(
+    entries: impl IntoIterator<Item = impl IntoIterator<Item = &'a A>>,
+) -> String {
+    let parts: Vec<String> = entries
+        .into_iter()
+        .map(|axes| {
+            let names: Vec<String> = axes
+                .into_iter()
+                .map(|a| format!("'{}'", a.as_ref()))
+                .collect();
+            match names.len() {
+                0 => "None".to_string(),
+                1 => names[0].clone(),
+                _ => format!("({})", names.join(", ")),
+            }
+        })
+        .collect();
+    format!("P({})", parts.join(", "))
 }
 
 /// That `sharding` fits an array of type `aval`: one entry per dimension at

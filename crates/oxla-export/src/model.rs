@@ -388,21 +388,7 @@ pub struct NamedSharding {
 impl fmt::Display for NamedSharding {
     /// `P('x', None) over mesh {'x': 2, 'y': 2}`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let spec: Vec<String> = self
-            .spec
-            .iter()
-            .map(|axes| match axes.len() {
-                0 => "None".to_string(),
-                1 => format!("'{}'", axes[0]),
-                _ => format!(
-                    "({})",
-                    axes.iter()
-                        .map(|a| format!("'{a}'"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            })
-            .collect();
+        let spec = oxla_core::sharding::spec_text(self.spec.iter().map(|axes| axes.iter()));
         let mesh: Vec<String> = self
             .mesh
             .axis_names
@@ -410,12 +396,7 @@ impl fmt::Display for NamedSharding {
             .zip(&self.mesh.axis_sizes)
             .map(|(n, s)| format!("'{n}': {s}"))
             .collect();
-        write!(
-            f,
-            "P({}) over mesh {{{}}}",
-            spec.join(", "),
-            mesh.join(", ")
-        )
+        write!(f, "{spec} over mesh {{{}}}", mesh.join(", "))
     }
 }
 

@@ -69,22 +69,9 @@ impl PartitionSpec {
 impl fmt::Display for PartitionSpec {
     /// `P('data', None)`, as JAX prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = self
-            .0
-            .iter()
-            .map(|e| match e.0.as_slice() {
-                [] => "None".to_string(),
-                [one] => format!("'{one}'"),
-                many => format!(
-                    "({})",
-                    many.iter()
-                        .map(|a| format!("'{a}'"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            })
-            .collect();
-        write!(f, "P({})", parts.join(", "))
+        f.write_str(&oxla_core::sharding::spec_text(
+            self.0.iter().map(|e| e.0.iter()),
+        ))
     }
 }
 
