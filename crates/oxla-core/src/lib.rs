@@ -26,5 +26,5 @@ pub use primitive::{
     GatherMode, Precision, Primitive, ReduceOp, RematPolicy, ScatterDimensionNumbers, ScatterOp,
     TypeClass, UnaryOp, WindowOp,
 };
-pub use sharding::{MeshDesc, ShardingDesc};
+pub use sharding::{AxisGroup, MeshDesc, ShardingDesc};
 pub use subjaxpr::{OpaqueRule, SubJaxpr};

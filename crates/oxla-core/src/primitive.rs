@@ -763,6 +763,72 @@ pub enum Primitive {
         /// The layout.
         sharding: crate::sharding::ShardingDesc,
     },
+    /// `shard_map`: `jaxpr` runs on every device of the mesh, on the
+    /// device's blocks of the operands (cut as `in_shardings` say), and its
+    /// results are the blocks of the outputs (put together as
+    /// `out_shardings` say). Every mesh axis is manual inside.
+    ShardMap {
+        /// The per-device function.
+        jaxpr: SubJaxpr,
+        /// How each operand is cut into blocks.
+        in_shardings: Vec<crate::sharding::ShardingDesc>,
+        /// How each result is put together from blocks.
+        out_shardings: Vec<crate::sharding::ShardingDesc>,
+    },
+    /// `psum`, `pmax`, `pmin`: the elementwise reduction of the operand
+    /// over the devices of each group (inside `shard_map`).
+    AllReduce {
+        /// Sum, Max or Min.
+        op: ReduceOp,
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+    },
+    /// `all_gather`: the group's operands stacked (or, `tiled`,
+    /// concatenated) along `dim`, in the order of the devices' indices.
+    AllGather {
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+        /// Where the gathered dimension goes.
+        dim: usize,
+        /// Concatenate instead of stacking.
+        tiled: bool,
+    },
+    /// `psum_scatter`: the sum over the group, of which each device keeps
+    /// its own block along `dim` (with `tiled`; else `dim` has the group's
+    /// size and is removed).
+    ReduceScatter {
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+        /// The scattered dimension.
+        dim: usize,
+        /// Keep the dimension (as a block) instead of removing it.
+        tiled: bool,
+    },
+    /// `all_to_all`: each device splits `split_dim` into one block per
+    /// group member, sends block `j` to member `j`, and concatenates what it
+    /// receives along `concat_dim`.
+    AllToAll {
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+        /// The dimension split and sent.
+        split_dim: usize,
+        /// The dimension received blocks are concatenated along.
+        concat_dim: usize,
+    },
+    /// `ppermute`: device with index `src` along the group sends its
+    /// operand to the device with index `dst`, for each `(src, dst)`;
+    /// devices nobody sends to get zeros.
+    Ppermute {
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+        /// `(source, destination)` indices within a group.
+        perm: Vec<(usize, usize)>,
+    },
+    /// `axis_index`: this device's index along the group's axes (int32).
+    AxisIndex {
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+    },
     /// A checkpointed (rematerialized) call: reverse mode keeps only what
     /// the policy allows and recomputes the rest.
     Remat {
@@ -899,6 +965,19 @@ impl Primitive {
             Primitive::OptimizationBarrier => "optimization_barrier",
             Primitive::CheckpointName { .. } => "name",
             Primitive::ShardingConstraint { .. } => "sharding_constraint",
+            Primitive::ShardMap { .. } => "shard_map",
+            Primitive::AllReduce {
+                op: ReduceOp::Max, ..
+            } => "pmax",
+            Primitive::AllReduce {
+                op: ReduceOp::Min, ..
+            } => "pmin",
+            Primitive::AllReduce { .. } => "psum",
+            Primitive::AllGather { .. } => "all_gather",
+            Primitive::ReduceScatter { .. } => "reduce_scatter",
+            Primitive::AllToAll { .. } => "all_to_all",
+            Primitive::Ppermute { .. } => "ppermute",
+            Primitive::AxisIndex { .. } => "axis_index",
             Primitive::Remat { .. } => "checkpoint",
             Primitive::CustomJvpCall { .. } => "custom_jvp_call",
             Primitive::CustomVjpCall { .. } => "custom_vjp_call",
@@ -976,6 +1055,73 @@ impl Primitive {
             ],
             Primitive::CheckpointName { name } => vec![format!("name={name}")],
             Primitive::ShardingConstraint { sharding } => vec![format!("sharding={sharding}")],
+            Primitive::ShardMap {
+                jaxpr,
+                in_shardings,
+                out_shardings,
+            } => {
+                let specs = |s: &[crate::sharding::ShardingDesc]| {
+                    let texts: Vec<String> = s.iter().map(|d| d.spec_text()).collect();
+                    format!("({},)", texts.join(", "))
+                };
+                vec![
+                    format!("jaxpr={}", nested(jaxpr.jaxpr(), pad)),
+                    format!(
+                        "mesh={}",
+                        in_shardings
+                            .first()
+                            .or(out_shardings.first())
+                            .map(|s| s.mesh.to_string())
+                            .unwrap_or_default()
+                    ),
+                    format!("in_specs={}", specs(in_shardings)),
+                    format!("out_specs={}", specs(out_shardings)),
+                ]
+            }
+            Primitive::AllReduce { group, .. } => vec![
+                format!(
+                    "axes=({}{})",
+                    group
+                        .axes
+                        .iter()
+                        .map(|a| format!("'{a}'"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if group.axes.len() == 1 { "," } else { "" }
+                ),
+                "axis_index_groups=None".to_string(),
+            ],
+            Primitive::AllGather { group, dim, tiled } => vec![
+                format!("all_gather_dimension={dim}"),
+                format!("axis_name={}", group.names()),
+                format!("axis_size={}", group.size()),
+                format!("tiled={}", if *tiled { "True" } else { "False" }),
+            ],
+            Primitive::ReduceScatter { group, dim, tiled } => vec![
+                format!("axis_name={}", group.names()),
+                format!("scatter_dimension={dim}"),
+                format!("tiled={}", if *tiled { "True" } else { "False" }),
+            ],
+            Primitive::AllToAll {
+                group,
+                split_dim,
+                concat_dim,
+            } => vec![
+                format!("axis_name={}", group.names()),
+                format!("concat_axis={concat_dim}"),
+                format!("split_axis={split_dim}"),
+            ],
+            Primitive::Ppermute { group, perm } => vec![
+                format!("axis_name={}", group.names()),
+                format!(
+                    "perm=({})",
+                    perm.iter()
+                        .map(|(a, b)| format!("({a}, {b})"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ],
+            Primitive::AxisIndex { group } => vec![format!("axis_name={}", group.names())],
             Primitive::Remat {
                 jaxpr,
                 policy,

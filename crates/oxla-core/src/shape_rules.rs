@@ -917,6 +917,119 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
             crate::sharding::check_sharding(sharding, inputs[0])?;
             Ok(vec![inputs[0].clone()])
         }
+        Primitive::ShardMap {
+            jaxpr,
+            in_shardings,
+            out_shardings,
+        } => shard_map_avals(jaxpr.jaxpr(), in_shardings, out_shardings, inputs),
+        Primitive::AllReduce { op, .. } => {
+            expect_arity(inputs, 1)?;
+            match op {
+                ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min => Ok(vec![inputs[0].clone()]),
+                ReduceOp::Prod | ReduceOp::And | ReduceOp::Or => Err(format!(
+                    "{op:?} is not a collective reduction (sum, max, min)"
+                )),
+            }
+        }
+        Primitive::AllGather { group, dim, tiled } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            let n = group.size() as i64;
+            let mut shape = x.shape.to_vec();
+            if *tiled {
+                let d = shape
+                    .get_mut(*dim)
+                    .ok_or_else(|| format!("dimension {dim} is out of range for {x}"))?;
+                *d *= n;
+            } else {
+                if *dim > shape.len() {
+                    return Err(format!("dimension {dim} is out of range for {x}"));
+                }
+                shape.insert(*dim, n);
+            }
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Primitive::ReduceScatter { group, dim, tiled } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            let n = group.size() as i64;
+            let size = *x
+                .shape
+                .get(*dim)
+                .ok_or_else(|| format!("dimension {dim} is out of range for {x}"))?;
+            let mut shape = x.shape.to_vec();
+            if *tiled {
+                if size % n != 0 {
+                    return Err(format!(
+                        "dimension {dim} of {x} (size {size}) is not divisible by the {n} \
+                         devices of axes {}",
+                        group.names()
+                    ));
+                }
+                shape[*dim] = size / n;
+            } else {
+                if size != n {
+                    return Err(format!(
+                        "dimension {dim} of {x} has size {size}, but axes {} have {n} devices \
+                         (without tiled it must match)",
+                        group.names()
+                    ));
+                }
+                shape.remove(*dim);
+            }
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Primitive::AllToAll {
+            group,
+            split_dim,
+            concat_dim,
+        } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            let n = group.size() as i64;
+            let rank = x.shape.len();
+            if *split_dim >= rank || *concat_dim >= rank {
+                return Err(format!(
+                    "split dimension {split_dim} or concat dimension {concat_dim} is out of \
+                     range for {x}"
+                ));
+            }
+            if x.shape[*split_dim] % n != 0 {
+                return Err(format!(
+                    "dimension {split_dim} of {x} (size {}) is not divisible by the {n} devices \
+                     of axes {}",
+                    x.shape[*split_dim],
+                    group.names()
+                ));
+            }
+            let mut shape = x.shape.to_vec();
+            shape[*split_dim] /= n;
+            shape[*concat_dim] *= n;
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Primitive::Ppermute { group, perm } => {
+            expect_arity(inputs, 1)?;
+            let n = group.size();
+            for (i, &(src, dst)) in perm.iter().enumerate() {
+                if src >= n || dst >= n {
+                    return Err(format!(
+                        "pair ({src}, {dst}) names an index beyond the {n} devices of axes {}",
+                        group.names()
+                    ));
+                }
+                if perm[..i].iter().any(|&(s, d)| s == src || d == dst) {
+                    return Err(format!(
+                        "pair ({src}, {dst}) repeats a source or a destination; a permutation \
+                         sends from and to each device at most once"
+                    ));
+                }
+            }
+            Ok(vec![inputs[0].clone()])
+        }
+        Primitive::AxisIndex { .. } => {
+            expect_arity(inputs, 0)?;
+            Ok(vec![Aval::new(DType::I32, &[])])
+        }
         Primitive::OptimizationBarrier => Ok(inputs.iter().map(|a| (*a).clone()).collect()),
         Primitive::Cond { branches } => cond_avals(branches, inputs),
         Primitive::While {
@@ -1086,6 +1199,82 @@ fn call_avals(jaxpr: &crate::jaxpr::Jaxpr, inputs: &[&Aval]) -> RuleResult<Vec<A
         }
     }
     Ok(jaxpr.out_avals())
+}
+
+/// The global results of a `shard_map`: each operand's block must be the
+/// body's parameter type, and each result is the body's result tiled as its
+/// out sharding says.
+fn shard_map_avals(
+    body: &crate::jaxpr::Jaxpr,
+    in_shardings: &[crate::sharding::ShardingDesc],
+    out_shardings: &[crate::sharding::ShardingDesc],
+    inputs: &[&Aval],
+) -> RuleResult<Vec<Aval>> {
+    if inputs.len() != in_shardings.len() || inputs.len() != body.invars.len() {
+        return Err(format!(
+            "{} operands for {} in_specs and a body of {} parameters",
+            inputs.len(),
+            in_shardings.len(),
+            body.invars.len()
+        ));
+    }
+    if out_shardings.len() != body.outvars.len() {
+        return Err(format!(
+            "{} out_specs for a body of {} results",
+            out_shardings.len(),
+            body.outvars.len()
+        ));
+    }
+    for (i, ((x, sharding), var)) in inputs
+        .iter()
+        .zip(in_shardings)
+        .zip(&body.invars)
+        .enumerate()
+    {
+        crate::sharding::check_sharding(sharding, x).map_err(|e| format!("operand {i}: {e}"))?;
+        let block: Vec<i64> = x
+            .shape
+            .iter()
+            .enumerate()
+            .map(|(d, &n)| n / sharding.tiles(d) as i64)
+            .collect();
+        let want = body.aval(*var);
+        if want.dtype != x.dtype || want.shape.as_slice() != block.as_slice() {
+            return Err(format!(
+                "operand {i} is {x}, whose blocks under {} are {}[{}], but the body takes {want}",
+                sharding.spec_text(),
+                x.dtype,
+                block
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ));
+        }
+    }
+    body.outvars
+        .iter()
+        .zip(out_shardings)
+        .map(|(o, sharding)| {
+            let block = body.atom_aval(o);
+            if sharding.dims.len() > block.shape.len() {
+                return Err(format!(
+                    "out spec {} has more entries than the {} dimensions of the body's result {block}",
+                    sharding.spec_text(),
+                    block.shape.len()
+                ));
+            }
+            let shape: Vec<i64> = block
+                .shape
+                .iter()
+                .enumerate()
+                .map(|(d, &n)| n * sharding.tiles(d) as i64)
+                .collect();
+            let mut out = block.with_shape(&shape);
+            out.weak_type = block.weak_type;
+            Ok(out)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -71,6 +71,12 @@ impl ShardingDesc {
     /// mesh called `mesh_symbol`: `#sdy.sharding<@mesh, [{"data"}, {}]>`
     /// (one entry per dimension; those past the spec are not split).
     pub fn sdy_attribute(&self, mesh_symbol: &str, rank: usize) -> String {
+        format!("#sdy.sharding{}", self.sdy_body(mesh_symbol, rank))
+    }
+
+    /// The part of the Shardy attribute after its name, `<@mesh, [{"data"}, {}]>`
+    /// (how a list of shardings, `#sdy.sharding_per_value<[...]>`, spells each).
+    pub fn sdy_body(&self, mesh_symbol: &str, rank: usize) -> String {
         let dims: Vec<String> = (0..rank.max(self.dims.len()))
             .map(|d| {
                 let names: Vec<String> = self
@@ -81,7 +87,7 @@ impl ShardingDesc {
                 format!("{{{}}}", names.join(", "))
             })
             .collect();
-        format!("#sdy.sharding<@{mesh_symbol}, [{}]>", dims.join(", "))
+        format!("<@{mesh_symbol}, [{}]>", dims.join(", "))
     }
 
     /// The spec part, as JAX prints a `PartitionSpec`: `P('data', None)`.
@@ -108,6 +114,102 @@ impl fmt::Display for ShardingDesc {
             self.mesh,
             self.spec_text()
         )
+    }
+}
+
+/// Mesh axes a collective runs over, inside `shard_map` on `mesh`: the
+/// devices that differ only in their positions along `axes` form a group.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AxisGroup {
+    /// The mesh.
+    pub mesh: MeshDesc,
+    /// The axes, major first.
+    pub axes: Arc<[Arc<str>]>,
+}
+
+impl AxisGroup {
+    /// Number of devices in a group.
+    pub fn size(&self) -> usize {
+        self.axes
+            .iter()
+            .map(|a| self.mesh.axis_size(a).unwrap_or(1))
+            .product()
+    }
+
+    /// Mesh axis indices of the group's axes, and of the others.
+    fn split_axes(&self) -> (Vec<usize>, Vec<usize>) {
+        let index = |name: &str| self.mesh.axes.iter().position(|(n, _)| &**n == name);
+        let inner: Vec<usize> = self.axes.iter().filter_map(|a| index(a)).collect();
+        let outer = (0..self.mesh.axes.len())
+            .filter(|a| !inner.contains(a))
+            .collect();
+        (inner, outer)
+    }
+
+    /// The stride of mesh axis `axis` in row-major mesh positions.
+    pub fn stride(&self, axis: usize) -> usize {
+        self.mesh.axes[axis + 1..].iter().map(|(_, n)| n).product()
+    }
+
+    /// The groups, as mesh positions (partition ids): one group per
+    /// position along the other axes (row-major), each listing its devices
+    /// in the order of their index along `axes` (row-major, major first).
+    pub fn groups(&self) -> Vec<Vec<i64>> {
+        let (inner, outer) = self.split_axes();
+        let sizes =
+            |axes: &[usize]| -> Vec<usize> { axes.iter().map(|&a| self.mesh.axes[a].1).collect() };
+        let combos = |axes: &[usize]| -> Vec<Vec<usize>> {
+            let mut out: Vec<Vec<usize>> = vec![Vec::new()];
+            for size in sizes(axes) {
+                out = out
+                    .into_iter()
+                    .flat_map(|prefix| {
+                        (0..size).map(move |i| {
+                            let mut next = prefix.clone();
+                            next.push(i);
+                            next
+                        })
+                    })
+                    .collect();
+            }
+            out
+        };
+        let position = |axes: &[usize], coords: &[usize]| -> usize {
+            axes.iter()
+                .zip(coords)
+                .map(|(&a, &c)| c * self.stride(a))
+                .sum()
+        };
+        combos(&outer)
+            .iter()
+            .map(|o| {
+                let base = position(&outer, o);
+                combos(&inner)
+                    .iter()
+                    .map(|i| (base + position(&inner, i)) as i64)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The mesh axis indices of the group's axes, major first.
+    pub fn axis_indices(&self) -> Vec<usize> {
+        self.split_axes().0
+    }
+
+    /// `'data'` or `('data', 'model')`, as JAX names axes.
+    pub fn names(&self) -> String {
+        match self.axes.len() {
+            1 => format!("'{}'", self.axes[0]),
+            _ => format!(
+                "({})",
+                self.axes
+                    .iter()
+                    .map(|a| format!("'{a}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
     }
 }
 
@@ -178,15 +280,38 @@ pub fn check_sharding(sharding: &ShardingDesc, aval: &crate::aval::Aval) -> Resu
     Ok(())
 }
 
-/// The meshes of every sharding constraint in `jaxpr` and the jaxprs it
+/// The mesh a primitive names, if it names one.
+fn primitive_mesh(primitive: &crate::primitive::Primitive) -> Option<&MeshDesc> {
+    use crate::primitive::Primitive;
+    match primitive {
+        Primitive::ShardingConstraint { sharding } => Some(&sharding.mesh),
+        Primitive::ShardMap {
+            in_shardings,
+            out_shardings,
+            ..
+        } => in_shardings
+            .first()
+            .or(out_shardings.first())
+            .map(|s| &s.mesh),
+        Primitive::AllReduce { group, .. }
+        | Primitive::AllGather { group, .. }
+        | Primitive::ReduceScatter { group, .. }
+        | Primitive::AllToAll { group, .. }
+        | Primitive::Ppermute { group, .. }
+        | Primitive::AxisIndex { group } => Some(&group.mesh),
+        _ => None,
+    }
+}
+
+/// The meshes of every sharding constraint, `shard_map` and collective in `jaxpr` and the jaxprs it
 /// nests, each once, in order of appearance.
-pub fn constraint_meshes(jaxpr: &crate::jaxpr::Jaxpr) -> Vec<MeshDesc> {
+pub fn program_meshes(jaxpr: &crate::jaxpr::Jaxpr) -> Vec<MeshDesc> {
     fn walk(jaxpr: &crate::jaxpr::Jaxpr, found: &mut Vec<MeshDesc>) {
         for eqn in &jaxpr.eqns {
-            if let crate::primitive::Primitive::ShardingConstraint { sharding } = &eqn.primitive
-                && !found.contains(&sharding.mesh)
+            if let Some(mesh) = primitive_mesh(&eqn.primitive)
+                && !found.contains(mesh)
             {
-                found.push(sharding.mesh.clone());
+                found.push(mesh.clone());
             }
             eqn.primitive.params(0, &mut |nested, _| {
                 walk(nested, found);
@@ -208,6 +333,27 @@ mod tests {
             axes: vec![("data".into(), 4), ("model".into(), 2)].into(),
             device_ids: (0..8).collect(),
         }
+    }
+
+    #[test]
+    fn groups_are_the_devices_that_differ_along_the_axes() {
+        let group = |axes: &[&str]| AxisGroup {
+            mesh: mesh(),
+            axes: axes.iter().map(|a| Arc::from(*a)).collect(),
+        };
+        assert_eq!(
+            group(&["data"]).groups(),
+            vec![vec![0, 2, 4, 6], vec![1, 3, 5, 7]]
+        );
+        assert_eq!(
+            group(&["model"]).groups(),
+            vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7]]
+        );
+        assert_eq!(
+            group(&["model", "data"]).groups(),
+            vec![vec![0, 2, 4, 6, 1, 3, 5, 7]]
+        );
+        assert_eq!(group(&["data", "model"]).size(), 8);
     }
 
     #[test]

@@ -183,6 +183,21 @@ impl<'c, 'a> Emitter<'c, 'a> {
             &[Value<'c, 'b>],
         ) -> Result<Vec<Value<'c, 'b>>, LowerError>,
     ) -> Result<Region<'c>, LowerError> {
+        self.region_returning(args, "stablehlo.return", location, body)
+    }
+
+    /// [`region`](Self::region) ending with the op `terminator` (`sdy.return`
+    /// in a manual computation).
+    pub(crate) fn region_returning(
+        &self,
+        args: &[&Aval],
+        terminator: &str,
+        location: Location<'c>,
+        body: impl for<'b> FnOnce(
+            &mut Emitter<'c, 'b>,
+            &[Value<'c, 'b>],
+        ) -> Result<Vec<Value<'c, 'b>>, LowerError>,
+    ) -> Result<Region<'c>, LowerError> {
         let types = args
             .iter()
             .map(|a| Ok((tensor_type(self.context, a)?, location)))
@@ -194,7 +209,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
                 .map(|i| block.argument(i).map(Into::into).map_err(melior_error))
                 .collect::<Result<Vec<_>, _>>()?;
             let results = body(&mut inner, &values)?;
-            inner.op("stablehlo.return", &results, &[], &[], location)?;
+            inner.op(terminator, &results, &[], &[], location)?;
         }
         let region = Region::new();
         region.append_block(block);

@@ -9,6 +9,7 @@
 
 mod attrs;
 mod body;
+mod collectives;
 mod control;
 mod emit;
 mod rules;
@@ -50,7 +51,7 @@ pub fn program_mesh(
     let given = arg_shardings.iter().chain(result_shardings).flatten();
     for mesh in given
         .map(|s| s.mesh.clone())
-        .chain(oxla_core::sharding::constraint_meshes(jaxpr))
+        .chain(oxla_core::sharding::program_meshes(jaxpr))
     {
         if !meshes.contains(&mesh) {
             meshes.push(mesh);

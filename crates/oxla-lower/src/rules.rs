@@ -867,6 +867,51 @@ pub(crate) fn lower_equation<'c, 'a>(
             crate::body::lower_body(e, jaxpr.jaxpr(), inputs)
         }
         Primitive::StopGradient | Primitive::CheckpointName { .. } => Ok(vec![inputs[0]]),
+        Primitive::ShardMap {
+            jaxpr,
+            in_shardings,
+            out_shardings,
+        } => crate::collectives::shard_map(
+            e,
+            jaxpr.jaxpr(),
+            (in_shardings, out_shardings),
+            inputs,
+            in_avals,
+            out_avals,
+            loc,
+        ),
+        Primitive::AllReduce { op, group } => {
+            crate::collectives::all_reduce(e, *op, group, inputs[0], out, loc)
+        }
+        Primitive::AllGather { group, dim, tiled } => crate::collectives::all_gather(
+            e,
+            group,
+            (*dim, *tiled),
+            inputs[0],
+            in_avals[0],
+            out,
+            loc,
+        ),
+        Primitive::ReduceScatter { group, dim, tiled } => crate::collectives::reduce_scatter(
+            e,
+            group,
+            (*dim, *tiled),
+            inputs[0],
+            in_avals[0],
+            out,
+            loc,
+        ),
+        Primitive::AllToAll {
+            group,
+            split_dim,
+            concat_dim,
+        } => {
+            crate::collectives::all_to_all(e, group, (*split_dim, *concat_dim), inputs[0], out, loc)
+        }
+        Primitive::Ppermute { group, perm } => {
+            crate::collectives::ppermute(e, group, perm, inputs[0], out, loc)
+        }
+        Primitive::AxisIndex { group } => crate::collectives::axis_index(e, group, out, loc),
         Primitive::ShardingConstraint { sharding } => e.op(
             "sdy.sharding_constraint",
             inputs,

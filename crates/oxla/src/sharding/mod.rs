@@ -7,10 +7,14 @@
 //! parameters' layouts; results keep the layout XLA chose, or
 //! `Jit::out_shardings`); [`with_sharding_constraint`] pins a layout inside
 //! a function; [`visualize_sharding`] draws which device holds which block.
+//! [`shard_map`] runs a per-device function on the blocks, with the
+//! [`collectives`] over mesh axes inside.
 
+pub mod collectives;
 mod mesh;
 mod named;
 mod placement;
+pub(crate) mod shard_map;
 mod spec;
 pub(crate) mod spmd;
 mod visualize;
@@ -19,6 +23,7 @@ pub use mesh::Mesh;
 pub use named::NamedSharding;
 pub(crate) use placement::Sharded;
 pub use placement::{device_put, device_put_tree};
+pub use shard_map::{Pmap, ShardMap, pmap, shard_map};
 pub use spec::{PartitionSpec, SpecEntry};
 pub use visualize::visualize_sharding;
 

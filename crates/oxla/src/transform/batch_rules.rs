@@ -41,6 +41,26 @@ pub(crate) fn batch(
         Primitive::ShardingConstraint { sharding } => {
             sharding_constraint(sharding, args, bdims, size)
         }
+        Primitive::ShardMap {
+            jaxpr,
+            in_shardings,
+            out_shardings,
+        } => super::shard_map_rules::batch(
+            &super::shard_map_rules::ShardMapParams {
+                body: jaxpr.jaxpr(),
+                ins: in_shardings,
+                outs: out_shardings,
+            },
+            args,
+            bdims,
+            size,
+        ),
+        Primitive::AllReduce { .. }
+        | Primitive::AllGather { .. }
+        | Primitive::ReduceScatter { .. }
+        | Primitive::AllToAll { .. }
+        | Primitive::Ppermute { .. }
+        | Primitive::AxisIndex { .. } => super::collective_rules::batch(primitive, args, bdims),
         Primitive::BitcastConvertType { .. } => {
             let x = batch_at(&args[0], bdims[0], size, 0);
             done(vec![bind1(primitive.clone(), &[&x])?], vec![Some(0)])

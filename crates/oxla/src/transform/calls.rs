@@ -164,7 +164,14 @@ fn call_like<'a>(primitive: &'a Primitive, transform: &'static str) -> Result<Ca
         | Primitive::StopGradient
         | Primitive::OptimizationBarrier
         | Primitive::CheckpointName { .. }
-        | Primitive::ShardingConstraint { .. } => Err(rule_error(
+        | Primitive::ShardingConstraint { .. }
+        | Primitive::ShardMap { .. }
+        | Primitive::AllReduce { .. }
+        | Primitive::AllGather { .. }
+        | Primitive::ReduceScatter { .. }
+        | Primitive::AllToAll { .. }
+        | Primitive::Ppermute { .. }
+        | Primitive::AxisIndex { .. } => Err(rule_error(
             transform,
             primitive,
             "internal: not a call-like primitive",

@@ -51,6 +51,26 @@ pub(crate) fn jvp(
         Primitive::Cond { branches } => {
             return super::control::cond_jvp(branches, primals, tangents, ctx);
         }
+        Primitive::ShardMap {
+            jaxpr,
+            in_shardings,
+            out_shardings,
+        } => {
+            let params = super::shard_map_rules::ShardMapParams {
+                body: jaxpr.jaxpr(),
+                ins: in_shardings,
+                outs: out_shardings,
+            };
+            return super::shard_map_rules::jvp(&params, primals, tangents, ctx);
+        }
+        Primitive::AllReduce { .. }
+        | Primitive::AllGather { .. }
+        | Primitive::ReduceScatter { .. }
+        | Primitive::AllToAll { .. }
+        | Primitive::Ppermute { .. }
+        | Primitive::AxisIndex { .. } => {
+            return super::collective_rules::jvp(primitive, primals, tangents);
+        }
         Primitive::While {
             cond_jaxpr,
             body_jaxpr,

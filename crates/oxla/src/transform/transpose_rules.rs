@@ -187,6 +187,28 @@ pub(crate) fn transpose(
         Primitive::Cond { branches } => {
             super::control::cond_transpose(branches, cts, operands, out_avals)
         }
+        Primitive::ShardMap {
+            jaxpr,
+            in_shardings,
+            out_shardings,
+        } => super::shard_map_rules::transpose(
+            &super::shard_map_rules::ShardMapParams {
+                body: jaxpr.jaxpr(),
+                ins: in_shardings,
+                outs: out_shardings,
+            },
+            cts,
+            operands,
+            out_avals,
+        ),
+        Primitive::AllReduce { .. }
+        | Primitive::AllGather { .. }
+        | Primitive::ReduceScatter { .. }
+        | Primitive::AllToAll { .. }
+        | Primitive::Ppermute { .. }
+        | Primitive::AxisIndex { .. } => {
+            super::collective_rules::transpose(primitive, ct, operands)
+        }
         Primitive::While { .. } => Err(super::control::while_reverse_error(primitive)),
         Primitive::Scan {
             jaxpr,

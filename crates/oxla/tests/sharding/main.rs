@@ -6,6 +6,7 @@
 
 mod placement;
 mod programs;
+mod shard_maps;
 mod training;
 
 use std::collections::BTreeMap;

@@ -81,4 +81,62 @@ cases = {
     "constrained": run(constrained, xs, ws),
     "elementwise": run(lambda x: jnp.exp(x) + 1.0, xs),
 }
+
+def smap(f, in_specs, out_specs, check_vma=True):
+    return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=check_vma)
+
+
+def flat(out):
+    return {"value": np.asarray(out).ravel().tolist(), "shape": list(out.shape), "spec": ""}
+
+
+grid = P("data", "model")
+collective_cases = {
+    "sm_psum": (lambda x: jax.lax.psum(x, "data"), grid, P(None, "model")),
+    "sm_pmean_all": (lambda x: jax.lax.pmean(x, ("data", "model")), grid, P()),
+    "sm_pmax": (lambda x: jax.lax.pmax(x, "data"), grid, P(None, "model")),
+    "sm_pmin": (lambda x: jax.lax.pmin(x, "model"), grid, P("data")),
+    "sm_all_gather": (lambda x: jax.lax.all_gather(x, "model", axis=0, tiled=True), grid, P("data")),
+    "sm_all_gather_stacked": (lambda x: jax.lax.all_gather(x, "data", axis=1), grid, P(None, None, "model")),
+    "sm_psum_scatter": (lambda x: jax.lax.psum_scatter(x, "model", scatter_dimension=1, tiled=True), grid, grid),
+    "sm_all_to_all": (lambda x: jax.lax.all_to_all(x, "data", 0, 1, tiled=True), P(None, "model"), grid),
+    "sm_ppermute_index": (
+        lambda x: jax.lax.ppermute(x, "data", [(0, 1), (1, 2), (2, 3), (3, 0)]) * 10.0
+        + jax.lax.axis_index("data").astype(jnp.float32),
+        grid,
+        grid,
+    ),
+}
+for name, (f, i, o) in collective_cases.items():
+    # Values only: JAX cannot infer every result's replication statically.
+    cases[name] = flat(jax.jit(smap(f, i, o, check_vma=False))(x))
+
+
+def sm_matmul(x, w):
+    return smap(lambda x, w: jax.lax.psum(x @ w, "model"), (grid, P("model", None)), P("data", None))(x, w)
+
+
+def sm_loss(x, w):
+    return jnp.sum(jnp.tanh(sm_matmul(x, w)))
+
+
+gx, gw = jax.jit(jax.grad(sm_loss, argnums=(0, 1)))(x, w)
+cases["sm_grad_x"] = flat(gx)
+cases["sm_grad_w"] = flat(gw)
+ring = [(0, 1), (1, 2), (2, 3), (3, 0)]
+
+
+def sm_collectives_loss(x):
+    f = smap(
+        lambda x: jnp.sin(jax.lax.all_gather(jax.lax.ppermute(x, "data", ring), "model", axis=1, tiled=True)) * 2.0,
+        grid, P("data", None), check_vma=False)
+    g = smap(lambda x: jax.lax.psum_scatter(x, "model", scatter_dimension=1, tiled=True),
+             P("data", None), grid, check_vma=False)
+    copy = smap(lambda x: x * 3.0, P(), P(), check_vma=False)
+    return jnp.sum(g(f(x)) ** 2) + jnp.sum(copy(x))
+
+
+cases["sm_grad_collectives"] = flat(jax.jit(jax.grad(sm_collectives_loss))(x))
+x3 = np.stack([x, x * 2.0, x - 1.0])
+cases["sm_vmap"] = flat(jax.jit(jax.vmap(smap(lambda x: jax.lax.psum(jnp.sin(x), "data"), grid, P(None, "model"))))(x3))
 print(json.dumps(cases))

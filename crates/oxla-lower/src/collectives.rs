@@ -1,0 +1,288 @@
+//! `shard_map` and the collectives inside it, lowered as JAX lowers them:
+//! an `sdy.manual_computation` over every mesh axis, and StableHLO
+//! collectives whose replica groups are mesh positions (partition ids, with
+//! `use_global_device_ids`) and whose channel handle marks them as
+//! cross-partition.
+
+use melior::ir::{Location, Value};
+use oxla_core::{Aval, AxisGroup, DType, Jaxpr, ReduceOp, Scalar, ShardingDesc};
+
+use crate::MESH_SYMBOL;
+use crate::emit::{Emitter, LowerError};
+
+type Values<'c, 'a> = Vec<Value<'c, 'a>>;
+
+/// `dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>`.
+fn i64_matrix(rows: &[Vec<i64>]) -> String {
+    let width = rows.first().map_or(0, Vec::len);
+    let text: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "[{}]",
+                r.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    format!(
+        "dense<[{}]> : tensor<{}x{}xi64>",
+        text.join(", "),
+        rows.len(),
+        width
+    )
+}
+
+/// The attributes every cross-partition collective of `group` carries.
+fn group_attributes(group: &AxisGroup) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "channel_handle",
+            "#stablehlo.channel_handle<handle = 1, type = 1>".to_string(),
+        ),
+        ("replica_groups", i64_matrix(&group.groups())),
+        ("use_global_device_ids", "unit".to_string()),
+    ]
+}
+
+fn combiner(op: ReduceOp) -> Result<&'static str, LowerError> {
+    match op {
+        ReduceOp::Sum => Ok("stablehlo.add"),
+        ReduceOp::Max => Ok("stablehlo.maximum"),
+        ReduceOp::Min => Ok("stablehlo.minimum"),
+        ReduceOp::Prod | ReduceOp::And | ReduceOp::Or => Err(LowerError::Mlir(format!(
+            "{op:?} is not a collective reduction"
+        ))),
+    }
+}
+
+/// `psum` / `pmax` / `pmin`.
+pub(crate) fn all_reduce<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    op: ReduceOp,
+    group: &AxisGroup,
+    x: Value<'c, 'a>,
+    out: &Aval,
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let scalar = Aval::new(out.dtype, &[]);
+    let body = e.binary_region(combiner(op)?, &scalar, loc)?;
+    e.op_with_regions(
+        "stablehlo.all_reduce",
+        &[x],
+        &[out],
+        &group_attributes(group),
+        vec![body],
+        loc,
+    )
+}
+
+/// `all_gather` (stacked: the operand gets a dimension of 1 at `dim` first).
+pub(crate) fn all_gather<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    group: &AxisGroup,
+    (dim, tiled): (usize, bool),
+    x: Value<'c, 'a>,
+    x_aval: &Aval,
+    out: &Aval,
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let operand = if tiled {
+        x
+    } else {
+        let mut shape = x_aval.shape.to_vec();
+        shape.insert(dim, 1);
+        e.op(
+            "stablehlo.reshape",
+            &[x],
+            &[&x_aval.with_shape(&shape)],
+            &[],
+            loc,
+        )?[0]
+    };
+    let mut attributes = group_attributes(group);
+    attributes.push(("all_gather_dim", format!("{dim} : i64")));
+    e.op("stablehlo.all_gather", &[operand], &[out], &attributes, loc)
+}
+
+/// `psum_scatter` (untiled: the scattered dimension of 1 is then removed).
+pub(crate) fn reduce_scatter<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    group: &AxisGroup,
+    (dim, tiled): (usize, bool),
+    x: Value<'c, 'a>,
+    x_aval: &Aval,
+    out: &Aval,
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let scalar = Aval::new(out.dtype, &[]);
+    let body = e.binary_region("stablehlo.add", &scalar, loc)?;
+    let mut block = x_aval.shape.to_vec();
+    block[dim] /= group.size() as i64;
+    let block = x_aval.with_shape(&block);
+    let mut attributes = group_attributes(group);
+    attributes.push(("scatter_dimension", format!("{dim} : i64")));
+    let scattered = e.op_with_regions(
+        "stablehlo.reduce_scatter",
+        &[x],
+        &[&block],
+        &attributes,
+        vec![body],
+        loc,
+    )?;
+    if tiled {
+        Ok(scattered)
+    } else {
+        e.op("stablehlo.reshape", &scattered, &[out], &[], loc)
+    }
+}
+
+/// `all_to_all`.
+pub(crate) fn all_to_all<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    group: &AxisGroup,
+    (split_dim, concat_dim): (usize, usize),
+    x: Value<'c, 'a>,
+    out: &Aval,
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let mut attributes = group_attributes(group);
+    attributes.retain(|(name, _)| *name != "use_global_device_ids");
+    attributes.push(("split_dimension", format!("{split_dim} : i64")));
+    attributes.push(("concat_dimension", format!("{concat_dim} : i64")));
+    attributes.push(("split_count", format!("{} : i64", group.size())));
+    e.op("stablehlo.all_to_all", &[x], &[out], &attributes, loc)
+}
+
+/// `ppermute`: the pairs of every group, as partition ids.
+pub(crate) fn ppermute<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    group: &AxisGroup,
+    perm: &[(usize, usize)],
+    x: Value<'c, 'a>,
+    out: &Aval,
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let pairs: Vec<Vec<i64>> = group
+        .groups()
+        .iter()
+        .flat_map(|members| perm.iter().map(move |&(s, d)| vec![members[s], members[d]]))
+        .collect();
+    let pairs_attribute = if pairs.is_empty() {
+        "dense<> : tensor<0x2xi64>".to_string()
+    } else {
+        i64_matrix(&pairs)
+    };
+    e.op(
+        "stablehlo.collective_permute",
+        &[x],
+        &[out],
+        &[
+            (
+                "channel_handle",
+                "#stablehlo.channel_handle<handle = 1, type = 1>".to_string(),
+            ),
+            ("source_target_pairs", pairs_attribute),
+        ],
+        loc,
+    )
+}
+
+/// `axis_index`: from the partition id, each axis's coordinate
+/// (`pid / stride % size`), combined major first.
+pub(crate) fn axis_index<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    group: &AxisGroup,
+    out: &Aval,
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let u32_scalar = Aval::new(DType::U32, &[]);
+    let pid = e.op("stablehlo.partition_id", &[], &[&u32_scalar], &[], loc)?[0];
+    let mut index: Option<Value<'c, 'a>> = None;
+    for axis in group.axis_indices() {
+        let size = group.mesh.axes[axis].1 as i64;
+        let stride = e.constant(&u32_scalar, Scalar::Int(group.stride(axis) as i64), loc)?;
+        let modulus = e.constant(&u32_scalar, Scalar::Int(size), loc)?;
+        let shifted = e.op("stablehlo.divide", &[pid, stride], &[&u32_scalar], &[], loc)?[0];
+        let coordinate = e.op(
+            "stablehlo.remainder",
+            &[shifted, modulus],
+            &[&u32_scalar],
+            &[],
+            loc,
+        )?[0];
+        index = Some(match index {
+            None => coordinate,
+            Some(major) => {
+                let scale = e.constant(&u32_scalar, Scalar::Int(size), loc)?;
+                let scaled = e.op(
+                    "stablehlo.multiply",
+                    &[major, scale],
+                    &[&u32_scalar],
+                    &[],
+                    loc,
+                )?[0];
+                e.op(
+                    "stablehlo.add",
+                    &[scaled, coordinate],
+                    &[&u32_scalar],
+                    &[],
+                    loc,
+                )?[0]
+            }
+        });
+    }
+    let index = match index {
+        Some(i) => i,
+        None => e.constant(&u32_scalar, Scalar::Int(0), loc)?,
+    };
+    e.op("stablehlo.convert", &[index], &[out], &[], loc)
+}
+
+/// `#sdy.sharding_per_value<[<@mesh, [...]>, ...]>` of values of `avals`.
+fn per_value(shardings: &[ShardingDesc], avals: &[&Aval]) -> String {
+    let items: Vec<String> = shardings
+        .iter()
+        .zip(avals)
+        .map(|(s, a)| s.sdy_body(MESH_SYMBOL, a.shape.len()))
+        .collect();
+    format!("#sdy.sharding_per_value<[{}]>", items.join(", "))
+}
+
+/// `shard_map`: an `sdy.manual_computation` over every mesh axis whose
+/// body is `body` on the blocks.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn shard_map<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    body: &Jaxpr,
+    (in_shardings, out_shardings): (&[ShardingDesc], &[ShardingDesc]),
+    inputs: &[Value<'c, 'a>],
+    in_avals: &[&Aval],
+    out_avals: &[&Aval],
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let mesh = in_shardings
+        .first()
+        .or(out_shardings.first())
+        .map(|s| s.mesh.clone())
+        .ok_or_else(|| LowerError::Sharding("a shard_map with no operands or results".into()))?;
+    let manual: Vec<String> = mesh.axes.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+    let block_avals: Vec<&Aval> = body.invars.iter().map(|v| body.aval(*v)).collect();
+    let region = e.region_returning(&block_avals, "sdy.return", loc, |inner, args| {
+        crate::body::lower_body(inner, body, args)
+    })?;
+    e.op_with_regions(
+        "sdy.manual_computation",
+        inputs,
+        out_avals,
+        &[
+            ("in_shardings", per_value(in_shardings, in_avals)),
+            ("out_shardings", per_value(out_shardings, out_avals)),
+            (
+                "manual_axes",
+                format!("#sdy<manual_axes{{{}}}>", manual.join(", ")),
+            ),
+        ],
+        vec![region],
+        loc,
+    )
+}

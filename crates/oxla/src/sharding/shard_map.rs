@@ -1,0 +1,216 @@
+//! `shard_map`: a function written for one device's blocks, run on every
+//! device of a mesh (JAX's `jax.shard_map`). Inside it, the mesh's axes are
+//! in scope for the collectives of [`super::collectives`].
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+
+use oxla_core::{Aval, Location, MeshDesc, Primitive, ShardingDesc, SubJaxpr};
+
+use super::mesh::Mesh;
+use super::named::NamedSharding;
+use super::spec::PartitionSpec;
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::pytree::{Pytree, TreeDef};
+
+thread_local! {
+    /// The meshes of the `shard_map` bodies being traced, innermost last.
+    static MESHES: RefCell<Vec<MeshDesc>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The mesh of the innermost `shard_map` body being traced.
+pub(crate) fn current_mesh() -> Option<MeshDesc> {
+    MESHES.with(|m| m.borrow().last().cloned())
+}
+
+/// A function mapped over the blocks of its arguments; see [`shard_map`].
+pub struct ShardMap<In, Out, F> {
+    f: F,
+    mesh: Mesh,
+    in_specs: Vec<PartitionSpec>,
+    out_specs: Vec<PartitionSpec>,
+    _signature: PhantomData<fn(In) -> Out>,
+}
+
+/// `f` run on every device of `mesh`, on that device's blocks: top-level
+/// argument `i` (every leaf of it) is cut as `in_specs[i]` says, and
+/// top-level output `j` (the whole output when it is not a tuple) is put
+/// together from the devices' results as `out_specs[j]` says (a single
+/// spec applies to every leaf) (a mesh axis
+/// an out spec does not name must hold the same value on all its devices,
+/// as after a `psum`). Inside `f`, `psum`, `all_gather`, `ppermute`,
+/// `axis_index` and the other collectives name the mesh's axes. Works
+/// eagerly and inside `jit`, `grad` and `vmap`.
+pub fn shard_map<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(
+    f: F,
+    mesh: &Mesh,
+    in_specs: Vec<PartitionSpec>,
+    out_specs: Vec<PartitionSpec>,
+) -> ShardMap<In, Out, F> {
+    ShardMap {
+        f,
+        mesh: mesh.clone(),
+        in_specs,
+        out_specs,
+        _signature: PhantomData,
+    }
+}
+
+/// The spec of each leaf of `tree`: `specs[i]` for every leaf of top-level
+/// element `i`, or one spec for every leaf (a prefix of the whole tree).
+fn leaf_specs(
+    tree: &TreeDef,
+    specs: &[PartitionSpec],
+    what: &str,
+    location: Location,
+) -> Result<Vec<PartitionSpec>> {
+    let children: Vec<&TreeDef> = match tree {
+        TreeDef::Tuple(c) => c.iter().collect(),
+        other => vec![other],
+    };
+    if let [one] = specs {
+        return Ok(vec![one.clone(); tree.num_leaves()]);
+    }
+    if children.len() != specs.len() {
+        return Err(Error::Sharding {
+            message: format!(
+                "shard_map has {} {what}s but {} {what}_specs",
+                children.len(),
+                specs.len()
+            ),
+            location: Some(location),
+        });
+    }
+    Ok(children
+        .iter()
+        .zip(specs)
+        .flat_map(|(child, spec)| std::iter::repeat_n(spec.clone(), child.num_leaves()))
+        .collect())
+}
+
+impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> ShardMap<In, Out, F> {
+    /// Runs the function on every device (see [`shard_map`]).
+    #[track_caller]
+    pub fn call(&self, args: In) -> Result<Out> {
+        let location = super::mesh::here();
+        let (leaves, tree) = args.flatten();
+        let specs = leaf_specs(&tree, &self.in_specs, "input", location)?;
+        let mut in_shardings = Vec::with_capacity(leaves.len());
+        let mut block_avals = Vec::with_capacity(leaves.len());
+        for (i, (x, spec)) in leaves.iter().zip(&specs).enumerate() {
+            let aval = x.aval()?.clone();
+            let sharding = NamedSharding::new(&self.mesh, spec.clone());
+            sharding.check(&aval, &format!("shard_map input {i} ({aval})"), location)?;
+            let desc = sharding.desc();
+            block_avals.push(block_aval(&aval, &desc));
+            in_shardings.push(desc);
+        }
+        let mut out_tree = None;
+        MESHES.with(|m| m.borrow_mut().push(self.mesh.desc().clone()));
+        let traced = crate::transform::eval::trace_flat(&block_avals, true, location, |blocks| {
+            let block_args = args.with_leaves(&mut blocks.iter().cloned())?;
+            let (outs, tree) = (self.f)(block_args).flatten();
+            out_tree = Some(tree);
+            Ok(outs)
+        });
+        MESHES.with(|m| m.borrow_mut().pop());
+        let (body, consts) = traced?;
+        let out_tree = out_tree.expect("traced");
+        let out_specs = leaf_specs(&out_tree, &self.out_specs, "output", location)?;
+        let replicated = NamedSharding::replicated(&self.mesh).desc();
+        let mut all_shardings: Vec<ShardingDesc> = vec![replicated; consts.len()];
+        all_shardings.extend(in_shardings);
+        let body = with_consts_as_inputs(body);
+        let out_shardings = out_specs
+            .iter()
+            .map(|s| NamedSharding::new(&self.mesh, s.clone()).desc())
+            .collect();
+        let primitive = Primitive::ShardMap {
+            jaxpr: SubJaxpr::new(body),
+            in_shardings: all_shardings,
+            out_shardings,
+        };
+        let mut operands: Vec<&Array> = consts.iter().collect();
+        operands.extend(leaves.iter());
+        let outs = crate::ops::bind_at(primitive, &operands, location)?;
+        Out::unflatten_from(&out_tree, &mut outs.into_iter())
+    }
+}
+
+/// A traced body whose captured values become its leading inputs.
+pub(crate) fn with_consts_as_inputs(mut body: oxla_core::Jaxpr) -> oxla_core::Jaxpr {
+    let mut invars = std::mem::take(&mut body.constvars);
+    invars.extend(body.invars.iter().copied());
+    body.invars = invars;
+    body
+}
+
+/// The block of an array of `aval` that each device gets under `sharding`.
+pub(crate) fn block_aval(aval: &Aval, sharding: &ShardingDesc) -> Aval {
+    let shape: Vec<i64> = aval
+        .shape
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| n / sharding.tiles(d) as i64)
+        .collect();
+    let mut block = aval.with_shape(&shape);
+    block.weak_type = aval.weak_type;
+    block
+}
+
+/// A function mapped over the leading axis of its arguments, one device
+/// per index; see [`pmap`].
+pub struct Pmap<In, Out, F> {
+    f: std::sync::Arc<F>,
+    axis_name: String,
+    _signature: PhantomData<fn(In) -> Out>,
+}
+
+/// `f` applied to slice `i` of every argument leaf's leading axis on
+/// device `i` (the default client's first devices, one per index, as a
+/// mesh with one axis `axis_name` that collectives inside `f` name), with
+/// each output stacked along a new leading axis: JAX's `pmap`, for pure
+/// data parallelism, built on [`shard_map`].
+pub fn pmap<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F, axis_name: &str) -> Pmap<In, Out, F> {
+    Pmap {
+        f: std::sync::Arc::new(f),
+        axis_name: axis_name.to_string(),
+        _signature: PhantomData,
+    }
+}
+
+impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Pmap<In, Out, F> {
+    /// Runs the function on one device per index of the leading axis.
+    #[track_caller]
+    pub fn call(&self, args: In) -> Result<Out> {
+        let location = super::mesh::here();
+        let (leaves, _) = args.flatten();
+        let mut sizes = leaves.iter().map(|x| x.shape().first().copied());
+        let n = match sizes.next().flatten() {
+            Some(n) if sizes.all(|m| m == Some(n)) => n,
+            _ => {
+                let shapes: Vec<String> = leaves
+                    .iter()
+                    .map(|x| x.aval().map(ToString::to_string).unwrap_or_default())
+                    .collect();
+                return Err(Error::Sharding {
+                    message: format!(
+                        "pmap maps over the leading axis of every argument, which must have one \
+                         size; got {}",
+                        shapes.join(", ")
+                    ),
+                    location: Some(location),
+                });
+            }
+        };
+        let mesh = Mesh::new(&[(self.axis_name.as_str(), n as usize)])?;
+        let spec = PartitionSpec::new(vec![super::spec::SpecEntry::from(self.axis_name.as_str())]);
+        let f = self.f.clone();
+        let per_device = move |blocks: In| -> Result<Out> {
+            let args = crate::pytree::tree_map(&blocks, |x| crate::lax::squeeze(x, &[0]))?;
+            crate::pytree::tree_map(&f(args), |y| crate::lax::expand_dims(y, &[0]))
+        };
+        shard_map(per_device, &mesh, vec![spec.clone()], vec![spec]).call(args)?
+    }
+}

@@ -1,0 +1,193 @@
+//! jvp, transpose and batching rules of the collectives (JAX's rules in
+//! `jax/_src/lax/parallel.py`): psum, all_gather, psum_scatter, all_to_all
+//! and ppermute are linear; psum transposes to psum (with `shard_map`
+//! scaling the cotangents of replicated results and summing those of
+//! replicated operands, as JAX's shard_map does without replication
+//! types), all_gather and psum_scatter transpose to each other, all_to_all
+//! to itself with the dimensions swapped, ppermute to the inverse
+//! permutation. pmax and pmin pass the tangent of the devices holding the
+//! extreme (averaged over ties).
+
+use oxla_core::{AxisGroup, Primitive, ReduceOp};
+
+use super::support::{Tangent, bind_all, move_axis, rule_error};
+use super::transpose::Operand;
+use crate::array::Array;
+use crate::error::Result;
+use crate::lax;
+
+fn bind1(primitive: Primitive, x: &Array) -> Result<Array> {
+    let name = primitive.name();
+    bind_all(primitive, &[x])?
+        .into_iter()
+        .next()
+        .ok_or_else(|| {
+            crate::error::Error::InvalidArgument(format!("internal: {name} gave nothing"))
+        })
+}
+
+fn psum(group: &AxisGroup, x: &Array) -> Result<Array> {
+    bind1(
+        Primitive::AllReduce {
+            op: ReduceOp::Sum,
+            group: group.clone(),
+        },
+        x,
+    )
+}
+
+/// The primal output and output tangent of a collective.
+pub(crate) fn jvp(
+    primitive: &Primitive,
+    primals: &[Array],
+    tangents: &[Tangent],
+) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    if let Primitive::AxisIndex { .. } = primitive {
+        return Ok((bind_all(primitive.clone(), &[])?, vec![None]));
+    }
+    let x = &primals[0];
+    let out = bind1(primitive.clone(), x)?;
+    let Some(t) = tangents.first().cloned().flatten() else {
+        return Ok((vec![out], vec![None]));
+    };
+    let tangent = match primitive {
+        Primitive::AllReduce {
+            op: ReduceOp::Max | ReduceOp::Min,
+            group,
+        } => {
+            let at_extreme =
+                lax::convert_element_type_weak(&lax::eq(x, &out), t.dtype(), t.weak_type());
+            psum(group, &(&t * &at_extreme))? / psum(group, &at_extreme)?
+        }
+        Primitive::AllReduce { .. }
+        | Primitive::AllGather { .. }
+        | Primitive::ReduceScatter { .. }
+        | Primitive::AllToAll { .. }
+        | Primitive::Ppermute { .. } => bind1(primitive.clone(), &t)?,
+        _ => return Err(rule_error("jvp", primitive, "internal: not a collective")),
+    };
+    Ok((vec![out], vec![Some(tangent)]))
+}
+
+/// The cotangent of a collective's operand from its output's `ct`.
+pub(crate) fn transpose(
+    primitive: &Primitive,
+    ct: &Array,
+    operands: &[Operand],
+) -> Result<Vec<Tangent>> {
+    if !matches!(operands.first(), Some(Operand::Linear(_))) {
+        return Ok(vec![None; operands.len()]);
+    }
+    let transposed = match primitive {
+        Primitive::AllReduce {
+            op: ReduceOp::Sum,
+            group,
+        } => Primitive::AllReduce {
+            op: ReduceOp::Sum,
+            group: group.clone(),
+        },
+        Primitive::AllGather { group, dim, tiled } => Primitive::ReduceScatter {
+            group: group.clone(),
+            dim: *dim,
+            tiled: *tiled,
+        },
+        Primitive::ReduceScatter { group, dim, tiled } => Primitive::AllGather {
+            group: group.clone(),
+            dim: *dim,
+            tiled: *tiled,
+        },
+        Primitive::AllToAll {
+            group,
+            split_dim,
+            concat_dim,
+        } => Primitive::AllToAll {
+            group: group.clone(),
+            split_dim: *concat_dim,
+            concat_dim: *split_dim,
+        },
+        Primitive::Ppermute { group, perm } => Primitive::Ppermute {
+            group: group.clone(),
+            perm: perm.iter().map(|&(s, d)| (d, s)).collect(),
+        },
+        Primitive::AllReduce { .. } | Primitive::AxisIndex { .. } => {
+            return Err(rule_error(
+                "transpose",
+                primitive,
+                "is not linear, so it cannot be transposed",
+            ));
+        }
+        _ => {
+            return Err(rule_error(
+                "transpose",
+                primitive,
+                "internal: not a collective",
+            ));
+        }
+    };
+    Ok(vec![Some(bind1(transposed, ct)?)])
+}
+
+/// A collective on an operand batched at `bdims[0]`: elementwise ones keep
+/// the batch dimension where it is; the others get it in front, their
+/// dimensions shifted by one.
+pub(crate) fn batch(
+    primitive: &Primitive,
+    args: &[Array],
+    bdims: &[Option<usize>],
+) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let (x, b) = match (args.first(), bdims.first().copied().flatten()) {
+        (Some(x), Some(b)) => (x, b),
+        _ => {
+            return Ok((
+                bind_all(primitive.clone(), &args.iter().collect::<Vec<_>>())?,
+                vec![None],
+            ));
+        }
+    };
+    let front = || move_axis(x, b, 0);
+    let (out, bdim) = match primitive {
+        Primitive::AllReduce { .. } | Primitive::Ppermute { .. } => {
+            (bind1(primitive.clone(), x)?, b)
+        }
+        Primitive::AllGather { group, dim, tiled } => (
+            bind1(
+                Primitive::AllGather {
+                    group: group.clone(),
+                    dim: dim + 1,
+                    tiled: *tiled,
+                },
+                &front(),
+            )?,
+            0,
+        ),
+        Primitive::ReduceScatter { group, dim, tiled } => (
+            bind1(
+                Primitive::ReduceScatter {
+                    group: group.clone(),
+                    dim: dim + 1,
+                    tiled: *tiled,
+                },
+                &front(),
+            )?,
+            0,
+        ),
+        Primitive::AllToAll {
+            group,
+            split_dim,
+            concat_dim,
+        } => (
+            bind1(
+                Primitive::AllToAll {
+                    group: group.clone(),
+                    split_dim: split_dim + 1,
+                    concat_dim: concat_dim + 1,
+                },
+                &front(),
+            )?,
+            0,
+        ),
+        Primitive::AxisIndex { .. } => (bind_all(primitive.clone(), &[])?.remove(0), b),
+        _ => return Err(rule_error("vmap", primitive, "internal: not a collective")),
+    };
+    Ok((vec![out], vec![Some(bdim)]))
+}

@@ -1,0 +1,334 @@
+//! jvp, transpose and batching of `shard_map`: the rule is applied to the
+//! per-device body, and the result is a `shard_map` again (JAX's
+//! `_shard_map_jvp`, `_shard_map_transpose`, `_shard_map_batch`).
+//!
+//! - jvp: the body's jvp; tangents are cut as their primals are. When
+//!   linearizing, partial evaluation splits it into a primal `shard_map`
+//!   and a tangent `shard_map` that recomputes what it needs from the
+//!   primal inputs (nothing intermediate is saved, so every residual is an
+//!   input, passed with the input's spec).
+//! - transpose: the body's transpose, taking the known inputs and the
+//!   output cotangents (cut as the outputs were) and returning the linear
+//!   inputs' cotangents (put together as the inputs were cut). As in JAX's
+//!   shard_map without replication types: a result's cotangent is divided
+//!   by the number of copies its out spec leaves (the mesh axes it does
+//!   not name), and an operand's cotangent is summed over the mesh axes its
+//!   in spec does not name (each copy contributed to it).
+//! - vmap: the batch dimension goes in front, unsplit, of every batched
+//!   operand and of every result.
+
+use oxla_core::partial_eval::partial_eval;
+use oxla_core::{Atom, Jaxpr, Primitive, ShardingDesc, SubJaxpr};
+
+use super::jvp::JvpContext;
+use super::support::{Tangent, bind_all, instantiate, move_axis};
+use super::transpose::Operand;
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::sharding::shard_map::with_consts_as_inputs;
+
+/// A `shard_map`'s parameters.
+pub(crate) struct ShardMapParams<'a> {
+    /// The per-device body.
+    pub body: &'a Jaxpr,
+    /// How operands are cut.
+    pub ins: &'a [ShardingDesc],
+    /// How results are put together.
+    pub outs: &'a [ShardingDesc],
+}
+
+impl ShardMapParams<'_> {
+    fn replicated(&self) -> Result<ShardingDesc> {
+        let mesh = self
+            .ins
+            .first()
+            .or(self.outs.first())
+            .map(|s| s.mesh.clone())
+            .ok_or_else(|| Error::InvalidArgument("internal: a shard_map without a mesh".into()))?;
+        Ok(ShardingDesc {
+            mesh,
+            dims: Vec::new().into(),
+        })
+    }
+}
+
+fn bind(
+    body: Jaxpr,
+    in_shardings: Vec<ShardingDesc>,
+    out_shardings: Vec<ShardingDesc>,
+    operands: &[Array],
+) -> Result<Vec<Array>> {
+    let refs: Vec<&Array> = operands.iter().collect();
+    bind_all(
+        Primitive::ShardMap {
+            jaxpr: SubJaxpr::new(body),
+            in_shardings,
+            out_shardings,
+        },
+        &refs,
+    )
+}
+
+fn location() -> oxla_core::Location {
+    super::calls::location()
+}
+
+/// A sharding with an unsplit dimension in front.
+fn with_leading_dim(s: &ShardingDesc) -> ShardingDesc {
+    let mut dims = vec![std::sync::Arc::from(Vec::new())];
+    dims.extend(s.dims.iter().cloned());
+    ShardingDesc {
+        mesh: s.mesh.clone(),
+        dims: dims.into(),
+    }
+}
+
+/// Primal outputs and output tangents of a `shard_map`.
+pub(crate) fn jvp(
+    p: &ShardMapParams<'_>,
+    primals: &[Array],
+    tangents: &[Tangent],
+    ctx: &JvpContext,
+) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let n_out = p.body.outvars.len();
+    if tangents.iter().all(Option::is_none) {
+        let outs = bind(p.body.clone(), p.ins.to_vec(), p.outs.to_vec(), primals)?;
+        return Ok((outs, vec![None; n_out]));
+    }
+    let nonzeros: Vec<bool> = tangents.iter().map(Option::is_some).collect();
+    let (jj, consts, out_nonzeros) = super::jvp::jvp_jaxpr(p.body, &nonzeros, &[], location())?;
+    let jj = with_consts_as_inputs(jj);
+    let replicated = p.replicated()?;
+    let mut known_ins: Vec<ShardingDesc> = vec![replicated.clone(); consts.len()];
+    known_ins.extend(p.ins.iter().cloned());
+    let tangent_ins: Vec<ShardingDesc> = p
+        .ins
+        .iter()
+        .zip(&nonzeros)
+        .filter(|(_, nz)| **nz)
+        .map(|(s, _)| s.clone())
+        .collect();
+    let tangent_outs: Vec<ShardingDesc> = p
+        .outs
+        .iter()
+        .zip(&out_nonzeros)
+        .filter(|(_, nz)| **nz)
+        .map(|(s, _)| s.clone())
+        .collect();
+    let nonzero_tangents: Vec<Array> = tangents.iter().flatten().cloned().collect();
+    let mut operands: Vec<Array> = consts;
+    operands.extend_from_slice(primals);
+    let (primal_outs, tangent_values) = match ctx.tangent_trace {
+        None => {
+            operands.extend(nonzero_tangents);
+            let mut ins = known_ins;
+            ins.extend(tangent_ins);
+            let mut outs_specs = p.outs.to_vec();
+            outs_specs.extend(tangent_outs);
+            let mut outs = bind(jj, ins, outs_specs, &operands)?;
+            let touts = outs.split_off(n_out);
+            (outs, touts)
+        }
+        Some(_) => {
+            let known_count = operands.len();
+            let in_unknowns: Vec<bool> = (0..known_count + nonzero_tangents.len())
+                .map(|i| i >= known_count)
+                .collect();
+            let force: Vec<bool> = (0..jj.outvars.len()).map(|i| i >= n_out).collect();
+            let split = partial_eval(&jj, &in_unknowns, &force, &|_| false);
+            let residual_specs = split.known.outvars
+                [split.known.outvars.len() - split.num_residuals..]
+                .iter()
+                .map(|atom| match atom {
+                    Atom::Var(v) => split
+                        .known
+                        .invars
+                        .iter()
+                        .position(|i| i == v)
+                        .map(|k| known_ins[k].clone())
+                        .ok_or_else(|| {
+                            Error::InvalidArgument(
+                                "internal: a shard_map residual that is not an input".into(),
+                            )
+                        }),
+                    Atom::Literal(_) => Ok(replicated.clone()),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let mut known_outs = p.outs.to_vec();
+            known_outs.extend(residual_specs.iter().cloned());
+            let mut known = bind(split.known, known_ins, known_outs, &operands)?;
+            let residuals = known.split_off(known.len() - split.num_residuals);
+            let mut unknown_ins = residual_specs;
+            unknown_ins.extend(tangent_ins);
+            let mut unknown_operands = residuals;
+            unknown_operands.extend(nonzero_tangents);
+            let touts = bind(split.unknown, unknown_ins, tangent_outs, &unknown_operands)?;
+            (known, touts)
+        }
+    };
+    let mut touts = tangent_values.into_iter();
+    let tangents = out_nonzeros
+        .iter()
+        .map(|nz| if *nz { touts.next() } else { None })
+        .collect();
+    Ok((primal_outs, tangents))
+}
+
+/// Cotangents of a `shard_map`'s linear operands.
+pub(crate) fn transpose(
+    p: &ShardMapParams<'_>,
+    cts: &[Tangent],
+    operands: &[Operand],
+    out_avals: &[oxla_core::Aval],
+) -> Result<Vec<Tangent>> {
+    let block_operands: Vec<Operand> = operands
+        .iter()
+        .zip(&p.body.invars)
+        .map(|(o, v)| match o {
+            Operand::Linear(_) => Operand::Linear(p.body.aval(*v).clone()),
+            Operand::Known(x) => Operand::Known(x.clone()),
+        })
+        .collect();
+    let known: Vec<(Array, ShardingDesc, oxla_core::Aval)> = operands
+        .iter()
+        .zip(p.ins)
+        .zip(&p.body.invars)
+        .filter_map(|((o, s), v)| match o {
+            Operand::Known(x) => Some((x.clone(), s.clone(), p.body.aval(*v).clone())),
+            Operand::Linear(_) => None,
+        })
+        .collect();
+    let known_block_avals: Vec<oxla_core::Aval> = known.iter().map(|(_, _, a)| a.clone()).collect();
+    let out_block_avals: Vec<oxla_core::Aval> = p
+        .body
+        .outvars
+        .iter()
+        .map(|o| p.body.atom_aval(o).clone())
+        .collect();
+    let (t, consts) = super::calls::transpose_jaxpr(
+        p.body,
+        &block_operands,
+        &known_block_avals,
+        &out_block_avals,
+        false,
+    )?;
+    let linear_specs: Vec<&ShardingDesc> = operands
+        .iter()
+        .zip(p.ins)
+        .filter(|(o, _)| matches!(o, Operand::Linear(_)))
+        .map(|(_, s)| s)
+        .collect();
+    let t = sum_over_copies(with_consts_as_inputs(t), &linear_specs)?;
+    let mut ins: Vec<ShardingDesc> = vec![p.replicated()?; consts.len()];
+    ins.extend(known.iter().map(|(_, s, _)| s.clone()));
+    ins.extend(p.outs.iter().cloned());
+    let outs: Vec<ShardingDesc> = operands
+        .iter()
+        .zip(p.ins)
+        .filter(|(o, _)| matches!(o, Operand::Linear(_)))
+        .map(|(_, s)| s.clone())
+        .collect();
+    let mut call_operands = consts;
+    call_operands.extend(known.into_iter().map(|(x, _, _)| x));
+    call_operands.extend(cts.iter().zip(out_avals).zip(p.outs).map(|((c, a), s)| {
+        let ct = instantiate(c, a);
+        match copies(s) {
+            1 => ct,
+            n => ct / n as f64,
+        }
+    }));
+    let mut in_cts = bind(t, ins, outs, &call_operands)?.into_iter();
+    Ok(operands
+        .iter()
+        .map(|o| match o {
+            Operand::Linear(_) => in_cts.next(),
+            Operand::Known(_) => None,
+        })
+        .collect())
+}
+
+/// The mesh axes a sharding does not name (its value is copied along them).
+fn unnamed_axes(s: &ShardingDesc) -> Vec<std::sync::Arc<str>> {
+    s.mesh
+        .axes
+        .iter()
+        .map(|(n, _)| n.clone())
+        .filter(|n| !s.dims.iter().any(|axes| axes.contains(n)))
+        .collect()
+}
+
+/// How many copies of each block a sharding leaves.
+fn copies(s: &ShardingDesc) -> usize {
+    unnamed_axes(s)
+        .iter()
+        .map(|a| s.mesh.axis_size(a).unwrap_or(1))
+        .product()
+}
+
+/// `t` (cotangents of the linear operands as its results) with each
+/// result summed over the mesh axes its operand's spec does not name.
+fn sum_over_copies(t: Jaxpr, specs: &[&ShardingDesc]) -> Result<Jaxpr> {
+    if specs.iter().all(|s| unnamed_axes(s).is_empty()) {
+        return Ok(t);
+    }
+    let avals: Vec<oxla_core::Aval> = t.invars.iter().map(|v| t.aval(*v).clone()).collect();
+    let (summed, consts) = super::eval::trace_flat(&avals, true, location(), |args| {
+        let outs = super::eval::eval_jaxpr(&t, &[], args)?;
+        outs.iter()
+            .zip(specs)
+            .map(|(ct, s)| {
+                let axes = unnamed_axes(s);
+                if axes.is_empty() {
+                    return Ok(ct.clone());
+                }
+                let group = oxla_core::AxisGroup {
+                    mesh: s.mesh.clone(),
+                    axes: axes.into(),
+                };
+                let sum = Primitive::AllReduce {
+                    op: oxla_core::ReduceOp::Sum,
+                    group,
+                };
+                Ok(bind_all(sum, &[ct])?.remove(0))
+            })
+            .collect()
+    })?;
+    if !consts.is_empty() {
+        return Err(Error::InvalidArgument(
+            "internal: summing shard_map cotangents captured values".into(),
+        ));
+    }
+    Ok(summed)
+}
+
+/// A `shard_map` of batched operands: every result batched at 0.
+pub(crate) fn batch(
+    p: &ShardMapParams<'_>,
+    args: &[Array],
+    bdims: &[Option<usize>],
+    axis_size: i64,
+) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let moved: Vec<Array> = args
+        .iter()
+        .zip(bdims)
+        .map(|(x, b)| match b {
+            Some(b) => move_axis(x, *b, 0),
+            None => x.clone(),
+        })
+        .collect();
+    let body_bdims: Vec<Option<usize>> = bdims.iter().map(|b| b.map(|_| 0)).collect();
+    let (batched, consts) =
+        super::batching::batch_jaxpr(p.body, &body_bdims, axis_size, location())?;
+    let batched = with_consts_as_inputs(batched);
+    let mut ins: Vec<ShardingDesc> = vec![p.replicated()?; consts.len()];
+    ins.extend(p.ins.iter().zip(bdims).map(|(s, b)| match b {
+        Some(_) => with_leading_dim(s),
+        None => s.clone(),
+    }));
+    let outs: Vec<ShardingDesc> = p.outs.iter().map(with_leading_dim).collect();
+    let mut operands = consts;
+    operands.extend(moved);
+    let results = bind(batched, ins, outs, &operands)?;
+    let n = results.len();
+    Ok((results, vec![Some(0); n]))
+}

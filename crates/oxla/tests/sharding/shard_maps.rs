@@ -1,0 +1,313 @@
+//! shard_map and the collectives inside it, against JAX's values for the
+//! same mesh and specs (eager and under jit); grad and vmap through
+//! shard_map; the errors of collectives outside shard_map or over unknown
+//! axes.
+
+use oxla::sharding::collectives::{
+    all_gather, all_to_all, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter,
+};
+use oxla::sharding::shard_map;
+use oxla::{Array, DType, P, PartitionSpec, jit, numpy as jnp};
+
+use crate::{assert_close, expected, inputs, mesh};
+
+/// Runs `f` as a shard_map of x (eagerly and jitted) and compares both with
+/// JAX's case `name`.
+fn check(name: &str, f: fn(Array) -> Array, in_spec: PartitionSpec, out_spec: PartitionSpec) {
+    let (x, _) = inputs();
+    let want = expected(name);
+    let mapped = shard_map(f, &mesh(), vec![in_spec.clone()], vec![out_spec.clone()]);
+    let eager = mapped.call(x.clone()).unwrap();
+    assert_eq!(eager.shape(), want.shape.as_slice(), "{name}");
+    assert_close(&eager.to_vec::<f32>().unwrap(), &want.value);
+    let jitted = jit(move |x: Array| {
+        shard_map(f, &mesh(), vec![in_spec.clone()], vec![out_spec.clone()])
+            .call(x)
+            .unwrap()
+    })
+    .call(x)
+    .unwrap();
+    assert_close(&jitted.to_vec::<f32>().unwrap(), &want.value);
+}
+
+#[test]
+fn reductions_match_jax() {
+    check(
+        "sm_psum",
+        |x| psum(&x, &["data"]),
+        P!["data", "model"],
+        P![None, "model"],
+    );
+    check(
+        "sm_pmean_all",
+        |x| pmean(&x, &["data", "model"]),
+        P!["data", "model"],
+        P![],
+    );
+    check(
+        "sm_pmax",
+        |x| pmax(&x, &["data"]),
+        P!["data", "model"],
+        P![None, "model"],
+    );
+    check(
+        "sm_pmin",
+        |x| pmin(&x, &["model"]),
+        P!["data", "model"],
+        P!["data"],
+    );
+}
+
+#[test]
+fn gathers_scatters_and_all_to_all_match_jax() {
+    check(
+        "sm_all_gather",
+        |x| all_gather(&x, &["model"], 0, true),
+        P!["data", "model"],
+        P!["data"],
+    );
+    check(
+        "sm_all_gather_stacked",
+        |x| all_gather(&x, &["data"], 1, false),
+        P!["data", "model"],
+        P![None, None, "model"],
+    );
+    check(
+        "sm_psum_scatter",
+        |x| psum_scatter(&x, &["model"], 1, true),
+        P!["data", "model"],
+        P!["data", "model"],
+    );
+    check(
+        "sm_all_to_all",
+        |x| all_to_all(&x, &["data"], 0, 1),
+        P![None, "model"],
+        P!["data", "model"],
+    );
+}
+
+#[test]
+fn ppermute_and_axis_index_match_jax() {
+    check(
+        "sm_ppermute_index",
+        |x| {
+            ppermute(&x, &["data"], &[(0, 1), (1, 2), (2, 3), (3, 0)]) * 10.0
+                + lax_convert(&axis_index(&["data"]))
+        },
+        P!["data", "model"],
+        P!["data", "model"],
+    );
+}
+
+fn lax_convert(x: &Array) -> Array {
+    oxla::lax::convert_element_type(x, DType::F32)
+}
+
+fn sm_matmul(x: &Array, w: &Array) -> Array {
+    shard_map(
+        |(x, w): (Array, Array)| psum(&jnp::matmul(&x, &w), &["model"]),
+        &mesh(),
+        vec![P!["data", "model"], P!["model", None]],
+        vec![P!["data", None]],
+    )
+    .call((x.clone(), w.clone()))
+    .unwrap()
+}
+
+#[test]
+fn grad_through_shard_map_and_psum_matches_jax() {
+    let (x, w) = inputs();
+    let grads = jit(|(x, w): (Array, Array)| {
+        oxla::grad(|(x, w): (Array, Array)| jnp::sum(&jnp::tanh(&sm_matmul(&x, &w)), None, false))
+            .call((x, w))
+            .unwrap()
+    })
+    .call((x.clone(), w.clone()))
+    .unwrap();
+    assert_close(
+        &grads.0.to_vec::<f32>().unwrap(),
+        &expected("sm_grad_x").value,
+    );
+    assert_close(
+        &grads.1.to_vec::<f32>().unwrap(),
+        &expected("sm_grad_w").value,
+    );
+    // The forward value is the plain product.
+    let product = sm_matmul(&x, &w);
+    assert_close(
+        &product.to_vec::<f32>().unwrap(),
+        &jnp::matmul(&x, &w).to_vec::<f32>().unwrap(),
+    );
+}
+
+/// sum(psum_scatter(sin(all_gather(ppermute(x))) * 2)^2) + sum(3x), each
+/// collective in a shard_map of its own.
+fn collectives_loss(x: Array) -> Array {
+    let ring = [(0, 1), (1, 2), (2, 3), (3, 0)];
+    let gathered = shard_map(
+        move |x: Array| {
+            jnp::sin(&all_gather(
+                &ppermute(&x, &["data"], &ring),
+                &["model"],
+                1,
+                true,
+            )) * 2.0
+        },
+        &mesh(),
+        vec![P!["data", "model"]],
+        vec![P!["data", None]],
+    )
+    .call(x.clone())
+    .unwrap();
+    let scattered = shard_map(
+        |x: Array| psum_scatter(&x, &["model"], 1, true),
+        &mesh(),
+        vec![P!["data", None]],
+        vec![P!["data", "model"]],
+    )
+    .call(gathered)
+    .unwrap();
+    let copied = shard_map(|x: Array| x * 3.0, &mesh(), vec![P![]], vec![P![]])
+        .call(x)
+        .unwrap();
+    jnp::sum(&jnp::square(&scattered), None, false) + jnp::sum(&copied, None, false)
+}
+
+#[test]
+fn grad_through_every_linear_collective_matches_jax_and_finite_differences() {
+    let (x, _) = inputs();
+    let grad = jit(|x: Array| oxla::grad(collectives_loss).call(x).unwrap())
+        .call(x.clone())
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    assert_close(&grad, &expected("sm_grad_collectives").value);
+    // Central differences in f64 of the loss along a few coordinates.
+    let base: Vec<f32> = x.to_vec().unwrap();
+    for i in [0usize, 5, 17, 31] {
+        let at = |delta: f32| {
+            let mut v = base.clone();
+            v[i] += delta;
+            let moved = Array::from_slice(&v, &[8, 4]).unwrap();
+            f64::from(collectives_loss(moved).item::<f32>().unwrap())
+        };
+        let h = 1e-2;
+        let numeric = (at(h) - at(-h)) / (2.0 * f64::from(h));
+        let analytic = f64::from(grad[i]);
+        assert!(
+            (numeric - analytic).abs() <= 2e-2 * analytic.abs().max(1.0),
+            "coordinate {i}: finite differences {numeric} vs grad {analytic}"
+        );
+    }
+}
+
+#[test]
+fn vmap_of_shard_map_matches_jax() {
+    let (x, _) = inputs();
+    let x3 = jnp::stack(&[&x, &(&x * 2.0), &(&x - 1.0)], 0);
+    let per_example = oxla::vmap(|x: Array| {
+        shard_map(
+            |x: Array| psum(&jnp::sin(&x), &["data"]),
+            &mesh(),
+            vec![P!["data", "model"]],
+            vec![P![None, "model"]],
+        )
+        .call(x)
+        .unwrap()
+    });
+    let out = jit(move |x: Array| per_example.call(x).unwrap())
+        .call(x3)
+        .unwrap();
+    assert_close(&out.to_vec::<f32>().unwrap(), &expected("sm_vmap").value);
+}
+
+#[test]
+fn collectives_outside_shard_map_or_over_unknown_axes_are_errors() {
+    let (x, _) = inputs();
+    let outside = psum(&x, &["data"])
+        .check()
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(outside.contains("outside shard_map"), "{outside}");
+    assert!(outside.contains("shard_maps.rs"), "{outside}");
+    let unknown = shard_map(
+        |x: Array| psum(&x, &["batch"]),
+        &mesh(),
+        vec![P!["data"]],
+        vec![P!["data"]],
+    )
+    .call(x.clone())
+    .unwrap_err()
+    .to_string();
+    assert!(unknown.contains("unknown mesh axis 'batch'"), "{unknown}");
+    assert!(unknown.contains("'data', 'model'"), "{unknown}");
+    let wrong_count = shard_map(|x: Array| x, &mesh(), vec![P!["data"], P![]], vec![P![]])
+        .call(x)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        wrong_count.contains("1 inputs but 2 input_specs"),
+        "{wrong_count}"
+    );
+}
+
+#[test]
+fn pmap_maps_the_leading_axis_over_devices() {
+    let (x, _) = inputs();
+    let normalized = oxla::sharding::pmap(
+        |(row, scale): (Array, Array)| {
+            let total = psum(&row, &["i"]);
+            (&row / &total) * &scale + lax_convert(&axis_index(&["i"]))
+        },
+        "i",
+    );
+    let scale = jnp::full(&[8], 2.0, DType::F32).unwrap();
+    let out = normalized.call((x.clone(), scale)).unwrap();
+    assert_eq!(out.shape(), &[8, 4]);
+    let columns = jnp::sum(&x, Some(&[0]), true);
+    let rows = jnp::arange(0.0, 8.0, 1.0, DType::F32);
+    let rows = jnp::reshape(&rows, &[8, 1]);
+    let want = (&x / &columns) * 2.0 + rows;
+    assert_close(
+        &out.to_vec::<f32>().unwrap(),
+        &want.to_vec::<f32>().unwrap(),
+    );
+
+    let uneven = oxla::sharding::pmap(|(a, b): (Array, Array)| a + b, "i")
+        .call((x.clone(), jnp::ones(&[4, 4], DType::F32).unwrap()))
+        .unwrap_err()
+        .to_string();
+    assert!(uneven.contains("one size"), "{uneven}");
+    assert!(
+        uneven.contains("f32[8,4]") && uneven.contains("f32[4,4]"),
+        "{uneven}"
+    );
+}
+
+#[test]
+fn shard_map_prints_in_jaxprs_as_jax_does() {
+    let (x, _) = inputs();
+    let text = oxla::make_jaxpr(
+        |x: Array| {
+            shard_map(
+                |x: Array| psum(&x, &["data"]),
+                &mesh(),
+                vec![P!["data", "model"]],
+                vec![P![None, "model"]],
+            )
+            .call(x)
+            .unwrap()
+        },
+        &x,
+    )
+    .unwrap()
+    .to_string();
+    assert!(text.contains("shard_map["), "{text}");
+    assert!(text.contains("in_specs=(P('data', 'model'),)"), "{text}");
+    assert!(text.contains("out_specs=(P(None, 'model'),)"), "{text}");
+    assert!(
+        text.contains("psum[axes=('data',) axis_index_groups=None]"),
+        "{text}"
+    );
+}
