@@ -113,4 +113,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, tarfile.TarError, tomllib.TOMLDecodeError) as e:
+        sys.exit(f"ci/setup: {pathlib.Path(__file__).name} failed: {type(e).__name__}: {e}")

@@ -122,4 +122,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, tomllib.TOMLDecodeError) as e:
+        sys.exit(f"ci/setup: {pathlib.Path(__file__).name} failed: {type(e).__name__}: {e}")

@@ -117,6 +117,15 @@ class InstallPlugins(unittest.TestCase):
         self.assertIn("nvidia-absent-cu12", result.stderr)
         self.assertNotIn("Traceback", result.stderr)
 
+    def test_a_broken_manifest_is_one_line_not_a_traceback(self):
+        broken = self.root / "broken.toml"
+        broken.write_text("[[plugin]\nname = ")
+        result = run(broken, self.dest, self.links)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertNotIn("Traceback", result.stderr)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertIn("install_plugins.py failed", result.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -26,7 +26,7 @@ fn run_unittest(file: &str, expected_tests: usize) {
 
 #[test]
 fn install_plugins_checks_pins_and_is_idempotent() {
-    run_unittest("ci/test_install_plugins.py", 5);
+    run_unittest("ci/test_install_plugins.py", 6);
 }
 
 #[test]
@@ -114,5 +114,37 @@ fn pinned_cuda_wheels_are_complete() {
     for pin in pins {
         assert_eq!(pin.len(), 64, "{pin}");
         assert!(pin.chars().all(|c| c.is_ascii_hexdigit()), "{pin}");
+    }
+}
+
+/// Every Python package ci/setup installs is pinned to one version with at
+/// least one full SHA-256 (`--require-hashes` refuses anything else).
+#[test]
+fn python_requirements_are_pinned_with_hashes() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = std::fs::read_to_string(repo.join("third_party/python-requirements.txt")).unwrap();
+    let joined = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace("\\\n", " ");
+    let requirements: Vec<&str> = joined.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(requirements.len() >= 13, "{requirements:?}");
+    for requirement in requirements {
+        let mut words = requirement.split_whitespace();
+        let pin = words.next().unwrap();
+        assert!(pin.contains("=="), "{pin} is not pinned to one version");
+        let hashes: Vec<&str> = words
+            .map(|w| {
+                w.strip_prefix("--hash=sha256:")
+                    .unwrap_or_else(|| panic!("{pin}: {w}"))
+            })
+            .collect();
+        assert!(!hashes.is_empty(), "{pin} has no hash");
+        for hash in hashes {
+            assert_eq!(hash.len(), 64, "{pin}: {hash}");
+            assert!(hash.chars().all(|c| c.is_ascii_hexdigit()), "{pin}: {hash}");
+        }
     }
 }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use oxla_pjrt::{Api, ApiVersion, Client, ClientOptions, Error};
 
-use crate::support::{compile_fake_plugin, pinned_plugins};
+use crate::support::{compile_fake_plugin, compile_shared_library, pinned_plugins};
 
 #[test]
 fn pinned_plugins_load_with_their_api_versions() {
@@ -60,15 +60,13 @@ fn a_file_that_is_not_a_library_is_a_load_error() {
 
 #[test]
 fn a_library_without_get_pjrt_api_is_refused() {
-    let libm = [
-        "/lib/x86_64-linux-gnu/libm.so.6",
-        "/usr/lib/x86_64-linux-gnu/libm.so.6",
-    ]
-    .into_iter()
-    .map(PathBuf::from)
-    .find(|p| p.is_file())
-    .expect("libm.so.6");
-    let err = Api::load(&libm).unwrap_err();
+    // A shared library of our own (any architecture), with no GetPjrtApi.
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("not_a_plugin.c");
+    std::fs::write(&source, "int not_a_plugin(void) { return 0; }\n").unwrap();
+    let library = dir.path().join("libnot_a_plugin.so");
+    compile_shared_library(&source, &library, &[]);
+    let err = Api::load(&library).unwrap_err();
     assert!(err.to_string().contains("not a PJRT plugin"), "{err}");
 }
 
