@@ -2,6 +2,13 @@
 //! binary: warm starts, and every fault leaving oxla working and the cache
 //! valid.
 
+/// Tests compile into a cache of their own, not the user's.
+#[ctor::ctor(unsafe)]
+fn isolated_compile_cache() {
+    // SAFETY: constructors run before main, with no other thread.
+    unsafe { oxla_testing::isolate_compile_cache(env!("CARGO_TARGET_TMPDIR"), "cli-cache") };
+}
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -1,6 +1,13 @@
 //! The `oxla` binary end to end: devices, doctor, run (against JAX's values),
 //! and every kind of bad input giving exit status 1 and one `error:` line.
 
+/// Tests compile into a cache of their own, not the user's.
+#[ctor::ctor(unsafe)]
+fn isolated_compile_cache() {
+    // SAFETY: constructors run before main, with no other thread.
+    unsafe { oxla_testing::isolate_compile_cache(env!("CARGO_TARGET_TMPDIR"), "cli") };
+}
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

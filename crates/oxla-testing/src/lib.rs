@@ -8,6 +8,24 @@ use std::process::Command;
 use oxla_npy::HostArray;
 use oxla_pjrt::ElementType;
 
+/// Points this test process (and the processes it starts) at a compile
+/// cache of its own, `<target_tmpdir>/compile-cache/<binary>`, so that tests
+/// never write into the user's `~/.cache/oxla/compile`; an `OXLA_CACHE_DIR`
+/// the user set is kept. Call it from a `#[ctor::ctor(unsafe)]` function of
+/// the test binary (before any thread starts), with
+/// `env!("CARGO_TARGET_TMPDIR")`.
+///
+/// # Safety
+/// Changes the process environment: only while no other thread runs.
+pub unsafe fn isolate_compile_cache(target_tmpdir: &str, binary: &str) {
+    if std::env::var_os("OXLA_CACHE_DIR").is_some() {
+        return;
+    }
+    let dir = Path::new(target_tmpdir).join("compile-cache").join(binary);
+    // SAFETY: the caller runs this before any other thread exists.
+    unsafe { std::env::set_var("OXLA_CACHE_DIR", dir) };
+}
+
 /// The Python of oxla's venv (made by ci/setup), or `OXLA_PYTHON`.
 pub fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("OXLA_PYTHON") {

@@ -2,6 +2,13 @@
 //! other test sees them flipped): x64, the transfer guard, and an
 //! unwritable compile cache.
 
+/// Tests compile into a cache of their own, not the user's.
+#[ctor::ctor(unsafe)]
+fn isolated_compile_cache() {
+    // SAFETY: constructors run before main, with no other thread.
+    unsafe { oxla_testing::isolate_compile_cache(env!("CARGO_TARGET_TMPDIR"), "global_switches") };
+}
+
 use std::sync::{Arc, Mutex};
 
 use oxla::config::TransferGuard;

@@ -4,6 +4,13 @@
 //! transformations, and every way a sharding can be wrong. A test binary
 //! of its own: its client has 8 devices.
 
+/// Tests compile into a cache of their own, not the user's.
+#[ctor::ctor(unsafe)]
+fn isolated_compile_cache() {
+    // SAFETY: constructors run before main, with no other thread.
+    unsafe { oxla_testing::isolate_compile_cache(env!("CARGO_TARGET_TMPDIR"), "sharding") };
+}
+
 mod placement;
 mod programs;
 mod shard_maps;

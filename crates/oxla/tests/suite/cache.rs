@@ -147,3 +147,16 @@ fn compiles_are_logged_and_misses_explained_when_asked() {
         "{ours:?}"
     );
 }
+
+/// The suite compiles into a cache of its own under the target directory,
+/// never into the user's `~/.cache/oxla/compile`.
+#[test]
+fn tests_compile_into_their_own_cache() {
+    let cache = oxla::disk_cache().expect("the compile cache is on");
+    assert!(
+        cache.dir().starts_with(env!("CARGO_TARGET_TMPDIR")),
+        "{}",
+        cache.dir().display()
+    );
+    assert!(!cache.dir().starts_with(oxla_pjrt::oxla_home()));
+}
