@@ -5,6 +5,7 @@
 //! ci/test_install_*.py with the system's python3 (the one ci/setup itself
 //! uses).
 
+use oxla_testing::BoundedOutput;
 use std::path::Path;
 use std::process::Command;
 
@@ -14,8 +15,7 @@ fn run_unittest(file: &str, expected_tests: usize) {
     let out = Command::new("python3")
         .args(["-m", "unittest", "-v", file])
         .current_dir(&repo)
-        .output()
-        .expect("python3");
+        .output_bounded();
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
     assert!(

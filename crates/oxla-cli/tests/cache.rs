@@ -2,13 +2,15 @@
 //! binary: warm starts, and every fault leaving oxla working and the cache
 //! valid.
 
-/// Tests compile into a cache of their own, not the user's.
+/// Tests compile into a cache of their own, not the user's, and the binary
+/// aborts (named) rather than hang.
 #[ctor::ctor(unsafe)]
-fn isolated_compile_cache() {
+fn prepare_test_binary() {
     // SAFETY: constructors run before main, with no other thread.
-    unsafe { oxla_testing::isolate_compile_cache(env!("CARGO_TARGET_TMPDIR"), "cli-cache") };
+    unsafe { oxla_testing::prepare_test_binary(env!("CARGO_TARGET_TMPDIR"), "cli-cache") };
 }
 
+use oxla_testing::BoundedOutput;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -25,7 +27,7 @@ fn oxla(cache: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     for (k, v) in env {
         c.env(k, v);
     }
-    c.output().unwrap()
+    c.output_bounded()
 }
 
 /// oxla's own stderr lines (the plugins' absl logs left out).
@@ -255,15 +257,13 @@ fn the_cache_can_be_turned_off() {
         .args(["run", example().to_str().unwrap()])
         .env("OXLA_CACHE_DIR", "off")
         .env("OXLA_LOG_COMPILES", "1")
-        .output()
-        .unwrap();
+        .output_bounded();
     assert!(o.status.success());
     assert!(compiled(&o) && !hit(&o));
     let o = Command::new(env!("CARGO_BIN_EXE_oxla"))
         .args(["cache", "stats"])
         .env("OXLA_CACHE_DIR", "off")
-        .output()
-        .unwrap();
+        .output_bounded();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("the compile cache is off"));
 }

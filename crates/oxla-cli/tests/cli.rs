@@ -1,13 +1,15 @@
 //! The `oxla` binary end to end: devices, doctor, run (against JAX's values),
 //! and every kind of bad input giving exit status 1 and one `error:` line.
 
-/// Tests compile into a cache of their own, not the user's.
+/// Tests compile into a cache of their own, not the user's, and the binary
+/// aborts (named) rather than hang.
 #[ctor::ctor(unsafe)]
-fn isolated_compile_cache() {
+fn prepare_test_binary() {
     // SAFETY: constructors run before main, with no other thread.
-    unsafe { oxla_testing::isolate_compile_cache(env!("CARGO_TARGET_TMPDIR"), "cli") };
+    unsafe { oxla_testing::prepare_test_binary(env!("CARGO_TARGET_TMPDIR"), "cli") };
 }
 
+use oxla_testing::BoundedOutput;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -16,8 +18,7 @@ use oxla_npy::HostArray;
 fn oxla(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_oxla"))
         .args(args)
-        .output()
-        .unwrap()
+        .output_bounded()
 }
 
 fn stdout(o: &Output) -> String {
@@ -129,8 +130,7 @@ fn doctor_fails_when_no_cpu_plugin_exists() {
         .env_remove("OXLA_PJRT_PLUGIN")
         .env_remove("VIRTUAL_ENV")
         .env_remove("PYTHONPATH")
-        .output()
-        .unwrap();
+        .output_bounded();
     // Debian's system site-packages has no PJRT plugin here.
     assert_fails_with(&o, "no working CPU plugin");
     assert!(
@@ -365,8 +365,7 @@ fn exports_run_inspect_and_fail_cleanly() {
             .args(&cached_args)
             .env("OXLA_CACHE_DIR", cache.path())
             .env("OXLA_LOG_COMPILES", "1")
-            .output()
-            .unwrap()
+            .output_bounded()
     };
     let (cold, warm) = (run_logged(), run_logged());
     assert!(

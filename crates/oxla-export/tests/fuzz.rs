@@ -1,9 +1,19 @@
 //! Property tests of the reader: random bytes, and a real export with
 //! random bytes overwritten, inserted or removed, give `Ok` or `Err`, never
-//! a panic, an abort or a hang. `PROPTEST_CASES` sets how many cases.
+//! a panic, an abort or a hang (each input must be read within a second).
+//! `PROPTEST_CASES` sets how many cases.
+
+/// Tests compile into a cache of their own, not the user's, and the binary
+/// aborts (named) rather than hang.
+#[ctor::ctor(unsafe)]
+fn prepare_test_binary() {
+    // SAFETY: constructors run before main, with no other thread.
+    unsafe { oxla_testing::prepare_test_binary(env!("CARGO_TARGET_TMPDIR"), "oxla-export-fuzz") };
+}
 
 use std::path::Path;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use oxla_export::Exported;
 use proptest::prelude::*;
@@ -26,7 +36,7 @@ proptest! {
 
     #[test]
     fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-        let _ = Exported::from_bytes(&bytes);
+        read_within_a_second(bytes);
     }
 
     #[test]
@@ -45,6 +55,19 @@ proptest! {
                 _ => { bytes.remove(i); }
             }
         }
-        let _ = Exported::from_bytes(&bytes);
+        read_within_a_second(bytes);
     }
+}
+
+/// Reads `bytes` as an export on a thread of its own; panics if that takes
+/// more than a second or panics.
+fn read_within_a_second(bytes: Vec<u8>) {
+    let size = bytes.len();
+    oxla_testing::within(
+        Duration::from_secs(1),
+        &format!("reading {size} bytes as an export"),
+        move || {
+            let _ = Exported::from_bytes(&bytes);
+        },
+    );
 }

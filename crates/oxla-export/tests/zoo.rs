@@ -2,6 +2,14 @@
 //! JAX when the tests run (tests/fixtures/export_zoo.py), read back field by
 //! field, run on both pinned CPU plugins and compared with JAX's outputs.
 
+/// Tests compile into a cache of their own, not the user's, and the binary
+/// aborts (named) rather than hang.
+#[ctor::ctor(unsafe)]
+fn prepare_test_binary() {
+    // SAFETY: constructors run before main, with no other thread.
+    unsafe { oxla_testing::prepare_test_binary(env!("CARGO_TARGET_TMPDIR"), "oxla-export-zoo") };
+}
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

@@ -1,6 +1,14 @@
 //! oxla-npy against NumPy: files NumPy wrote read back to the right bytes,
 //! files oxla wrote load in NumPy, and malformed files are errors.
 
+/// Tests compile into a cache of their own, not the user's, and the binary
+/// aborts (named) rather than hang.
+#[ctor::ctor(unsafe)]
+fn prepare_test_binary() {
+    // SAFETY: constructors run before main, with no other thread.
+    unsafe { oxla_testing::prepare_test_binary(env!("CARGO_TARGET_TMPDIR"), "oxla-npy") };
+}
+
 use std::path::{Path, PathBuf};
 
 use oxla_npy::{HostArray, NpyError, NpyType};
@@ -114,7 +122,18 @@ fn malformed_files_are_errors() {
 #[test]
 fn random_and_mutated_bytes_never_panic() {
     // A small deterministic fuzz: random files, and a valid file with each
-    // byte of its header replaced, must give Ok or Err, never a panic.
+    // byte of its header replaced, must give Ok or Err within a second,
+    // never a panic or a hang.
+    let parse = |bytes: Vec<u8>| {
+        let size = bytes.len();
+        oxla_testing::within(
+            std::time::Duration::from_secs(1),
+            &format!("parsing {size} bytes as .npy"),
+            move || {
+                let _ = HostArray::from_npy_bytes(&bytes);
+            },
+        );
+    };
     let good = HostArray::new(ElementType::S32, vec![3, 2], (0..24).collect()).to_npy_bytes();
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = || {
@@ -129,13 +148,13 @@ fn random_and_mutated_bytes_never_panic() {
         if next() % 2 == 0 && bytes.len() > 8 {
             bytes[..6].copy_from_slice(b"\x93NUMPY");
         }
-        let _ = HostArray::from_npy_bytes(&bytes);
+        parse(bytes);
     }
     for i in 0..good.len().min(128) {
         for value in [0u8, b'(', b')', b',', b'\'', b'9', 0xff] {
             let mut mutated = good.clone();
             mutated[i] = value;
-            let _ = HostArray::from_npy_bytes(&mutated);
+            parse(mutated);
         }
     }
     assert_eq!(

@@ -2,8 +2,10 @@
 //! installs (reference values are computed by it when tests run), and
 //! comparison of oxla's arrays with JAX's within each dtype's tolerance.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use oxla_npy::HostArray;
 use oxla_pjrt::ElementType;
@@ -26,6 +28,34 @@ pub unsafe fn isolate_compile_cache(target_tmpdir: &str, binary: &str) {
     unsafe { std::env::set_var("OXLA_CACHE_DIR", dir) };
 }
 
+/// Aborts this test process, naming it, if it still runs after
+/// `OXLA_TEST_BINARY_TIMEOUT_S` seconds (default 1800): a test waiting on a
+/// plugin or a child that never answers then ends as a crash CI names,
+/// instead of a hang.
+pub fn start_watchdog(binary: &str) {
+    let seconds = std::env::var("OXLA_TEST_BINARY_TIMEOUT_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1800);
+    let binary = binary.to_string();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(seconds));
+        eprintln!("oxla-testing: test binary {binary} still running after {seconds} s; aborting");
+        std::process::abort();
+    });
+}
+
+/// What every test binary does before `main`: its own compile cache
+/// ([`isolate_compile_cache`]) and a [`start_watchdog`].
+///
+/// # Safety
+/// As [`isolate_compile_cache`]: only while no other thread runs.
+pub unsafe fn prepare_test_binary(target_tmpdir: &str, binary: &str) {
+    // SAFETY: passed on from the caller.
+    unsafe { isolate_compile_cache(target_tmpdir, binary) };
+    start_watchdog(binary);
+}
+
 /// The Python of oxla's venv (made by ci/setup), or `OXLA_PYTHON`.
 pub fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("OXLA_PYTHON") {
@@ -40,14 +70,99 @@ pub fn python() -> PathBuf {
     p
 }
 
-/// Runs `script` with `args` in the reference Python; panics with its stderr
-/// if it fails, returns its stdout.
+/// How long a process a test starts may run: `OXLA_TEST_PROCESS_TIMEOUT_S`
+/// seconds, else 600 (a hung child fails the test instead of hanging CI).
+pub fn process_timeout() -> Duration {
+    let seconds = std::env::var("OXLA_TEST_PROCESS_TIMEOUT_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(600);
+    Duration::from_secs(seconds)
+}
+
+/// Runs `command` to completion as `Command::output` does, but for at most
+/// `limit`: a process still running then is killed and the test panics,
+/// naming it and the limit.
+pub fn output_within(command: &mut Command, limit: Duration) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stderr.read_to_end(&mut buf);
+        buf
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for the child") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} ran longer than {limit:?} and was killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out_reader.join().unwrap_or_default(),
+        stderr: err_reader.join().unwrap_or_default(),
+    }
+}
+
+/// `Command::output` bounded by [`process_timeout`], for tests.
+pub trait BoundedOutput {
+    /// Runs the command to completion within [`process_timeout`] (see
+    /// [`output_within`]).
+    fn output_bounded(&mut self) -> Output;
+}
+
+impl BoundedOutput for Command {
+    fn output_bounded(&mut self) -> Output {
+        output_within(self, process_timeout())
+    }
+}
+
+/// Runs `f` on a thread of its own and returns its result, or panics naming
+/// `what` if it takes longer than `limit` (fuzz inputs must neither panic
+/// nor hang).
+pub fn within<T: Send + 'static>(
+    limit: Duration,
+    what: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(f());
+    });
+    match receive.recv_timeout(limit) {
+        Ok(value) => value,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{what} took longer than {limit:?}")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
+    }
+}
+
+/// Runs `script` with `args` in the reference Python (for at most
+/// [`process_timeout`]); panics with its stderr if it fails, returns its
+/// stdout.
 pub fn run_python(script: &Path, args: &[&Path]) -> Vec<u8> {
-    let out = Command::new(python())
-        .arg(script)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = output_within(
+        Command::new(python()).arg(script).args(args),
+        process_timeout(),
+    );
     assert!(
         out.status.success(),
         "{} failed: {}",
@@ -93,5 +208,55 @@ pub fn assert_close(got: &HostArray, want: &HostArray, what: &str) {
     for (i, (g, w)) in got.to_f64_vec().iter().zip(want.to_f64_vec()).enumerate() {
         let close = *g == w || (g - w).abs() <= atol + rtol * w.abs() || (g.is_nan() && w.is_nan());
         assert!(close, "{what}: element {i}: oxla {g}, jax {w}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_past_its_limit_is_killed_and_named() {
+        let started = Instant::now();
+        let failure = std::panic::catch_unwind(|| {
+            output_within(Command::new("sleep").arg("30"), Duration::from_millis(300))
+        })
+        .unwrap_err();
+        let message = failure
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            message.contains("sleep") && message.contains("killed"),
+            "{message}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_process_within_its_limit_gives_its_output() {
+        let out = output_within(
+            Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]),
+            Duration::from_secs(30),
+        );
+        assert_eq!(out.status.code(), Some(3));
+        assert_eq!(out.stdout, b"out\n");
+        assert_eq!(out.stderr, b"err\n");
+    }
+
+    #[test]
+    fn work_past_its_limit_is_a_named_panic() {
+        let failure = std::panic::catch_unwind(|| {
+            within(Duration::from_millis(100), "sleeping", || {
+                std::thread::sleep(Duration::from_secs(5))
+            })
+        })
+        .unwrap_err();
+        let message = failure
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        assert!(message.contains("sleeping took longer"), "{message}");
+        assert_eq!(within(Duration::from_secs(5), "adding", || 2 + 2), 4);
     }
 }

@@ -2,13 +2,15 @@
 //! other test sees them flipped): x64, the transfer guard, and an
 //! unwritable compile cache.
 
-/// Tests compile into a cache of their own, not the user's.
+/// Tests compile into a cache of their own, not the user's, and the binary
+/// aborts (named) rather than hang.
 #[ctor::ctor(unsafe)]
-fn isolated_compile_cache() {
+fn prepare_test_binary() {
     // SAFETY: constructors run before main, with no other thread.
-    unsafe { oxla_testing::isolate_compile_cache(env!("CARGO_TARGET_TMPDIR"), "global_switches") };
+    unsafe { oxla_testing::prepare_test_binary(env!("CARGO_TARGET_TMPDIR"), "global_switches") };
 }
 
+use oxla_testing::BoundedOutput;
 use std::sync::{Arc, Mutex};
 
 use oxla::config::TransferGuard;
@@ -211,8 +213,7 @@ fn a_restarted_process_loads_its_jitted_functions_from_disk() {
             ])
             .env(WARM_CHILD, "1")
             .env("OXLA_CACHE_DIR", cache.path())
-            .output()
-            .unwrap();
+            .output_bounded();
         assert!(out.status.success(), "{out:?}");
         let stdout = String::from_utf8(out.stdout).unwrap();
         // libtest may print "test warm_start_child ... " ahead of a line.
@@ -289,7 +290,7 @@ fn a_mistyped_setting_is_a_warning_naming_it() {
     for (name, value, _) in settings {
         child.env(name, value);
     }
-    let out = child.output().unwrap();
+    let out = child.output_bounded();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");

@@ -29,15 +29,21 @@ struct ManifestEntry {
 /// Compiles the C `source` into the shared library `out` with `cc`, adding
 /// `extra` arguments (macros, link options).
 pub fn compile_shared_library(source: &Path, out: &Path, extra: &[String]) {
-    let status = std::process::Command::new("cc")
-        .args(["-shared", "-fPIC", "-O1"])
-        .args(extra)
-        .arg(source)
-        .arg("-o")
-        .arg(out)
-        .status()
-        .expect("a C compiler (cc)");
-    assert!(status.success(), "cc failed for {}", source.display());
+    let out = oxla_testing::output_within(
+        std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-O1"])
+            .args(extra)
+            .arg(source)
+            .arg("-o")
+            .arg(out),
+        oxla_testing::process_timeout(),
+    );
+    assert!(
+        out.status.success(),
+        "cc failed for {}: {}",
+        source.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Compiles fixtures/fake_plugin.c (a PJRT plugin whose table ends after

@@ -4,11 +4,12 @@
 //! transformations, and every way a sharding can be wrong. A test binary
 //! of its own: its client has 8 devices.
 
-/// Tests compile into a cache of their own, not the user's.
+/// Tests compile into a cache of their own, not the user's, and the binary
+/// aborts (named) rather than hang.
 #[ctor::ctor(unsafe)]
-fn isolated_compile_cache() {
+fn prepare_test_binary() {
     // SAFETY: constructors run before main, with no other thread.
-    unsafe { oxla_testing::isolate_compile_cache(env!("CARGO_TARGET_TMPDIR"), "sharding") };
+    unsafe { oxla_testing::prepare_test_binary(env!("CARGO_TARGET_TMPDIR"), "sharding") };
 }
 
 mod placement;

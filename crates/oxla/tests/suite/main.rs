@@ -1,11 +1,12 @@
 //! oxla's tests against JAX and the real plugin, in one binary (each test
 //! binary links all of MLIR).
 
-/// Tests compile into a cache of their own, not the user's.
+/// Tests compile into a cache of their own, not the user's, and the binary
+/// aborts (named) rather than hang.
 #[ctor::ctor(unsafe)]
-fn isolated_compile_cache() {
+fn prepare_test_binary() {
     // SAFETY: constructors run before main, with no other thread.
-    unsafe { oxla_testing::isolate_compile_cache(env!("CARGO_TARGET_TMPDIR"), "suite") };
+    unsafe { oxla_testing::prepare_test_binary(env!("CARGO_TARGET_TMPDIR"), "suite") };
 }
 
 mod cache;

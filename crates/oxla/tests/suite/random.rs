@@ -11,6 +11,7 @@
 //! rounding. The one exception is a reduction: grad's `1/n` summed n
 //! times, compared within 1e-6.
 
+use oxla_testing::BoundedOutput;
 use std::process::Command;
 
 use oxla::random::{self as rnd, Key};
@@ -842,8 +843,7 @@ fn x64_keys_bits_and_samplers_match_jax_in_a_child_process() {
             "--nocapture",
         ])
         .env("OXLA_ENABLE_X64", "1")
-        .output()
-        .unwrap();
+        .output_bounded();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
