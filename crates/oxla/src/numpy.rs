@@ -70,7 +70,6 @@ elementwise2! {
     less_equal => le: "`jnp.less_equal`";
     greater => gt: "`jnp.greater`";
     greater_equal => ge: "`jnp.greater_equal`";
-    arctan2 => atan2: "`jnp.arctan2`";
     remainder_trunc => rem: "Remainder with the sign of x (`lax.rem` after promotion).";
 }
 
@@ -86,20 +85,59 @@ fn to_inexact(x: &Array) -> Array {
     }
 }
 
-/// `jnp.true_divide` (`/`): integers divide as floats.
-#[track_caller]
-pub fn divide(x: &Array, y: &Array) -> Array {
-    let v = promote_args(&[x, y]);
-    let v = broadcast_ranks(vec![to_inexact(&v[0]), to_inexact(&v[1])]);
-    lax::div(&v[0], &v[1])
+macro_rules! float_binary {
+    ($($name:ident => $lax:ident: $doc:literal;)*) => {$(
+        #[doc = $doc]
+        #[track_caller]
+        pub fn $name(x: &Array, y: &Array) -> Array {
+            let v = promote_args(&[x, y]);
+            let v = broadcast_ranks(vec![to_inexact(&v[0]), to_inexact(&v[1])]);
+            lax::$lax(&v[0], &v[1])
+        }
+    )*};
 }
 
-/// `jnp.power`.
+float_binary! {
+    divide => div: "`jnp.true_divide` (`/`): integers divide as floats.";
+    arctan2 => atan2: "`jnp.arctan2`: integers as floats.";
+}
+
+/// `jnp.power`: integer (and bool) operands give an integer power by binary
+/// exponentiation, as JAX computes it (a negative exponent gives 0, and
+/// 0 ** 0 is 1); otherwise both are promoted to a float type.
 #[track_caller]
 pub fn power(x: &Array, y: &Array) -> Array {
     let v = promote_args(&[x, y]);
+    let dtype = v[0].dtype();
+    if dtype.is_int() || dtype == DType::Bool {
+        let int = if dtype == DType::Bool {
+            oxla_core::promotion::default_int(x64_enabled())
+        } else {
+            dtype
+        };
+        let v = broadcast_ranks(vec![as_dtype(&v[0], int), as_dtype(&v[1], int)]);
+        return integer_power(&v[0], &v[1]);
+    }
     let v = broadcast_ranks(vec![to_inexact(&v[0]), to_inexact(&v[1])]);
     lax::pow(&v[0], &v[1])
+}
+
+/// `base ** exponent` of integers by binary exponentiation over the
+/// exponent's 6 low bits (JAX's `_pow_int_int`: more would overflow for
+/// any base above 1).
+fn integer_power(base: &Array, exponent: &Array) -> Array {
+    let zero = full_like(exponent, 0.0);
+    let one = full_like(exponent, 1.0);
+    let starts_at_zero = lax::and(&lax::eq(base, &zero), &lax::ne(exponent, &zero));
+    let mut acc = lax::select_n(&starts_at_zero, &[&one, &zero]);
+    let (mut base, mut exponent) = (base.clone(), exponent.clone());
+    for _ in 0..6 {
+        let odd = lax::ne(&lax::and(&exponent, &one), &zero);
+        acc = lax::select_n(&odd, &[&acc, &lax::mul(&acc, &base)]);
+        base = lax::mul(&base, &base);
+        exponent = lax::shift_right_logical(&exponent, &one);
+    }
+    acc
 }
 
 macro_rules! float_unary {
@@ -228,7 +266,46 @@ fn upcast_for_sum(dtype: DType) -> bool {
     matches!(dtype, DType::F16 | DType::BF16)
 }
 
-/// `jnp.sum(x, axis, keepdims)`; bools and small ints sum as the default int.
+/// The dtype JAX sums and multiplies `dtype` in (`_promote_integer_dtype`):
+/// bools and signed ints narrower than the default int become it, unsigned
+/// ints narrower than the default uint become that (both 64-bit with x64);
+/// other types stay.
+fn accumulation_dtype(dtype: DType) -> DType {
+    let (int, uint) = if x64_enabled() {
+        (DType::I64, DType::U64)
+    } else {
+        (DType::I32, DType::U32)
+    };
+    if dtype.is_unsigned_int() && dtype.byte_size() < uint.byte_size() {
+        uint
+    } else if (dtype == DType::Bool || dtype.is_signed_int()) && dtype.byte_size() < int.byte_size()
+    {
+        int
+    } else {
+        dtype
+    }
+}
+
+/// `x` as `dtype`, unchanged (weak type included) when it already is.
+fn as_dtype(x: &Array, dtype: DType) -> Array {
+    if x.dtype() == dtype {
+        x.clone()
+    } else {
+        lax::convert_element_type(x, dtype)
+    }
+}
+
+/// The dtype of a cumulative sum or product of `dtype`: bools count in the
+/// default int; every other type keeps its own (as JAX's cumsum/cumprod).
+fn cumulative_dtype(dtype: DType) -> DType {
+    match dtype {
+        DType::Bool => accumulation_dtype(dtype),
+        other => other,
+    }
+}
+
+/// `jnp.sum(x, axis, keepdims)`; bools and narrow ints sum as the default
+/// int (or uint), f16/bf16 accumulate in f32.
 #[track_caller]
 pub fn sum(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     let axes = axes_of(x, axis);
@@ -236,23 +313,8 @@ pub fn sum(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     let reduced = if upcast_for_sum(dtype) {
         let wide = lax::convert_element_type(x, DType::F32);
         lax::convert_element_type(&lax::reduce_sum(&wide, &axes), dtype)
-    } else if dtype == DType::Bool || (dtype.is_int() && dtype.byte_size() < 4) {
-        let int = if dtype.is_unsigned_int() {
-            DType::U32
-        } else {
-            DType::I32
-        };
-        let int = oxla_core::promotion::canonicalize(
-            if x64_enabled() && int == DType::I32 {
-                DType::I64
-            } else {
-                int
-            },
-            x64_enabled(),
-        );
-        lax::reduce_sum(&lax::convert_element_type(x, int), &axes)
     } else {
-        lax::reduce_sum(x, &axes)
+        lax::reduce_sum(&as_dtype(x, accumulation_dtype(dtype)), &axes)
     };
     finish_reduction(reduced, x, &axes, keepdims)
 }
@@ -261,7 +323,7 @@ pub fn sum(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
 #[track_caller]
 pub fn prod(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     let axes = axes_of(x, axis);
-    let reduced = lax::reduce_prod(x, &axes);
+    let reduced = lax::reduce_prod(&as_dtype(x, accumulation_dtype(x.dtype())), &axes);
     finish_reduction(reduced, x, &axes, keepdims)
 }
 
@@ -359,6 +421,24 @@ pub fn matmul(x: &Array, y: &Array) -> Array {
     let v = promote_args(&[x, y]);
     let (x, y) = (&v[0], &v[1]);
     let preferred = Some(x.dtype());
+    let (xs, ys) = (x.shape(), y.shape());
+    if let (Some(&k), Some(&k2)) = (xs.last(), ys.get(ys.len().saturating_sub(2)))
+        && k != k2
+    {
+        let which = if ys.len() == 1 {
+            "its only"
+        } else {
+            "its second-to-last"
+        };
+        return invalid_args(
+            "matmul",
+            &format!(
+                "the last dimension of the left operand (size {k}) does not match {which} \
+                 dimension of the right one (size {k2})"
+            ),
+            &[x, y],
+        );
+    }
     match (x.ndim(), y.ndim()) {
         (0, _) | (_, 0) => invalid_args("matmul", "needs operands of rank >= 1", &[x, y]),
         (1, 1) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
@@ -678,14 +758,14 @@ pub fn argmin(x: &Array, axis: Option<i64>) -> Array {
 #[track_caller]
 pub fn cumsum(x: &Array, axis: Option<i64>) -> Array {
     let (x, axis) = along(x, axis);
-    lax::cumsum(&x, axis, false)
+    lax::cumsum(&as_dtype(&x, cumulative_dtype(x.dtype())), axis, false)
 }
 
 /// `jnp.cumprod(x, axis)`.
 #[track_caller]
 pub fn cumprod(x: &Array, axis: Option<i64>) -> Array {
     let (x, axis) = along(x, axis);
-    lax::cumprod(&x, axis, false)
+    lax::cumprod(&as_dtype(&x, cumulative_dtype(x.dtype())), axis, false)
 }
 
 /// `jnp.sort(x, axis)` (stable; NaN last).
@@ -826,9 +906,7 @@ pub fn einsum(subscripts: &str, operands: &[&Array]) -> Array {
     }
     match einsum_plan(subscripts, operands) {
         Ok(result) => result,
-        Err(message) => Array::error(Error::InvalidArgument(format!(
-            "einsum {subscripts:?}: {message}"
-        ))),
+        Err(message) => invalid_args(&format!("einsum {subscripts:?}"), &message, operands),
     }
 }
 

@@ -18,6 +18,7 @@ use oxla::{Array, DType, Error, jit, numpy as jnp};
 
 #[test]
 fn global_switches() {
+    reductions_accumulate_in_jaxs_dtypes();
     x64_keeps_64_bit_types_and_is_part_of_the_cache_key();
     the_transfer_guard_logs_or_refuses_implicit_transfers();
     an_unwritable_compile_cache_gives_one_warning_and_oxla_keeps_working();
@@ -40,6 +41,48 @@ fn the_eager_cache_keeps_its_most_recent_programs() {
     assert_eq!(jnp::sin(&x).to_vec::<f32>().unwrap(), a);
     assert_eq!(oxla::eager_cache_size(), 2);
     oxla::set_eager_cache_capacity(NonZeroUsize::new(4096).unwrap());
+}
+
+/// sum, prod, cumsum and cumprod of ones(3) of every dtype, without and
+/// with x64: JAX's result dtypes (reduction_dtypes.py, run now) and the
+/// right values.
+fn reductions_accumulate_in_jaxs_dtypes() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reduction_dtypes.py");
+    let table: serde_json::Value =
+        serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap();
+    for x64 in [false, true] {
+        oxla::enable_x64(x64);
+        for (name, want) in table[x64.to_string()].as_object().unwrap() {
+            let dtype = DType::from_name(name).unwrap();
+            let ones = jnp::ones(&[3], dtype).unwrap();
+            let results = [
+                jnp::sum(&ones, None, false),
+                jnp::prod(&ones, None, false),
+                jnp::cumsum(&ones, None),
+                jnp::cumprod(&ones, None),
+            ];
+            let values: [&[f64]; 4] = [&[3.0], &[1.0], &[1.0, 2.0, 3.0], &[1.0, 1.0, 1.0]];
+            for (k, ((got, want), values)) in results
+                .iter()
+                .zip(want.as_array().unwrap())
+                .zip(values)
+                .enumerate()
+            {
+                let op = ["sum", "prod", "cumsum", "cumprod"][k];
+                let want = DType::from_name(want.as_str().unwrap()).unwrap();
+                assert_eq!(got.dtype(), want, "{op} of {name} with x64={x64}");
+                let as_f64 = oxla::lax::convert_element_type(got, DType::F32)
+                    .to_vec::<f32>()
+                    .unwrap()
+                    .iter()
+                    .map(|v| f64::from(*v))
+                    .collect::<Vec<f64>>();
+                // bool's "sum" of ones is 3 (count), its cumprod stays 1.
+                assert_eq!(as_f64, values, "{op} of {name} with x64={x64}");
+            }
+        }
+    }
+    oxla::enable_x64(false);
 }
 
 fn x64_keeps_64_bit_types_and_is_part_of_the_cache_key() {

@@ -84,9 +84,11 @@ fn errors_inside_jit_are_returned_by_call() {
         .call((f32s(&[0.0; 6], &[2, 3]), f32s(&[0.0; 8], &[2, 4])))
         .unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, Error::Shape(_)), "{text}");
+    assert!(matches!(err, Error::InvalidArgument(_)), "{text}");
     assert!(
-        text.contains("dot_general of f32[2,3], f32[2,4]") && text.contains("errors.rs:"),
+        text.contains("matmul of f32[2,3], f32[2,4]")
+            && text.contains("(size 3)")
+            && text.contains("errors.rs:"),
         "{text}"
     );
     assert_eq!(f.cache_size(), 0);
@@ -237,4 +239,50 @@ fn an_execution_failure_is_an_error_with_the_plugins_message() {
         text.contains("Out of memory") && text.contains("4398046511104 bytes"),
         "{text}"
     );
+}
+
+/// numpy-level shape errors name the function, the operands' types and the
+/// caller's line.
+#[test]
+fn numpy_shape_errors_name_the_function_the_types_and_the_line() {
+    let x = oxla::numpy::ones(&[8, 4], oxla::DType::F32).unwrap();
+    let v = oxla::numpy::ones(&[5], oxla::DType::F32).unwrap();
+    let s = oxla::Array::scalar(2.0f32).unwrap();
+    let message = |a: &oxla::Array| a.check().map(|_| ()).unwrap_err().to_string();
+    let cases = [
+        (
+            message(&oxla::numpy::split(&x, 3, 0)[0]),
+            vec!["split of f32[8,4]", "3 equal sections"],
+        ),
+        (
+            message(&oxla::numpy::einsum("ij,jk->iq", &[&x, &x])),
+            vec!["einsum \"ij,jk->iq\" of f32[8,4], f32[8,4]", "letter q"],
+        ),
+        (
+            message(&oxla::numpy::einsum("ij,j", &[&x])),
+            vec!["einsum \"ij,j\" of f32[8,4]", "2 subscripts for 1 operands"],
+        ),
+        (
+            message(&oxla::numpy::einsum("ijk", &[&x])),
+            vec!["einsum \"ijk\" of f32[8,4]", "rank 2"],
+        ),
+        (
+            message(&oxla::numpy::tril(&v, 0)),
+            vec!["tril of f32[5]", "rank >= 2"],
+        ),
+        (
+            message(&oxla::numpy::matmul(&s, &x)),
+            vec!["matmul of f32[], f32[8,4]", "rank >= 1"],
+        ),
+        (
+            message(&oxla::numpy::matmul(&v, &x)),
+            vec!["matmul of f32[5], f32[8,4]", "(size 5)", "(size 8)"],
+        ),
+    ];
+    for (text, wants) in cases {
+        assert!(text.contains("errors.rs"), "{text}");
+        for want in wants {
+            assert!(text.contains(want), "{want:?} not in {text}");
+        }
+    }
 }

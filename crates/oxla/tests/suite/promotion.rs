@@ -32,3 +32,95 @@ fn promotion_table_matches_jax() {
         mismatches.join("\n")
     );
 }
+
+/// JAX's reference for jnp functions on integer (and bool) inputs.
+fn int_inputs() -> &'static serde_json::Value {
+    static CASES: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
+    CASES.get_or_init(|| {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/suite/reference/int_inputs.py");
+        serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap()
+    })
+}
+
+/// Every jnp wrapper that computes in floating point promotes integer
+/// inputs as JAX does (int32 → f32), with JAX's values; reductions and
+/// cumulative ops of bools and narrow ints accumulate in JAX's dtypes.
+#[test]
+fn integer_inputs_promote_as_jax_does() {
+    use oxla::{Array, numpy as jnp};
+    let ints = Array::from_slice(&[1i32, 2, 3], &[3]).unwrap();
+    let unit = Array::from_slice(&[0i32, 1, 0], &[3]).unwrap();
+    let twice = &ints * 2;
+    let bools = Array::from_slice(&[true, false, true], &[3]).unwrap();
+    let int8 = Array::from_slice(&[2i8, 3, 4], &[3]).unwrap();
+    type Unary = fn(&Array) -> Array;
+    let unary: [(&str, Unary); 16] = [
+        ("exp", jnp::exp),
+        ("exp2", jnp::exp2),
+        ("expm1", jnp::expm1),
+        ("log", jnp::log),
+        ("log1p", jnp::log1p),
+        ("sqrt", jnp::sqrt),
+        ("cbrt", jnp::cbrt),
+        ("tanh", jnp::tanh),
+        ("sin", jnp::sin),
+        ("cos", jnp::cos),
+        ("tan", jnp::tan),
+        ("arctan", jnp::arctan),
+        ("sinh", jnp::sinh),
+        ("cosh", jnp::cosh),
+        ("arcsinh", jnp::arcsinh),
+        ("arccosh", jnp::arccosh),
+    ];
+    let mut got: Vec<(&str, Array)> = unary.iter().map(|(n, f)| (*n, f(&ints))).collect();
+    let on_unit: [(&str, Unary); 3] = [
+        ("arcsin", jnp::arcsin),
+        ("arccos", jnp::arccos),
+        ("arctanh", jnp::arctanh),
+    ];
+    got.extend(on_unit.iter().map(|(n, f)| (*n, f(&unit))));
+    got.extend([
+        ("arctan2", jnp::arctan2(&ints, &twice)),
+        ("divide", jnp::divide(&ints, &twice)),
+        ("power", jnp::power(&ints, &ints)),
+        ("mean", jnp::mean(&ints, None, false)),
+        ("var", jnp::var(&ints, None, false)),
+        ("cumsum_bool", jnp::cumsum(&bools, None)),
+        ("cumprod_bool", jnp::cumprod(&bools, None)),
+        ("sum_bool", jnp::sum(&bools, None, false)),
+        ("prod_int8", jnp::prod(&int8, None, false)),
+    ]);
+    let reference = int_inputs();
+    assert_eq!(got.len(), reference.as_object().unwrap().len());
+    for (name, array) in got {
+        let want = &reference[name];
+        let dtype = DType::from_name(want["dtype"].as_str().unwrap()).unwrap();
+        let array = array
+            .check()
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .clone();
+        assert_eq!(array.dtype(), dtype, "{name}");
+        let values: Vec<f64> = oxla::lax::convert_element_type(&array, DType::F64)
+            .to_vec::<f64>()
+            .or_else(|_| {
+                oxla::lax::convert_element_type(&array, DType::F32)
+                    .to_vec::<f32>()
+                    .map(|v| v.into_iter().map(f64::from).collect())
+            })
+            .unwrap();
+        for (i, (g, w)) in values
+            .iter()
+            .zip(want["values"].as_array().unwrap())
+            .enumerate()
+        {
+            match w.as_f64() {
+                Some(w) => assert!(
+                    (g - w).abs() <= 1e-6 * w.abs().max(1.0),
+                    "{name}[{i}]: {g} vs {w}"
+                ),
+                None => assert_eq!(g.to_string(), w.as_str().unwrap(), "{name}[{i}]"),
+            }
+        }
+    }
+}
