@@ -148,3 +148,30 @@ fn python_requirements_are_pinned_with_hashes() {
         }
     }
 }
+
+/// rust-toolchain.toml pins the toolchain that builds oxla, at least the
+/// workspace's rust-version, and cargo in the repository resolves to it.
+#[test]
+fn the_pinned_rust_toolchain_is_the_one_in_use() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let pin: toml::Value =
+        toml::from_str(&std::fs::read_to_string(repo.join("rust-toolchain.toml")).unwrap())
+            .unwrap();
+    let channel = pin["toolchain"]["channel"].as_str().unwrap().to_string();
+    let version = |v: &str| -> Vec<u64> { v.split('.').map(|p| p.parse().unwrap()).collect() };
+    assert!(
+        version(&channel) >= version(env!("CARGO_PKG_RUST_VERSION")),
+        "the pin {channel} is older than rust-version {}",
+        env!("CARGO_PKG_RUST_VERSION")
+    );
+    let out = Command::new("rustc")
+        .arg("--version")
+        .current_dir(&repo)
+        .output_bounded();
+    let used = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        used.starts_with(&format!("rustc {channel} ")),
+        "rustc in the repository is {used:?}, the pin is {channel}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -8,7 +8,7 @@ use oxla_pjrt::{
     LoadedExecutable, Partitioner, Program, Shape,
 };
 
-use oxla_testing::assert_close;
+use oxla_testing::{Tolerance, assert_matches_jax};
 
 use crate::support::{
     Case, HostArray, case, cases, client, clients, from_buffer, pinned_plugins, to_buffer,
@@ -36,7 +36,12 @@ fn compile_text(c: &Client, case: &Case) -> LoadedExecutable {
 fn check_outputs(got: &[HostArray], case: &Case, what: &str) {
     assert_eq!(got.len(), case.outputs.len(), "{what}: number of outputs");
     for (i, (g, want)) in got.iter().zip(&case.outputs).enumerate() {
-        assert_close(g, want, &format!("{what} {} output {i}", case.name));
+        assert_matches_jax(
+            g,
+            want,
+            Tolerance::OTHER_XLA_BUILD,
+            &format!("{what} {} output {i}", case.name),
+        );
     }
 }
 
@@ -229,10 +234,20 @@ fn donated_inputs_are_consumed_unless_marked_non_donatable() {
             ..Default::default()
         };
         let out = exe.execute_with(&[&w, &g], &keep).unwrap();
-        assert_close(&from_buffer(&out[0]), &case.outputs[0], "non-donated");
+        assert_matches_jax(
+            &from_buffer(&out[0]),
+            &case.outputs[0],
+            Tolerance::OTHER_XLA_BUILD,
+            "non-donated",
+        );
         assert!(!w.is_deleted().unwrap(), "{}", p.name);
         let out = exe.execute(&[&w, &g]).unwrap();
-        assert_close(&from_buffer(&out[0]), &case.outputs[0], "donated");
+        assert_matches_jax(
+            &from_buffer(&out[0]),
+            &case.outputs[0],
+            Tolerance::OTHER_XLA_BUILD,
+            "donated",
+        );
         assert!(
             w.is_deleted().unwrap(),
             "{}: donated input still alive",
@@ -271,9 +286,10 @@ fn spmd_program_runs_partitioned_over_cpu_devices() {
         for (d, device_outputs) in outputs.iter().enumerate() {
             for (o, buffer) in device_outputs.iter().enumerate() {
                 assert_eq!(buffer.device().unwrap(), devices[d]);
-                assert_close(
+                assert_matches_jax(
                     &from_buffer(buffer),
                     &case.output_shards[o][d],
+                    Tolerance::OTHER_XLA_BUILD,
                     &format!("{} device {d} output {o}", p.name),
                 );
             }
@@ -300,7 +316,12 @@ fn one_executable_runs_from_many_threads_at_once() {
                     for _ in 0..25 {
                         let refs: Vec<&Buffer> = inputs.iter().collect();
                         let out = exe.execute(&refs).unwrap();
-                        assert_close(&from_buffer(&out[0]), &case.outputs[0], name);
+                        assert_matches_jax(
+                            &from_buffer(&out[0]),
+                            &case.outputs[0],
+                            Tolerance::OTHER_XLA_BUILD,
+                            name,
+                        );
                     }
                 });
             }
@@ -351,9 +372,10 @@ fn replicated_program_runs_on_each_device() {
             .unwrap();
         for (d, device_outputs) in outputs.iter().enumerate() {
             assert_eq!(device_outputs[0].device().unwrap(), devices[d]);
-            assert_close(
+            assert_matches_jax(
                 &from_buffer(&device_outputs[0]),
                 &case.outputs[0],
+                Tolerance::OTHER_XLA_BUILD,
                 &format!("{} replica {d}", p.name),
             );
         }

@@ -90,13 +90,25 @@ pub fn expected(name: &str) -> Expected {
     }
 }
 
-/// `got` equals `want` within float32 rounding of a few ops.
+/// How closely a program split over devices must match JAX's: each device
+/// sums its block's partial products and a collective adds them, in
+/// another order than one device (or JAX's partitioner) does.
+const SHARDED: oxla_testing::Tolerance = oxla_testing::Tolerance::chain(
+    84.0,
+    84.0,
+    "a sharded program sums partial products per device and then across devices, in another order",
+);
+
+/// `got` (oxla's f32 values) matches `want` within [`SHARDED`].
+#[track_caller]
 pub fn assert_close(got: &[f32], want: &[f32]) {
-    assert_eq!(got.len(), want.len());
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (g - w).abs() <= 1e-5 * w.abs().max(1.0),
-            "element {i}: {g} vs {w}"
-        );
-    }
+    let host = |v: &[f32]| {
+        oxla_npy::HostArray::new(
+            oxla_pjrt::ElementType::F32,
+            vec![v.len() as i64],
+            v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        )
+    };
+    let caller = std::panic::Location::caller();
+    oxla_testing::assert_matches_jax(&host(got), &host(want), SHARDED, &caller.to_string());
 }

@@ -197,7 +197,29 @@ fn attention_gradient_matches_jax_and_finite_differences() {
             _ => (&grads.out, &c["grads"]["out"]),
         };
         assert_close(&g.kernel, &w["kernel"], &format!("d{name}.kernel"));
-        assert_close(&g.bias, &w["bias"], &format!("d{name}.bias"));
+        if name == "key" {
+            // The key bias adds q.b to every score of a query's row, which
+            // softmax ignores: its gradient is zero, and both JAX's and
+            // oxla's are rounding noise far below the other gradients.
+            for (who, v) in [
+                ("oxla", g.bias.to_vec::<f32>().unwrap()),
+                (
+                    "jax",
+                    reference::host(&w["bias"])
+                        .to_f64_vec()
+                        .iter()
+                        .map(|x| *x as f32)
+                        .collect(),
+                ),
+            ] {
+                assert!(
+                    v.iter().all(|x| x.abs() < 1e-6),
+                    "{who}'s dkey.bias is not ~0: {v:?}"
+                );
+            }
+        } else {
+            assert_close(&g.bias, &w["bias"], &format!("d{name}.bias"));
+        }
     }
     let params = oxla::tree_leaves(&mha);
     let def = oxla::tree_structure(&mha);

@@ -9,10 +9,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use oxla::{Array, DType, jvp, numpy as jnp, vjp, vmap};
 use oxla_npy::HostArray;
-use oxla_pjrt::ElementType;
+use oxla_testing::{Tolerance, compare};
 use serde_json::Value;
 
-use crate::ops_vs_jax::apply;
+use crate::ops_vs_jax::{apply, tolerance_of};
 use crate::reference;
 
 /// One section ("jvp", "vjp" or "vmap") of transforms_ops.py's output.
@@ -26,57 +26,24 @@ fn arrays(v: &Value) -> Vec<Array> {
     v.as_array().unwrap().iter().map(reference::array).collect()
 }
 
-/// Whether `got` (oxla's) matches `want` (JAX's): the same dtype and shape,
-/// and every element within a derivative's tolerance: for f32 1e-4
-/// relative plus 1e-4 of the largest finite expected magnitude (at least
-/// 1), as derivatives sum in other orders than JAX's; for 16-bit floats
-/// 1e-2 relative plus 1/32 of it (as `oxla_testing::assert_close`);
-/// integers and bools exactly.
-fn compare(got: &HostArray, want: &HostArray) -> Result<(), String> {
-    if got.element_type() != want.element_type() {
-        return Err(format!(
-            "dtype {:?}, JAX's is {:?}",
-            got.element_type(),
-            want.element_type()
-        ));
-    }
-    if got.dims != want.dims {
-        return Err(format!("shape {:?}, JAX's is {:?}", got.dims, want.dims));
-    }
-    let want = want.to_f64_vec();
-    let largest = want
-        .iter()
-        .filter(|w| w.is_finite())
-        .fold(1.0f64, |m, w| m.max(w.abs()));
-    let (rtol, atol) = match got.element_type() {
-        ElementType::F16 | ElementType::Bf16 => (1e-2, largest / 32.0),
-        ElementType::F32 | ElementType::F64 | ElementType::C64 | ElementType::C128 => {
-            (1e-4, 1e-4 * largest)
-        }
-        _ => (0.0, 0.0),
-    };
-    let mut bad = Vec::new();
-    for (i, (g, w)) in got.to_f64_vec().iter().zip(&want).enumerate() {
-        let close = g == w || (g - w).abs() <= atol + rtol * w.abs() || (g.is_nan() && w.is_nan());
-        if !close {
-            bad.push(format!("element {i}: oxla {g}, jax {w}"));
-        }
-    }
-    if bad.is_empty() {
-        return Ok(());
-    }
-    let n = bad.len();
-    bad.truncate(4);
-    Err(format!(
-        "{n} of {} elements differ: {}",
-        want.len(),
-        bad.join("; ")
-    ))
-}
+/// What a derivative must meet: a jvp or vjp rule is a chain of ops (the
+/// derivative formula after the primal), and XLA builds may fuse and round
+/// it differently.
+const DERIVATIVE: Tolerance = Tolerance::chain(
+    64.0,
+    16.0,
+    "a derivative rule is a chain of a few ops; XLA may fuse and reassociate it",
+);
 
 /// Records a mismatch of `got` and `want` in `failures`.
-fn check(failures: &mut Vec<String>, what: &str, got: &HostArray, want: &Value) {
-    if let Err(e) = compare(got, &reference::host(want)) {
+fn check(
+    failures: &mut Vec<String>,
+    what: &str,
+    got: &HostArray,
+    want: &Value,
+    tolerance: Tolerance,
+) {
+    if let Err(e) = compare(got, &reference::host(want), tolerance) {
         failures.push(format!("{what}: {e}"));
     }
 }
@@ -148,12 +115,14 @@ fn jvp_of_every_differentiable_op_matches_jax() {
                     &format!("{name} (primal)"),
                     &primal,
                     &case["primal"],
+                    tolerance_of(name),
                 );
                 check(
                     &mut failures,
                     &format!("{name} (tangent)"),
                     &tangent,
                     &case["out"],
+                    DERIVATIVE,
                 );
             }
         }
@@ -201,10 +170,17 @@ fn vjp_of_every_differentiable_op_matches_jax() {
                     &format!("{name} (primal)"),
                     &primal,
                     &case["primal"],
+                    tolerance_of(name),
                 );
                 for (i, (c, w)) in cts.iter().zip(want).enumerate() {
                     if let Some(c) = c {
-                        check(&mut failures, &format!("{name} (cotangent {i})"), c, w);
+                        check(
+                            &mut failures,
+                            &format!("{name} (cotangent {i})"),
+                            c,
+                            w,
+                            DERIVATIVE,
+                        );
                     }
                 }
             }
@@ -239,6 +215,7 @@ fn vmap_of_every_op_matches_jax() {
                 &format!("{name} (in_axes {in_axes:?})"),
                 &out,
                 &case["out"],
+                tolerance_of(name),
             ),
         }
     }

@@ -30,25 +30,41 @@ fn decode(v: &serde_json::Value) -> (DType, Vec<i64>, Vec<u8>) {
     (dtype(v["dtype"].as_str().unwrap()), dims, bytes)
 }
 
-/// Every case, by name.
+/// ops.py's cases, run with `args`.
+fn run_ops_py(args: &[&str]) -> BTreeMap<String, serde_json::Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/reference/ops.py");
+    let args: Vec<&Path> = args.iter().map(Path::new).collect();
+    let json: serde_json::Value =
+        serde_json::from_slice(&oxla_testing::run_python(&script, &args)).unwrap();
+    json["cases"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Every case, by name (the bf16 and f16 variants too).
 pub fn cases() -> &'static BTreeMap<String, serde_json::Value> {
     static CASES: OnceLock<BTreeMap<String, serde_json::Value>> = OnceLock::new();
-    CASES.get_or_init(|| {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/reference/ops.py");
-        let json: serde_json::Value =
-            serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap();
-        json["cases"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect()
-    })
+    CASES.get_or_init(|| run_ops_py(&[]))
+}
+
+/// The 64-bit variants of the cases ("case@f64", "case@i64"), computed by
+/// JAX with x64 enabled.
+pub fn x64_cases() -> &'static BTreeMap<String, serde_json::Value> {
+    static CASES: OnceLock<BTreeMap<String, serde_json::Value>> = OnceLock::new();
+    CASES.get_or_init(|| run_ops_py(&["--x64"]))
 }
 
 /// The case `name` with its inputs on the device.
 pub fn case(name: &str) -> Case {
-    let v = &cases()[name];
+    case_of(cases(), name)
+}
+
+/// The case `name` of `cases` with its inputs on the device.
+pub fn case_of(cases: &BTreeMap<String, serde_json::Value>, name: &str) -> Case {
+    let v = &cases[name];
     Case {
         inputs: v["inputs"].as_array().unwrap().iter().map(array).collect(),
         output: host(&v["output"]),
@@ -118,22 +134,18 @@ pub fn arrays(v: &serde_json::Value) -> Vec<Array> {
     v.as_array().unwrap().iter().map(array).collect()
 }
 
-/// oxla's array against JAX's encoded one: f32 within 1e-4 relative and
-/// 1e-5 of the largest magnitude (gradients sum in other orders).
+/// How closely the suite's models, loops and gradients (chains of many
+/// ops) must match JAX.
+pub const CHAIN: oxla_testing::Tolerance = oxla_testing::Tolerance::chain(
+    840.0,
+    84.0,
+    "models, loops and gradients are chains of dots and reductions that XLA builds sum in other orders",
+);
+
+/// oxla's array against JAX's encoded one, within [`CHAIN`].
 pub fn assert_close(got: &Array, want: &serde_json::Value, what: &str) {
-    let want = host(want);
     let got = got.to_host().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert_eq!(got.dims, want.dims, "{what}: shape");
-    let w = want.to_f64_vec();
-    let scale = w.iter().fold(
-        1.0f64,
-        |m, v| if v.is_finite() { m.max(v.abs()) } else { m },
-    );
-    for (i, (g, w)) in got.to_f64_vec().iter().zip(&w).enumerate() {
-        let ok =
-            g == w || (g - w).abs() <= 1e-4 * w.abs() + 1e-5 * scale || (g.is_nan() && w.is_nan());
-        assert!(ok, "{what}: element {i}: oxla {g}, jax {w}");
-    }
+    oxla_testing::assert_matches_jax(&got, &host(want), CHAIN, what);
 }
 
 /// [`assert_close`] over a list.

@@ -1,4 +1,5 @@
-"""Reference values for oxla's ops, computed by JAX (CPU) when the tests run.
+"""Reference values for oxla's ops, computed by JAX (CPU) when the tests run;
+with --x64, the 64-bit variants of the cases (x64 enabled).
 
 Prints JSON: {"cases": {name: {"inputs": [...], "output": {...}}}} where each
 array is {"dtype", "shape", "data": base64 of little-endian bytes}. oxla's
@@ -210,12 +211,68 @@ CASES = {
 }
 
 
-def main():
+# Every float primitive again in bf16 and f16 (inputs rounded to the
+# dtype), named "case@bf16" / "case@f16".
+HALF_VARIANTS = [
+    "neg", "sign", "abs", "floor", "ceil", "round", "exp", "exp2", "expm1", "log", "log1p", "sqrt",
+    "rsqrt", "cbrt", "tanh", "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+    "asinh", "acosh", "atanh", "erf", "erfc", "erf_inv", "lgamma", "digamma", "square", "is_finite",
+    "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "ne", "lt", "gt",
+    "integer_pow", "integer_pow_neg", "select_n", "convert_f32_i32", "convert_f32_bool",
+    "reduce_sum", "reduce_max", "reduce_prod", "dot_general", "cumsum", "sort_nan", "argmax",
+    "reduce_window_max", "relu", "softmax", "logsumexp",
+]
+
+# With x64: float primitives in f64 ("case@f64") and integer ones in i64
+# ("case@i64", with values past 2**53 where the op allows, so that a
+# comparison through f64 would miss a wrong low bit).
+F64_VARIANTS = HALF_VARIANTS + ["clamp", "polygamma", "dot_general_batch", "jnp_var", "log_softmax", "mlp_loss"]
+I64_VARIANTS = ["abs_int", "sign_int", "not_int", "population_count", "div_int", "rem_int", "or",
+                "shift_left", "shift_right_logical", "shift_right_arithmetic", "eq", "ge", "reduce_min",
+                "reduce_and_int"]
+WIDE = [ "abs_int", "sign_int", "not_int", "population_count", "div_int", "rem_int", "or", "eq", "ge",
+        "reduce_min", "reduce_and_int"]
+
+
+def retyped(name, dtype):
+    """CASES[name] with its float32 inputs cast to `dtype`."""
+    fn, args = CASES[name]
+    return fn, [np.asarray(a).astype(dtype) if np.asarray(a).dtype == np.float32 else a for a in args]
+
+
+def widened(name):
+    """CASES[name] with its int32 inputs as int64; the first one (every one
+    for bitwise ops and compares) shifted past 2**53."""
+    fn, args = CASES[name]
+    out = []
+    for k, a in enumerate(args):
+        a = np.asarray(a)
+        if a.dtype == np.int32:
+            a = a.astype(np.int64)
+            if name in WIDE and (k == 0 or name in ("or", "eq", "ge")):
+                a = a * (1 << 40) + 12345
+        out.append(a)
+    return fn, out
+
+
+def run(cases):
     out = {}
-    for name, (fn, args) in CASES.items():
+    for name, (fn, args) in cases.items():
         result = jax.jit(fn)(*[jnp.asarray(a) for a in args])
         out[name] = {"inputs": [enc(a) for a in args], "output": enc(result)}
-    json.dump({"cases": out}, sys.stdout)
+    return out
+
+
+def main():
+    if "--x64" in sys.argv:
+        jax.config.update("jax_enable_x64", True)
+        cases = {f"{n}@f64": retyped(n, np.float64) for n in F64_VARIANTS}
+        cases.update({f"{n}@i64": widened(n) for n in I64_VARIANTS})
+    else:
+        cases = dict(CASES)
+        for dtype, suffix in ((jnp.bfloat16, "bf16"), (np.float16, "f16")):
+            cases.update({f"{n}@{suffix}": retyped(n, dtype) for n in HALF_VARIANTS})
+    json.dump({"cases": run(cases)}, sys.stdout)
 
 
 if __name__ == "__main__":
