@@ -8,8 +8,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub mod compare;
+pub mod fuzz;
 
 pub use compare::{Tolerance, assert_matches_jax, compare};
+pub use fuzz::{FuzzBudget, fuzz};
 
 /// Points this test process (and the processes it starts) at a compile
 /// cache of its own, `<target_tmpdir>/compile-cache/<binary>`, so that tests

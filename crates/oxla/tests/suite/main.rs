@@ -17,6 +17,7 @@ mod dispatch;
 mod display;
 mod donation;
 mod errors;
+mod fuzz_jit;
 mod jaxpr_text;
 mod npy;
 mod ops_vs_jax;
