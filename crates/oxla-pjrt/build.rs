@@ -1,6 +1,6 @@
 //! Generates the PJRT C API bindings (bindgen over the pinned header that
 //! ci/setup unpacks) and the prost types for proto/xla_subset.proto (compiled
-//! with protox, so no protoc is needed).
+//! with protox, so no protoc is needed), and compiles src/guard.cpp.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -62,6 +62,14 @@ fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let repo = manifest_dir.join("..").join("..");
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+
+    // guard.cpp catches C++ exceptions that escape a plugin's functions.
+    let guard = manifest_dir.join("src").join("guard.cpp");
+    println!("cargo:rerun-if-changed={}", guard.display());
+    cc::Build::new()
+        .cpp(true)
+        .file(&guard)
+        .compile("oxla_pjrt_guard");
 
     let header = pjrt_header(&repo);
     println!("cargo:rerun-if-changed={}", header.display());

@@ -72,8 +72,11 @@ fn describe(exported: &Exported, indent: &str) -> String {
         format!("disabled safety checks: {}", list(&checks)),
         format!("uses global constants: {}", exported.uses_global_constants),
         format!(
-            "module: {} bytes of StableHLO bytecode",
-            exported.mlir_module.len()
+            "module: {} bytes of StableHLO bytecode{}",
+            exported.mlir_module.len(),
+            oxla_export::StablehloVersion::of_artifact(&exported.mlir_module)
+                .map(|v| format!(", written for StableHLO {v}"))
+                .unwrap_or_default()
         ),
     ];
     match &exported.vjp {

@@ -1,7 +1,8 @@
 //! The `oxla` command.
 //!
 //! Every failure prints one line, `error: ...`, and exits with status 1;
-//! nothing a user passes makes it abort.
+//! nothing a user passes makes it abort (`oxla run` runs in a child process
+//! of its own, so that a plugin aborting on a bad module is an error line).
 
 mod artifact;
 mod cache;
@@ -11,6 +12,7 @@ mod inspect;
 mod plugin_args;
 mod run;
 mod summary;
+mod supervise;
 
 use std::process::ExitCode;
 
@@ -60,7 +62,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Devices(args) => devices::run(&args),
-        Command::Run(args) => run::run(&args),
+        Command::Run(args) => {
+            if let Some(code) = supervise::run_in_child(&args.file().display().to_string()) {
+                return code;
+            }
+            run::run(&args)
+        }
         Command::Inspect(args) => inspect::run(&args),
         Command::Doctor => doctor::run(),
         Command::Cache(command) => cache::run(&command),

@@ -123,6 +123,13 @@ fn report_outputs(outputs: &[HostArray], out: Option<&Path>) -> anyhow::Result<(
     Ok(())
 }
 
+impl RunArgs {
+    /// The program file.
+    pub fn file(&self) -> &std::path::Path {
+        &self.file
+    }
+}
+
 /// Runs `oxla run`.
 pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     match read_artifact(&args.file)? {

@@ -26,6 +26,23 @@ pub enum ExportError {
     /// The inputs do not match the exported signature.
     #[error("{0}")]
     BadInput(String),
+    /// The plugin could not compile an export written for a newer StableHLO
+    /// than the plugin reads.
+    #[error(
+        "this export was written for StableHLO {artifact}, newer than the {plugin} this plugin \
+         reads, and the plugin could not compile it: run it with a plugin that reads {artifact} \
+         or newer (the pinned lammps-jax-pjrt-cpu 0.11.2 reads v1.20.0; OXLA_PJRT_PLUGIN or \
+         `oxla run --plugin` choose one), or export it with an older JAX whose StableHLO is at \
+         most {plugin} (the plugin said: {message})"
+    )]
+    TooNew {
+        /// The version the export was written for.
+        artifact: crate::StablehloVersion,
+        /// The newest version the plugin reads.
+        plugin: crate::StablehloVersion,
+        /// The plugin's own error.
+        message: String,
+    },
     /// The runtime failed.
     #[error(transparent)]
     Pjrt(#[from] oxla_pjrt::Error),

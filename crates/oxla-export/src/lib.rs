@@ -9,6 +9,7 @@ mod model;
 mod read;
 mod run;
 mod schema;
+mod stablehlo_version;
 
 pub use error::{ExportError, Result};
 pub use model::{
@@ -16,6 +17,7 @@ pub use model::{
     NamedSharding, PyTreeDef, Sharding,
 };
 pub use run::LoadedExport;
+pub use stablehlo_version::StablehloVersion;
 
 /// The oldest `serialization_version` oxla reads. JAX has stored 3 in the
 /// field since version 3 for compatibility with old readers, whatever the

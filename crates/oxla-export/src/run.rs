@@ -130,12 +130,24 @@ impl LoadedExport {
         } else {
             client.default_compile_options()
         };
+        let versions = (
+            crate::StablehloVersion::of_artifact(&exported.mlir_module),
+            crate::StablehloVersion::of_plugin(client.api()),
+        );
         let compiled = oxla_cache::compile(
             client,
             &Program::mlir(exported.mlir_module.clone()),
             &options,
             cache,
-        )?;
+        )
+        .map_err(|e| match versions {
+            (Some(artifact), Some(plugin)) if artifact > plugin => ExportError::TooNew {
+                artifact,
+                plugin,
+                message: e.to_string(),
+            },
+            _ => e.into(),
+        })?;
         let executable = compiled.executable;
         let program = executable.program_shape()?.clone();
         let expected = usize::from(platform_index.is_some()) + exported.module_kept_var_idx.len();

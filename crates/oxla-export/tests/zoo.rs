@@ -363,3 +363,50 @@ fn truncated_and_corrupted_files_are_errors() {
         "{err}"
     );
 }
+
+/// lax.top_k exported by the venv's JAX (StableHLO v1.15.0 for JAX 0.10.2)
+/// is refused by the plugin that reads only v1.13.3 with one sentence that
+/// names both versions and the fix, and runs on the plugin that reads
+/// v1.20.0, matching JAX.
+#[test]
+fn an_export_newer_than_the_plugin_says_so_with_both_versions_and_the_fix() {
+    let e = read("top_k");
+    let artifact = oxla_export::StablehloVersion::of_artifact(&e.mlir_module)
+        .expect("a portable artifact names its StableHLO version");
+    let inputs = arrays("top_k", "in", 1);
+    let expected = arrays("top_k", "out", 2);
+    let mut refused = 0;
+    for (plugin, client) in clients() {
+        let reads = oxla_export::StablehloVersion::of_plugin(client.api())
+            .expect("the pinned plugins say which StableHLO they read");
+        match LoadedExport::new(&client, &e) {
+            Ok(loaded) => {
+                let got = loaded.call(&inputs).unwrap();
+                for (i, (g, w)) in got.iter().zip(&expected).enumerate() {
+                    assert_matches_jax(g, w, Tolerance::SINGLE_OP, &format!("{plugin} top_k {i}"));
+                }
+            }
+            Err(err) => {
+                assert!(
+                    artifact > reads,
+                    "{plugin} reads {reads} >= {artifact} but failed: {err}"
+                );
+                assert!(matches!(err, ExportError::TooNew { .. }), "{err}");
+                let message = err.to_string();
+                for needle in [
+                    artifact.to_string(),
+                    reads.to_string(),
+                    "lammps-jax-pjrt-cpu".to_string(),
+                    "older JAX".to_string(),
+                ] {
+                    assert!(
+                        message.contains(&needle),
+                        "{needle:?} missing from {message}"
+                    );
+                }
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!(refused, 1, "exactly the older plugin refuses top_k");
+}

@@ -82,7 +82,7 @@ macro_rules! pjrt_call {
         // SAFETY: `function` comes from the plugin's table, which covers it
         // (checked by `entry`), and `$args` is the argument struct it takes,
         // built with `PjrtArgs::new` and filled with live handles.
-        let error = unsafe { function($args) };
+        let error = unsafe { $crate::guard::call(function, $args, stringify!($func)) }?;
         api.check(error, stringify!($func))
     }};
 }

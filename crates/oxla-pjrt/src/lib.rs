@@ -21,6 +21,7 @@ mod event;
 mod executable;
 pub mod ffi;
 mod gpu_memory;
+mod guard;
 mod named_value;
 mod preload;
 mod program_shape;
