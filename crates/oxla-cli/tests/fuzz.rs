@@ -490,23 +490,20 @@ fn the_edits_change_what_they_should() {
     assert_ne!(apply_header_edit(&npy, &HeaderEdit::Preamble(0, b'X')), npy);
 }
 
-/// `oxla run` on JAX's bytecode module with `edits`, on the pinned
-/// xla-cpu-pjrt 0.0.1 plugin (where the fuzzer found these inputs): its
-/// exit status and stderr.
-fn run_edited_on_xla_cpu_pjrt(edits: &[(u32, u8, u8)]) -> (Option<i32>, String) {
-    let mut module = read("module.mlirbc");
-    for e in edits {
-        apply_byte_edit(&mut module, e);
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("module.mlirbc");
-    std::fs::write(&path, &module).unwrap();
+/// `oxla run` on `tests/fixtures/<name>` (an input the bytecode fuzzer
+/// found, kept as bytes: JAX's module holds the checkout's path in its
+/// locations, so the same edits elsewhere give other bytes), on the pinned
+/// xla-cpu-pjrt 0.0.1 plugin it was found with: exit status and stderr.
+fn run_found_input(name: &str) -> (Option<i32>, String) {
+    let module = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     let plugin =
         oxla_pjrt::plugin_dir().join("xla-cpu-pjrt-0.0.1/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so");
     let out = output_within(
         Command::new(env!("CARGO_BIN_EXE_oxla"))
             .arg("run")
-            .arg(&path)
+            .arg(&module)
             .arg("--plugin")
             .arg(plugin)
             .arg("-i")
@@ -521,13 +518,13 @@ fn run_edited_on_xla_cpu_pjrt(edits: &[(u32, u8, u8)]) -> (Option<i32>, String) 
     )
 }
 
-/// Found by the bytecode fuzzer: one byte set to 16 makes XLA's CPU plugin
-/// throw a C++ exception ("SmallVector unable to grow") out of
+/// Found by the bytecode fuzzer (one byte of JAX's module set to 16): XLA's
+/// CPU plugin throws a C++ exception ("SmallVector unable to grow") out of
 /// PJRT_Client_Compile, which aborted the process before oxla-pjrt caught
 /// exceptions at the C API boundary.
 #[test]
 fn a_module_that_makes_the_plugin_throw_is_an_error() {
-    let (status, stderr) = run_edited_on_xla_cpu_pjrt(&[(1071812378, 16, 0)]);
+    let (status, stderr) = run_found_input("plugin_throws.mlirbc");
     assert_eq!(status, Some(1), "{stderr}");
     assert!(
         stderr.contains("error: cannot compile")
@@ -537,18 +534,12 @@ fn a_module_that_makes_the_plugin_throw_is_an_error() {
     );
 }
 
-/// Found by the bytecode fuzzer: these edits make the plugin's LLVM call
+/// Found by the bytecode fuzzer (five byte edits): the plugin's LLVM calls
 /// `report_fatal_error` ("LLVM ERROR: unsupported integer type"), which
-/// aborts; `oxla run` runs in a child process, so this is one error line.
+/// aborts; `oxla run` works in a child process, so this is one error line.
 #[test]
 fn a_module_that_makes_the_plugin_abort_is_an_error() {
-    let (status, stderr) = run_edited_on_xla_cpu_pjrt(&[
-        (693984886, 211, 2),
-        (301679924, 19, 1),
-        (727268740, 228, 0),
-        (889878843, 46, 1),
-        (2888811733, 58, 2),
-    ]);
+    let (status, stderr) = run_found_input("plugin_aborts.mlirbc");
     assert_eq!(status, Some(1), "{stderr}");
     assert!(
         stderr.contains("error: the plugin ended the process (signal 6)")
