@@ -21,17 +21,10 @@ fn first_set<T>(
     accepted: &str,
     parse: impl Fn(&str) -> Option<T>,
 ) -> Option<T> {
-    for name in names {
-        match Setting::parse(name, lookup(name).as_deref(), accepted, &parse) {
-            Setting::Unset => continue,
-            Setting::Value(v) => return Some(v),
-            Setting::Invalid(warning) => {
-                eprintln!("{warning}");
-                return None;
-            }
-        }
-    }
-    None
+    let (name, raw) = names
+        .iter()
+        .find_map(|name| lookup(name).map(|raw| (name, raw)))?;
+    Setting::parse(name, Some(&raw), accepted, parse).value()
 }
 
 fn parse_fraction(v: &str) -> Option<f32> {

@@ -36,12 +36,18 @@ impl<T> Setting<T> {
 
     /// The value, or `default` (printing the warning of an invalid value).
     pub fn or_default(self, default: T) -> T {
+        self.value().unwrap_or(default)
+    }
+
+    /// The value if the variable is set and parses; an invalid value prints
+    /// its warning and gives `None`, as an unset one does.
+    pub fn value(self) -> Option<T> {
         match self {
-            Setting::Unset => default,
-            Setting::Value(v) => v,
+            Setting::Unset => None,
+            Setting::Value(v) => Some(v),
             Setting::Invalid(warning) => {
                 eprintln!("{warning}");
-                default
+                None
             }
         }
     }

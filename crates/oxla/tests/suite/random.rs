@@ -86,52 +86,15 @@ fn exact(got: &Array, want: &Value, what: &str) {
     }
 }
 
-/// How many units in the last place apart two floats are (their bit
-/// patterns as ordered integers).
-fn ulp_distance(dtype: DType, a: &[u8], b: &[u8]) -> u64 {
-    let ordered = |bits: u64, width: u32| -> i128 {
-        let sign = 1u64 << (width - 1);
-        if bits & sign != 0 {
-            -i128::from(bits & !sign)
-        } else {
-            i128::from(bits)
-        }
-    };
-    let (width, get): (u32, fn(&[u8]) -> u64) = match dtype {
-        DType::F16 | DType::BF16 => (16, |c| u64::from(u16::from_le_bytes([c[0], c[1]]))),
-        DType::F32 => (32, |c| u64::from(u32::from_le_bytes(c.try_into().unwrap()))),
-        _ => (64, |c| u64::from_le_bytes(c.try_into().unwrap())),
-    };
-    (ordered(get(a), width) - ordered(get(b), width)).unsigned_abs() as u64
-}
-
-/// `got` is JAX's `want` within `max_ulps` per element (same dtype and shape).
-fn within_ulps(got: &Array, want: &Value, max_ulps: u64, what: &str) {
-    let want = reference::host(want);
-    let dt = got.dtype();
+/// `got` is JAX's `want` within `max_ulps` per element (same dtype and
+/// shape; ulps counted on the bit patterns by `oxla_testing::compare`).
+fn within_ulps(got: &Array, want: &Value, max_ulps: u32, what: &str) {
     let got = got.to_host().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert_eq!(got.element_type(), want.element_type(), "{what}: dtype");
-    assert_eq!(got.dims, want.dims, "{what}: shape");
-    let width = dt.byte_size();
-    let mut worst = (0, 0);
-    let mut differ = 0;
-    for (i, (g, w)) in got
-        .bytes
-        .chunks(width)
-        .zip(want.bytes.chunks(width))
-        .enumerate()
-    {
-        let d = ulp_distance(dt, g, w);
-        differ += usize::from(d > 0);
-        if d > worst.0 {
-            worst = (d, i);
-        }
-    }
-    assert!(
-        worst.0 <= max_ulps,
-        "{what}: element {} is {} ulps off ({differ} elements differ)",
-        worst.1,
-        worst.0
+    oxla_testing::assert_matches_jax(
+        &got,
+        &reference::host(want),
+        oxla_testing::Tolerance::Ulps(max_ulps),
+        what,
     );
 }
 
@@ -285,7 +248,7 @@ fn eager_and_jit(c: &Value, what: &str, draw: impl Fn(Key) -> Array) {
 }
 
 /// [`eager_and_jit`] within `max_ulps` (0: bit for bit).
-fn eager_and_jit_ulps(c: &Value, what: &str, max_ulps: u64, draw: impl Fn(Key) -> Array) {
+fn eager_and_jit_ulps(c: &Value, what: &str, max_ulps: u32, draw: impl Fn(Key) -> Array) {
     let compare = |got: &Array, what: &str| {
         if max_ulps == 0 {
             exact(got, &c["out"], what);
@@ -306,7 +269,7 @@ fn eager_and_jit_ulps(c: &Value, what: &str, max_ulps: u64, draw: impl Fn(Key) -
 /// where jaxlib 0.10.2 and the plugins' scalar path give 1.2325857): about
 /// 0.6% of f32 normals differ by 1-2 ulps. The uniform draws feeding it are
 /// checked bit for bit.
-const ERF_INV_ULPS: u64 = 2;
+const ERF_INV_ULPS: u32 = 2;
 
 /// `x` as a strongly typed scalar of `dtype` (exact for the values used).
 fn typed(x: f64, dtype: DType) -> Array {
