@@ -1,21 +1,25 @@
-//! Models exported from Python JAX with `jax.export`: read
-//! `Exported.serialize()` bytes ([`Exported::from_bytes`]), inspect them, and
-//! run them through PJRT ([`LoadedExport`]) following JAX's calling
-//! convention, on one device or SPMD-partitioned over several.
+//! Models exported with `jax.export`: read `Exported.serialize()` bytes
+//! ([`Exported::from_bytes`]), write them ([`Exported::to_bytes`], which
+//! Python's `jax.export.deserialize` loads), inspect them, and run them
+//! through PJRT ([`LoadedExport`]) following JAX's calling convention, on
+//! one device or SPMD-partitioned over several.
 #![warn(missing_docs)]
 
 mod error;
 mod model;
+mod producer;
 mod read;
 mod run;
 mod schema;
 mod stablehlo_version;
+mod write;
 
 pub use error::{ExportError, Result};
 pub use model::{
     AbstractMesh, AbstractValue, AxisType, DType, Dim, DisabledCheck, Exported, MemorySpace,
     NamedSharding, PyTreeDef, Sharding,
 };
+pub use producer::{ModuleForm, OXLA_VERSION_ATTRIBUTE, Producer};
 pub use run::LoadedExport;
 pub use stablehlo_version::StablehloVersion;
 

@@ -108,6 +108,43 @@ impl DType {
         })
     }
 
+    /// The schema tag of this dtype (the inverse of [`DType::from_tag`]).
+    pub fn tag(self) -> i8 {
+        use DType::*;
+        match self {
+            Bool => 0,
+            I8 => 1,
+            I16 => 2,
+            I32 => 3,
+            I64 => 4,
+            U8 => 5,
+            U16 => 6,
+            U32 => 7,
+            U64 => 8,
+            F16 => 9,
+            F32 => 10,
+            F64 => 11,
+            C64 => 12,
+            C128 => 13,
+            Bf16 => 14,
+            I4 => 15,
+            U4 => 16,
+            F8E4M3B11Fnuz => 17,
+            F8E4M3Fn => 18,
+            F8E4M3Fnuz => 19,
+            F8E5M2 => 20,
+            F8E5M2Fnuz => 21,
+            F0 => 22,
+            F8E4M3 => 23,
+            F8E3M4 => 24,
+            F8E8M0Fnu => 25,
+            F4E2M1Fn => 26,
+            KeyFry => 27,
+            KeyRbg => 28,
+            KeyUnsafeRbg => 29,
+        }
+    }
+
     /// NumPy's name, as JAX prints it (`float32`, `bfloat16`).
     pub fn name(self) -> &'static str {
         use DType::*;
