@@ -49,15 +49,10 @@ fn describe(exported: &Exported, indent: &str) -> String {
         .collect();
     let mut lines = vec![
         export_signature(exported),
+        format!("written by: {}", exported.producer()),
         format!(
-            "serialization: version field {}, format {}{}",
-            exported.serialization_version,
-            exported.format_version,
-            exported
-                .jax_version
-                .as_ref()
-                .map(|v| format!(", exported by JAX {v}"))
-                .unwrap_or_default()
+            "serialization: version field {}, format {}",
+            exported.serialization_version, exported.format_version,
         ),
         format!(
             "calling convention: {}",
@@ -72,11 +67,9 @@ fn describe(exported: &Exported, indent: &str) -> String {
         format!("disabled safety checks: {}", list(&checks)),
         format!("uses global constants: {}", exported.uses_global_constants),
         format!(
-            "module: {} bytes of StableHLO bytecode{}",
+            "module: {} bytes, {}",
             exported.mlir_module.len(),
-            oxla_export::StablehloVersion::of_artifact(&exported.mlir_module)
-                .map(|v| format!(", written for StableHLO {v}"))
-                .unwrap_or_default()
+            exported.module_form()
         ),
     ];
     match &exported.vjp {

@@ -414,7 +414,8 @@ fn exports_run_inspect_and_fail_cleanly() {
         "ordered effects: none",
         "vjp: not included",
         // The venv's JAX 0.10.2 writes StableHLO v1.15.0 portable artifacts.
-        "bytes of StableHLO bytecode, written for StableHLO v1.15.0",
+        "bytes, StableHLO portable artifact for StableHLO v1.15.0",
+        "written by: JAX (version not recorded before format 12)",
     ] {
         assert!(text.contains(needle), "{needle:?} not in {text}");
     }
@@ -432,7 +433,9 @@ fn exports_run_inspect_and_fail_cleanly() {
     );
     let o = oxla(&["inspect", &file("format_v12.jaxexport")]);
     assert!(
-        stdout(&o).contains("format 12, exported by JAX 0.10.2-oxla-test"),
+        stdout(&o).contains(
+            "written by: JAX 0.10.2-oxla-test\nserialization: version field 3, format 12"
+        ),
         "{}",
         stdout(&o)
     );
@@ -459,4 +462,60 @@ fn exports_run_inspect_and_fail_cleanly() {
     let truncated = z.join("truncated.jaxexport");
     std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
     assert_fails_with(&oxla(&["inspect", s(&truncated)]), "nor a jax.export file");
+}
+
+#[test]
+fn exports_written_by_oxla_inspect_and_run_like_jax_ones() {
+    use oxla::{Array, ExportOptions, jit, numpy as jnp};
+    let dir = tempfile::tempdir().unwrap();
+    // Captured arrays (a float table and a boolean mask) become constants
+    // embedded in the exported module.
+    let table = Array::from_slice(&[0.5f32, -1.25, 2.0], &[3]).unwrap();
+    let mask = Array::from_slice(&[true, false, true], &[3]).unwrap();
+    let f = jit(move |(x, n): (Array, Array)| {
+        let scaled = jnp::where_(&mask, &(&x * &table), &x)
+            + oxla::lax::convert_element_type(&n, oxla::DType::F32);
+        (jnp::sum(&scaled, None, false), scaled)
+    })
+    .named("scaled");
+    let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+    let n = Array::from_slice(&[3i32], &[]).unwrap();
+    let exported = f
+        .export(&(x.clone(), n.clone()), &ExportOptions::new().vjp_order(1))
+        .unwrap();
+    let export_file = dir.path().join("scaled.jaxexport");
+    std::fs::write(&export_file, exported.to_bytes()).unwrap();
+    x.to_npy(dir.path().join("x.npy")).unwrap();
+    n.to_npy(dir.path().join("n.npy")).unwrap();
+
+    let o = oxla(&["inspect", s(&export_file)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    for needle in [
+        "function: scaled",
+        &format!("written by: oxla {}", env!("CARGO_PKG_VERSION")),
+        "bytes, StableHLO text",
+        "platforms: cpu",
+        "vjp: included\n  function: scaled_vjp",
+    ] {
+        assert!(text.contains(needle), "{needle:?} not in {text}");
+    }
+
+    let out = dir.path().join("out");
+    let o = oxla(&[
+        "run",
+        s(&export_file),
+        "-i",
+        s(&dir.path().join("x.npy")),
+        "-i",
+        s(&dir.path().join("n.npy")),
+        "--out",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (total, scaled) = f.call((x, n)).unwrap();
+    for (i, want) in [total, scaled].iter().enumerate() {
+        let got = HostArray::read_file(&out.join(format!("out_{i}.npy"))).unwrap();
+        assert_eq!(got, want.to_host().unwrap(), "output {i}");
+    }
 }

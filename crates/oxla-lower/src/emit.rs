@@ -6,7 +6,7 @@ use melior::Context;
 use melior::ir::attribute::Attribute;
 use melior::ir::operation::OperationBuilder;
 use melior::ir::{Block, BlockLike, Identifier, Location, Region, RegionLike, Type, Value};
-use oxla_core::{Atom, Aval, Jaxpr, Scalar, Var};
+use oxla_core::{Atom, Aval, DType, Jaxpr, Scalar, Var};
 
 use crate::attrs;
 
@@ -151,6 +151,48 @@ impl<'c, 'a> Emitter<'c, 'a> {
             &[("value", dense)],
             location,
         )?[0])
+    }
+
+    /// A constant holding `bytes` (little-endian, row-major) of `aval`'s
+    /// type, written exactly as hex; booleans (one byte each) are written
+    /// as `ui8` and converted, since MLIR packs `i1` data in bits.
+    pub(crate) fn embedded_constant(
+        &mut self,
+        aval: &Aval,
+        bytes: &[u8],
+        location: Location<'c>,
+    ) -> Result<Value<'c, 'a>, LowerError> {
+        let expected = aval.size() as usize * aval.dtype.byte_size();
+        if bytes.len() != expected {
+            return Err(LowerError::Mlir(format!(
+                "a constant of type {aval} needs {expected} bytes, not {}",
+                bytes.len()
+            )));
+        }
+        let stored = match aval.dtype {
+            DType::Bool => aval.with_dtype(DType::U8),
+            _ => aval.clone(),
+        };
+        let data = if bytes.is_empty() {
+            String::new()
+        } else {
+            let hex: String = bytes.iter().map(|b| format!("{b:02X}")).collect();
+            format!("\"0x{hex}\"")
+        };
+        let value = format!("dense<{data}> : {}", stored.mlir_type());
+        let constant = self.op(
+            "stablehlo.constant",
+            &[],
+            &[&stored],
+            &[("value", value)],
+            location,
+        )?[0];
+        match aval.dtype {
+            DType::Bool => {
+                Ok(self.op("stablehlo.convert", &[constant], &[aval], &[], location)?[0])
+            }
+            _ => Ok(constant),
+        }
     }
 
     /// The value of an operand: a variable's, or a new constant for a literal.

@@ -38,6 +38,14 @@ pub struct Lowering<'a> {
     pub arg_shardings: &'a [Option<ShardingDesc>],
     /// The sharding of each result, as `arg_shardings`.
     pub result_shardings: &'a [Option<ShardingDesc>],
+    /// The value of each constvar (little-endian, row-major bytes of its
+    /// aval), embedded in the module as a `stablehlo.constant` instead of
+    /// passed as a parameter: `main` then takes the invars only, and
+    /// `arg_shardings` and `aliases` count from the first invar. For
+    /// self-contained programs (exports).
+    pub embedded_constants: Option<&'a [Vec<u8>]>,
+    /// Extra attributes of the module: (name, attribute in MLIR syntax).
+    pub module_attributes: &'a [(String, String)],
 }
 
 /// The one mesh a program with these shardings and constraints runs on:
@@ -125,12 +133,25 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
     let unknown = Location::unknown(&context);
     let module = Module::new(unknown);
 
-    let params: Vec<Var> = jaxpr
-        .constvars
-        .iter()
-        .chain(&jaxpr.invars)
-        .copied()
-        .collect();
+    let embedded = lowering.embedded_constants;
+    if let Some(values) = embedded
+        && values.len() != jaxpr.constvars.len()
+    {
+        return Err(LowerError::Mlir(format!(
+            "{} embedded constant values for {} constants",
+            values.len(),
+            jaxpr.constvars.len()
+        )));
+    }
+    let params: Vec<Var> = match embedded {
+        Some(_) => jaxpr.invars.clone(),
+        None => jaxpr
+            .constvars
+            .iter()
+            .chain(&jaxpr.invars)
+            .copied()
+            .collect(),
+    };
     let param_types = params
         .iter()
         .map(|v| emit::tensor_type(&context, jaxpr.aval(*v)))
@@ -157,6 +178,19 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut emitter = emit::Emitter::new(&context, &block);
+        let args = match embedded {
+            Some(values) => {
+                let mut all = jaxpr
+                    .constvars
+                    .iter()
+                    .zip(values)
+                    .map(|(v, bytes)| emitter.embedded_constant(jaxpr.aval(*v), bytes, unknown))
+                    .collect::<Result<Vec<_>, _>>()?;
+                all.extend(args);
+                all
+            }
+            None => args,
+        };
         let results = body::lower_body(&mut emitter, jaxpr, &args)?;
         emitter.op("func.return", &results, &[], &[], unknown)?;
     }
@@ -222,6 +256,9 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
         module
             .as_operation_mut()
             .set_attribute("mhlo.num_replicas", parse("1 : i32")?);
+    }
+    for (name, value) in lowering.module_attributes {
+        module.as_operation_mut().set_attribute(name, parse(value)?);
     }
     module.body().append_operation(function);
     // With debug info, each op keeps its `loc("file.rs":line:col)`, so a

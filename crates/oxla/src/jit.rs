@@ -343,6 +343,32 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         trace(&self.f, args, &key.avals, location)
     }
 
+    /// The function's name (for logs, errors and exports).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The trace for `args` with its input structure and the shardings of
+    /// its parameters (constants first) and results, laid out on the
+    /// program's mesh as for compiling: what an export is made of.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn trace_for_export(
+        &self,
+        args: &In,
+        location: Location,
+    ) -> Result<(
+        Traced,
+        TreeDef,
+        Vec<Option<ShardingDesc>>,
+        Vec<Option<ShardingDesc>>,
+    )> {
+        let (_, key) = self.key(args)?;
+        let traced = trace(&self.f, args, &key.avals, location)?;
+        let (args, results) = self.shardings(&traced, &key, location)?;
+        let (args, results) = program_layouts(&traced.jaxpr, args, results, &[])?;
+        Ok((traced, key.tree, args, results))
+    }
+
     /// The StableHLO text the function lowers to for `args`.
     #[track_caller]
     pub fn lower(&self, args: &In) -> Result<String> {
@@ -358,6 +384,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
                 aliases: &aliases,
                 arg_shardings: &args,
                 result_shardings: &results,
+                ..oxla_lower::Lowering::default()
             },
         )?)
     }

@@ -69,6 +69,7 @@ pub(crate) fn compile(
             aliases,
             arg_shardings,
             result_shardings,
+            ..oxla_lower::Lowering::default()
         },
     )?;
     let client = client()?;

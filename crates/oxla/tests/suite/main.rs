@@ -17,6 +17,7 @@ mod dispatch;
 mod display;
 mod donation;
 mod errors;
+mod export_to_jax;
 mod fuzz_jit;
 mod jaxpr_text;
 mod npy;

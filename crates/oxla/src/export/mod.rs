@@ -1,0 +1,230 @@
+//! Writing oxla functions as `jax.export` files: [`Jit::export`] traces a
+//! jitted function for example arguments and returns an
+//! [`oxla_export::Exported`] whose bytes ([`Exported::to_bytes`]) Python's
+//! `jax.export.deserialize` loads, calls (inside `jax.jit` too) and, when
+//! the vjp was written ([`ExportOptions::vjp_order`]), differentiates.
+//!
+//! The module is StableHLO text (constants embedded), which JAX accepts in
+//! place of a portable artifact; Debian's MLIR has no VHLO serializer.
+//! `#[derive(Pytree)]` structs become dicts of their fields, the jitted
+//! function's top-level tuple its positional arguments.
+//!
+//! [`Exported::to_bytes`]: oxla_export::Exported::to_bytes
+
+mod program;
+mod tree;
+
+use oxla_core::{Location, ShardingDesc};
+use oxla_export::{AbstractMesh, AxisType, Exported, NamedSharding, Sharding};
+
+use crate::error::{Error, Result};
+use crate::jit::Jit;
+use crate::pytree::Pytree;
+use program::{FlatProgram, Slot};
+
+/// The calling convention oxla's exports follow (JAX's current one).
+const CALLING_CONVENTION: u16 = 10;
+
+/// How [`Jit::export`] writes an export.
+#[derive(Debug, Clone, Default)]
+pub struct ExportOptions {
+    vjp_order: usize,
+    platforms: Option<Vec<String>>,
+}
+
+impl ExportOptions {
+    /// The defaults: no vjp, the platform of oxla's runtime.
+    pub fn new() -> ExportOptions {
+        ExportOptions::default()
+    }
+
+    /// Also writes the vjp, and its vjp, up to `order` (as
+    /// `Exported.serialize(vjp_order=...)`): 1 lets JAX take `jax.grad` of
+    /// the loaded function, 2 `jax.grad(jax.grad(...))`.
+    pub fn vjp_order(mut self, order: usize) -> ExportOptions {
+        self.vjp_order = order;
+        self
+    }
+
+    /// The platforms the export may run on (`cpu`, `cuda`, `rocm`, `tpu`);
+    /// oxla's lowering is the same for all of them.
+    pub fn platforms(mut self, platforms: &[&str]) -> ExportOptions {
+        self.platforms = Some(platforms.iter().map(|p| p.to_string()).collect());
+        self
+    }
+}
+
+/// A module's shardings in JAX's form.
+fn named_sharding(desc: &ShardingDesc, platform: &str) -> NamedSharding {
+    NamedSharding {
+        mesh: AbstractMesh {
+            axis_names: desc.mesh.axes.iter().map(|(n, _)| n.to_string()).collect(),
+            axis_sizes: desc.mesh.axes.iter().map(|(_, s)| *s as u32).collect(),
+            axis_types: vec![AxisType::Auto; desc.mesh.axes.len()],
+            device_kind: Some(platform.to_string()),
+            num_cores: None,
+            platform: Some(platform.to_string()),
+        },
+        spec: desc
+            .dims
+            .iter()
+            .map(|axes| axes.iter().map(|a| a.to_string()).collect())
+            .collect(),
+        reduced: Vec::new(),
+        unreduced: Vec::new(),
+        memory_kind: None,
+    }
+}
+
+/// What one export (the function, or one of its vjps) is made of.
+struct ExportParts<'a> {
+    name: String,
+    program: FlatProgram,
+    in_tree: oxla_export::PyTreeDef,
+    out_tree: oxla_export::PyTreeDef,
+    in_slots: Vec<Slot>,
+    out_slots: Vec<Slot>,
+    arg_shardings: Vec<Option<ShardingDesc>>,
+    result_shardings: Vec<Option<ShardingDesc>>,
+    platforms: &'a [String],
+}
+
+/// Builds the export of `parts` with its vjps up to `vjp_order`.
+fn build(parts: ExportParts<'_>, vjp_order: usize, location: Location) -> Result<Exported> {
+    let mesh_size = parts
+        .arg_shardings
+        .iter()
+        .chain(&parts.result_shardings)
+        .flatten()
+        .map(|s| s.mesh.size())
+        .next();
+    let platform = parts.platforms.first().map(String::as_str).unwrap_or("cpu");
+    let shardings = |descs: &[Option<ShardingDesc>], count: usize| -> Vec<Sharding> {
+        (0..count)
+            .map(|i| match descs.get(i) {
+                Some(Some(desc)) => Sharding::Named(named_sharding(desc, platform)),
+                Some(None) | None => Sharding::Unspecified,
+            })
+            .collect()
+    };
+    let module = parts.program.lower(
+        parts.platforms.len() > 1,
+        &parts.arg_shardings,
+        &parts.result_shardings,
+    )?;
+    let vjp = if vjp_order > 0 {
+        let (program, in_slots, out_slots) =
+            parts
+                .program
+                .vjp(&parts.in_slots, &parts.out_slots, location)?;
+        Some(Box::new(build(
+            ExportParts {
+                name: format!("{}_vjp", parts.name),
+                program,
+                in_tree: tree::flat_input_tree(in_slots.len()),
+                out_tree: oxla_export::PyTreeDef::Tuple(vec![
+                    oxla_export::PyTreeDef::Leaf;
+                    out_slots.len()
+                ]),
+                in_slots,
+                out_slots,
+                arg_shardings: Vec::new(),
+                result_shardings: Vec::new(),
+                platforms: parts.platforms,
+            },
+            vjp_order - 1,
+            location,
+        )?))
+    } else {
+        None
+    };
+    Ok(Exported {
+        serialization_version: 3,
+        format_version: 11,
+        function_name: parts.name,
+        jax_version: None,
+        in_tree: parts.in_tree,
+        in_avals: parts.in_slots.iter().map(Slot::abstract_value).collect(),
+        out_tree: parts.out_tree,
+        out_avals: parts.out_slots.iter().map(Slot::abstract_value).collect(),
+        in_shardings: shardings(&parts.arg_shardings, parts.in_slots.len()),
+        out_shardings: shardings(&parts.result_shardings, parts.out_slots.len()),
+        nr_devices: mesh_size.unwrap_or(1) as u32,
+        platforms: parts.platforms.to_vec(),
+        ordered_effects: Vec::new(),
+        unordered_effects: Vec::new(),
+        disabled_checks: Vec::new(),
+        mlir_module: module.into_bytes(),
+        calling_convention_version: CALLING_CONVENTION,
+        module_kept_var_idx: parts
+            .in_slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.float0)
+            .map(|(i, _)| i)
+            .collect(),
+        uses_global_constants: parts.platforms.len() > 1,
+        vjp,
+    })
+}
+
+impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
+    /// Writes this function, traced for `args`' types and structure, as a
+    /// `jax.export` [`Exported`]: its bytes ([`Exported::to_bytes`]) load in
+    /// Python with `jax.export.deserialize` and run with `.call`, inside
+    /// `jax.jit` too, and under `jax.grad` when `options` asks for the vjp.
+    /// `in_shardings`/`out_shardings` of the jit are written as named
+    /// shardings over the mesh. A `Static` input has no JAX form: close
+    /// over it instead.
+    #[track_caller]
+    pub fn export(&self, args: &In, options: &ExportOptions) -> Result<Exported> {
+        let location = Location::from_caller(std::panic::Location::caller());
+        let (traced, in_tree, arg_shardings, result_shardings) =
+            self.trace_for_export(args, location)?;
+        let unexportable = |e: tree::Unexportable| Error::Usage {
+            function: "export",
+            message: format!("input{} is {}", e.path, e.what),
+            location,
+        };
+        let inputs = tree::input_tree(&in_tree).map_err(unexportable)?;
+        let outputs = tree::output_tree(&traced.out_tree).map_err(|e| Error::Usage {
+            function: "export",
+            message: format!("output{} is {}", e.path, e.what),
+            location,
+        })?;
+        let consts = traced.jaxpr.constvars.len();
+        let pick = |descs: &[Option<ShardingDesc>], order: &[usize]| -> Vec<Option<ShardingDesc>> {
+            if descs.iter().all(Option::is_none) {
+                return Vec::new();
+            }
+            order.iter().map(|&i| descs[i].clone()).collect()
+        };
+        let arg_shardings = pick(&arg_shardings[consts..], &inputs.oxla_leaf);
+        let result_shardings = pick(&result_shardings, &outputs.oxla_leaf);
+        let program = FlatProgram::reordered(
+            traced.jaxpr,
+            traced.consts,
+            &inputs.oxla_leaf,
+            &outputs.oxla_leaf,
+        );
+        let platforms = match &options.platforms {
+            Some(p) if !p.is_empty() => p.clone(),
+            Some(_) | None => vec![crate::runtime::client()?.platform_name()?.to_lowercase()],
+        };
+        build(
+            ExportParts {
+                name: self.name().to_string(),
+                in_slots: program.in_slots(),
+                out_slots: program.out_slots(),
+                program,
+                in_tree: inputs.tree,
+                out_tree: outputs.tree,
+                arg_shardings,
+                result_shardings,
+                platforms: &platforms,
+            },
+            options.vjp_order,
+            location,
+        )
+    }
+}
