@@ -8,6 +8,7 @@ pub mod aval;
 pub mod builder;
 pub mod dtype;
 pub mod error;
+pub mod exported;
 pub mod jaxpr;
 pub mod partial_eval;
 pub mod primitive;
@@ -20,6 +21,7 @@ pub use aval::{Aval, Dims};
 pub use builder::JaxprBuilder;
 pub use dtype::DType;
 pub use error::CoreError;
+pub use exported::ExportedFunction;
 pub use jaxpr::{Atom, Equation, Jaxpr, Literal, Location, Scalar, ScalarKey, Var};
 pub use primitive::{
     ArgOp, BinaryOp, Comparison, ConvDimensionNumbers, CumulativeOp, GatherDimensionNumbers,

@@ -746,6 +746,13 @@ pub enum Primitive {
         /// The function's name.
         name: Arc<str>,
     },
+    /// A call of a function exported with `jax.export` (JAX's
+    /// `call_exported`): operands are the inputs its module keeps; the
+    /// module is merged into the program as a private function.
+    CallExported {
+        /// The exported function.
+        function: crate::exported::ExportedFunction,
+    },
     /// The identity, whose derivative is zero.
     StopGradient,
     /// The identity on several operands that XLA may not move computations
@@ -961,6 +968,7 @@ impl Primitive {
             } => "scatter-max",
             Primitive::DotGeneral { .. } => "dot_general",
             Primitive::Call { .. } => "pjit",
+            Primitive::CallExported { .. } => "call_exported",
             Primitive::StopGradient => "stop_gradient",
             Primitive::OptimizationBarrier => "optimization_barrier",
             Primitive::CheckpointName { .. } => "name",
@@ -1134,6 +1142,7 @@ impl Primitive {
                     if *prevent_cse { "True" } else { "False" }
                 ),
             ],
+            Primitive::CallExported { function } => vec![format!("name={}", function.name())],
             Primitive::CustomJvpCall { jaxpr, rule } => vec![
                 format!("call_jaxpr={}", nested(jaxpr.jaxpr(), pad)),
                 format!("jvp={}", rule.name()),

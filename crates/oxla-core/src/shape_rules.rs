@@ -908,6 +908,7 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
         | Primitive::Remat { jaxpr, .. }
         | Primitive::CustomJvpCall { jaxpr, .. }
         | Primitive::CustomVjpCall { jaxpr, .. } => call_avals(jaxpr.jaxpr(), inputs),
+        Primitive::CallExported { function } => exported_avals(function, inputs),
         Primitive::StopGradient | Primitive::CheckpointName { .. } => {
             expect_arity(inputs, 1)?;
             Ok(vec![inputs[0].clone()])
@@ -1199,6 +1200,32 @@ fn call_avals(jaxpr: &crate::jaxpr::Jaxpr, inputs: &[&Aval]) -> RuleResult<Vec<A
         }
     }
     Ok(jaxpr.out_avals())
+}
+
+/// The outputs of an exported function, whose inputs must have exactly
+/// the exported types.
+fn exported_avals(
+    function: &crate::exported::ExportedFunction,
+    inputs: &[&Aval],
+) -> RuleResult<Vec<Aval>> {
+    let want = function.in_avals();
+    if inputs.len() != want.len() {
+        return Err(format!(
+            "{} was exported with {} inputs, not {}",
+            function.name(),
+            want.len(),
+            inputs.len()
+        ));
+    }
+    for (i, (a, w)) in inputs.iter().zip(want).enumerate() {
+        if a.dtype != w.dtype || a.shape != w.shape {
+            return Err(format!(
+                "input {i} is {a}, but {} was exported for {w}",
+                function.name()
+            ));
+        }
+    }
+    Ok(function.out_avals().to_vec())
 }
 
 /// The global results of a `shard_map`: each operand's block must be the

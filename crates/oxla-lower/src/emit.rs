@@ -1,12 +1,14 @@
 //! Building generic StableHLO operations into a block.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use melior::Context;
 use melior::ir::attribute::Attribute;
 use melior::ir::operation::OperationBuilder;
 use melior::ir::{Block, BlockLike, Identifier, Location, Region, RegionLike, Type, Value};
-use oxla_core::{Atom, Aval, DType, Jaxpr, Scalar, Var};
+use oxla_core::{Atom, Aval, DType, ExportedFunction, Jaxpr, Scalar, Var};
 
 use crate::attrs;
 
@@ -67,11 +69,40 @@ pub(crate) fn tensor_type<'c>(context: &'c Context, aval: &Aval) -> Result<Type<
 pub(crate) struct Emitter<'c, 'a> {
     context: &'c Context,
     block: &'a Block<'c>,
+    /// The exported functions the program calls, shared by the emitters of
+    /// all its blocks; merged into the module once lowering is done.
+    exported: Rc<RefCell<Vec<ExportedFunction>>>,
 }
 
 impl<'c, 'a> Emitter<'c, 'a> {
     pub(crate) fn new(context: &'c Context, block: &'a Block<'c>) -> Self {
-        Self { context, block }
+        Self {
+            context,
+            block,
+            exported: Rc::default(),
+        }
+    }
+
+    /// An emitter for a nested block of the same program.
+    fn nested<'b>(&self, block: &'b Block<'c>) -> Emitter<'c, 'b> {
+        Emitter {
+            context: self.context,
+            block,
+            exported: self.exported.clone(),
+        }
+    }
+
+    /// Notes that the program calls `function` (once per function).
+    pub(crate) fn call_exported(&mut self, function: &ExportedFunction) {
+        let mut exported = self.exported.borrow_mut();
+        if !exported.contains(function) {
+            exported.push(function.clone());
+        }
+    }
+
+    /// The exported functions the program calls.
+    pub(crate) fn exported_functions(&self) -> Vec<ExportedFunction> {
+        self.exported.borrow().clone()
     }
 
     /// The MLIR location of a source line.
@@ -246,7 +277,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             .collect::<Result<Vec<_>, LowerError>>()?;
         let block = Block::new(&types);
         {
-            let mut inner = Emitter::new(self.context, &block);
+            let mut inner = self.nested(&block);
             let values = (0..args.len())
                 .map(|i| block.argument(i).map(Into::into).map_err(melior_error))
                 .collect::<Result<Vec<_>, _>>()?;

@@ -12,6 +12,7 @@ mod body;
 mod collectives;
 mod control;
 mod emit;
+mod merge;
 mod rules;
 
 use melior::Context;
@@ -22,6 +23,7 @@ use melior::ir::{Block, BlockLike, Identifier, Location, Module, Region, RegionL
 use oxla_core::{Jaxpr, MeshDesc, ShardingDesc, Var};
 
 pub use emit::LowerError;
+pub use merge::check_exported_module;
 
 /// The symbol of the one mesh an SPMD module declares (`sdy.mesh @mesh`).
 pub const MESH_SYMBOL: &str = "mesh";
@@ -162,6 +164,7 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
         .map(|a| emit::tensor_type(&context, jaxpr.atom_aval(a)))
         .collect::<Result<Vec<_>, _>>()?;
 
+    let exported;
     let block = Block::new(
         &param_types
             .iter()
@@ -193,6 +196,7 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
         };
         let results = body::lower_body(&mut emitter, jaxpr, &args)?;
         emitter.op("func.return", &results, &[], &[], unknown)?;
+        exported = emitter.exported_functions();
     }
     let region = Region::new();
     region.append_block(block);
@@ -261,6 +265,9 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
         module.as_operation_mut().set_attribute(name, parse(value)?);
     }
     module.body().append_operation(function);
+    for function in &exported {
+        merge::merge_into(&context, &module, function)?;
+    }
     // With debug info, each op keeps its `loc("file.rs":line:col)`, so a
     // plugin's error about an op names the user's source line.
     let flags = melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(true, false);

@@ -867,6 +867,22 @@ pub(crate) fn lower_equation<'c, 'a>(
             crate::body::lower_body(e, jaxpr.jaxpr(), inputs)
         }
         Primitive::StopGradient | Primitive::CheckpointName { .. } => Ok(vec![inputs[0]]),
+        Primitive::CallExported { function } => {
+            e.call_exported(function);
+            let mut operands = Vec::with_capacity(inputs.len() + 1);
+            if let Some(index) = function.platform_index() {
+                let index_aval = Aval::new(DType::I32, &[]);
+                operands.push(e.constant(&index_aval, Scalar::Int(i64::from(index)), loc)?);
+            }
+            operands.extend_from_slice(inputs);
+            e.op(
+                "func.call",
+                &operands,
+                out_avals,
+                &[("callee", format!("@{}", function.symbol()))],
+                loc,
+            )
+        }
         Primitive::ShardMap {
             jaxpr,
             in_shardings,

@@ -46,7 +46,7 @@ pub use custom::{
 };
 pub use element::Element;
 pub use error::{Error, Result};
-pub use export::ExportOptions;
+pub use export::{ExportOptions, ExportedFn};
 pub use index::{IndexItem, NEW_AXIS};
 pub use jit::{CacheKey, CompileReport, Jit, Traced, jit, make_jaxpr};
 pub use ops::{eager_cache_size, set_eager_cache_capacity};

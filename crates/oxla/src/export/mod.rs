@@ -11,8 +11,11 @@
 //!
 //! [`Exported::to_bytes`]: oxla_export::Exported::to_bytes
 
+mod call;
 mod program;
 mod tree;
+
+pub use call::ExportedFn;
 
 use oxla_core::{Location, ShardingDesc};
 use oxla_export::{AbstractMesh, AxisType, Exported, NamedSharding, Sharding};

@@ -290,6 +290,7 @@ pub(crate) fn batch(
         | Primitive::CustomJvpCall { .. }
         | Primitive::CustomVjpCall { .. }
         | Primitive::CustomLin { .. } => super::calls::batch(primitive, args, bdims, axis_size),
+        Primitive::CallExported { .. } => call_exported_per_example(primitive, args, bdims),
         Primitive::Cond { branches } => {
             super::control::cond_batch(branches, args, bdims, axis_size)
         }
@@ -1076,4 +1077,43 @@ fn conv(
         (None, None) => (conv_with(lhs, rhs, fgc, bgc)?, None),
     };
     done(vec![out], vec![out_bdim])
+}
+
+/// An exported function batched by calling it once per example (a `map`
+/// over the batch axis, one loop inside the program): its module has fixed
+/// shapes, so it cannot take the batch axis itself.
+fn call_exported_per_example(
+    primitive: &Primitive,
+    args: &[Array],
+    bdims: &[Option<usize>],
+) -> Result<Batched> {
+    let batched: Vec<Array> = args
+        .iter()
+        .zip(bdims)
+        .filter_map(|(x, bd)| bd.map(|d| move_axis(x, d, 0)))
+        .collect();
+    if batched.is_empty() {
+        let refs: Vec<&Array> = args.iter().collect();
+        let outs = bind_all(primitive.clone(), &refs)?;
+        let n = outs.len();
+        return Ok((outs, vec![None; n]));
+    }
+    let outs = crate::control::map(
+        |slices: Vec<Array>| {
+            let mut slices = slices.into_iter();
+            let operands: Vec<Array> = args
+                .iter()
+                .zip(bdims)
+                .map(|(x, bd)| match bd {
+                    Some(_) => slices.next().unwrap_or_else(|| x.clone()),
+                    None => x.clone(),
+                })
+                .collect();
+            let refs: Vec<&Array> = operands.iter().collect();
+            bind_all(primitive.clone(), &refs)
+        },
+        batched,
+    )??;
+    let n = outs.len();
+    Ok((outs, vec![Some(0); n]))
 }

@@ -127,7 +127,8 @@ fn call_like<'a>(primitive: &'a Primitive, transform: &'static str) -> Result<Ca
             rule,
             num_residuals,
         }),
-        Primitive::Unary(_)
+        Primitive::CallExported { .. }
+        | Primitive::Unary(_)
         | Primitive::Binary(_)
         | Primitive::Compare(_)
         | Primitive::IntegerPow { .. }

@@ -133,6 +133,20 @@ pub(crate) fn jvp(
         | Primitive::BitcastConvertType { .. }
         | Primitive::ArgMinMax { .. }
         | Primitive::StopGradient => zero_jvp(primitive, primals)?,
+        Primitive::CallExported { function } => {
+            if tangents.iter().any(Option::is_some) {
+                return Err(support::rule_error(
+                    "jvp",
+                    primitive,
+                    format!(
+                        "{} can only be differentiated in reverse mode (grad, vjp, jacrev), \
+                         through the vjp it was exported with: an export carries no jvp",
+                        function.name()
+                    ),
+                ));
+            }
+            zero_jvp(primitive, primals)?
+        }
         Primitive::BroadcastInDim { .. }
         | Primitive::Reshape { .. }
         | Primitive::Transpose { .. }

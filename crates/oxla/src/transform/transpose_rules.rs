@@ -41,7 +41,8 @@ pub(crate) fn transpose(
         | Primitive::ArgMinMax { .. }
         | Primitive::Sort { .. }
         | Primitive::TopK { .. }
-        | Primitive::StopGradient => nonlinear(primitive, operands),
+        | Primitive::StopGradient
+        | Primitive::CallExported { .. } => nonlinear(primitive, operands),
         Primitive::SelectN => select_n(primitive, ct, operands),
         Primitive::ConvertElementType { new_dtype, .. } => {
             convert_element_type(*new_dtype, ct, operands)

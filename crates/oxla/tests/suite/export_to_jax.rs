@@ -192,6 +192,33 @@ fn an_export_reads_back_with_its_producer_and_runs_in_oxla() {
         Tolerance::Ulps(0),
         "the export run by oxla",
     );
+    // oxla calls its own export inside a jit, merged into the program.
+    let callable = oxla::ExportedFn::new(back).unwrap();
+    let dict: std::collections::BTreeMap<String, Array> = [
+        ("w1", &params.w1),
+        ("b1", &params.b1),
+        ("w2", &params.w2),
+        ("b2", &params.b2),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), (*v).clone()))
+    .collect();
+    let in_jit = jit(
+        |(p, x, labels): (std::collections::BTreeMap<String, Array>, Array, Array)| {
+            callable.call::<_, Array>((p, x, labels)).unwrap()
+        },
+    );
+    let merged = in_jit
+        .call((dict, x.clone(), labels.clone()))
+        .unwrap()
+        .to_host()
+        .unwrap();
+    assert_matches_jax(
+        &merged,
+        &want,
+        Tolerance::Ulps(0),
+        "the export inside a jit",
+    );
     // For several platforms the module takes the platform index first (a
     // global constant), which the caller passes.
     let multi = loss

@@ -18,6 +18,7 @@ mod display;
 mod donation;
 mod errors;
 mod export_to_jax;
+mod exports_in_jit;
 mod fuzz_jit;
 mod jaxpr_text;
 mod npy;

@@ -1,0 +1,421 @@
+//! Calling `jax.export` artifacts inside oxla functions ([`ExportedFn`]):
+//! the export's module is merged into the calling program as a private
+//! function (one executable), its inputs and outputs are oxla pytrees of
+//! the export's structure, `grad` goes through the vjp the export was
+//! serialized with, and `vmap` calls it once per example.
+
+use std::sync::Arc;
+
+use oxla_core::{Aval, DType, ExportedFunction, Location, Primitive};
+use oxla_export::{DisabledCheck, Exported, ModuleForm, PyTreeDef};
+
+use crate::array::Array;
+use crate::custom::{CustomVjp, custom_vjp};
+use crate::error::{Error, Result};
+use crate::pytree::{Pytree, TreeDef};
+
+/// The flat function of an export inside a `custom_vjp` whose backward
+/// rule calls the export's vjp.
+type FlatFn = Box<dyn Fn(Vec<Array>) -> Vec<Array>>;
+type Reverse = CustomVjp<Vec<Array>, Vec<Array>, Vec<Array>, FlatFn>;
+
+/// One input of an export: its type, or `None` for a `float0` input (a
+/// cotangent of an integer, which holds no data and the module does not
+/// take).
+type InSlot = Option<Aval>;
+
+struct Inner {
+    exported: Exported,
+    function: ExportedFunction,
+    in_slots: Vec<InSlot>,
+    /// Whether each output is `float0` (returned as booleans).
+    out_float0: Vec<bool>,
+    in_tree: TreeDef,
+    out_tree: TreeDef,
+    vjp: Option<ExportedFn>,
+}
+
+/// A function exported with `jax.export`, callable inside any oxla
+/// function (jit, grad, vmap, control flow) as JAX's `exported.call` is.
+#[derive(Clone)]
+pub struct ExportedFn(Arc<Inner>);
+
+/// The oxla dtype of an export's dtype, if oxla has it.
+fn oxla_dtype(dtype: oxla_export::DType) -> Option<DType> {
+    use oxla_export::DType as E;
+    match dtype {
+        E::Bool => Some(DType::Bool),
+        E::I8 => Some(DType::I8),
+        E::I16 => Some(DType::I16),
+        E::I32 => Some(DType::I32),
+        E::I64 => Some(DType::I64),
+        E::U8 => Some(DType::U8),
+        E::U16 => Some(DType::U16),
+        E::U32 => Some(DType::U32),
+        E::U64 => Some(DType::U64),
+        E::F16 => Some(DType::F16),
+        E::Bf16 => Some(DType::BF16),
+        E::F32 => Some(DType::F32),
+        E::F64 => Some(DType::F64),
+        E::F0 => None,
+        E::C64
+        | E::C128
+        | E::I4
+        | E::U4
+        | E::F8E4M3B11Fnuz
+        | E::F8E4M3Fn
+        | E::F8E4M3Fnuz
+        | E::F8E5M2
+        | E::F8E5M2Fnuz
+        | E::F8E4M3
+        | E::F8E3M4
+        | E::F8E8M0Fnu
+        | E::F4E2M1Fn
+        | E::KeyFry
+        | E::KeyRbg
+        | E::KeyUnsafeRbg => None,
+    }
+}
+
+/// oxla's form of a JAX pytree structure.
+fn oxla_tree(tree: &PyTreeDef, name: &str) -> Result<TreeDef> {
+    let all = |children: &[PyTreeDef]| -> Result<Vec<TreeDef>> {
+        children.iter().map(|c| oxla_tree(c, name)).collect()
+    };
+    Ok(match tree {
+        PyTreeDef::Leaf => TreeDef::Leaf,
+        PyTreeDef::None => TreeDef::None,
+        PyTreeDef::Tuple(c) => TreeDef::Tuple(all(c)?),
+        PyTreeDef::List(c) => TreeDef::List(all(c)?),
+        PyTreeDef::Dict(entries) => TreeDef::Dict(
+            entries
+                .iter()
+                .map(|(k, c)| Ok((k.clone(), oxla_tree(c, name)?)))
+                .collect::<Result<Vec<_>>>()?,
+        ),
+        PyTreeDef::Custom { name: node, .. } => {
+            return Err(unusable(
+                name,
+                format!("its pytree has the custom node {node}, which oxla has no type for"),
+            ));
+        }
+    })
+}
+
+fn unusable(name: &str, why: String) -> Error {
+    Error::InvalidArgument(format!(
+        "the exported function {name} cannot be called in oxla: {why}"
+    ))
+}
+
+impl ExportedFn {
+    /// Reads `Exported.serialize()` bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<ExportedFn> {
+        let exported =
+            Exported::from_bytes(bytes).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        ExportedFn::new(exported)
+    }
+
+    /// Makes `exported` callable: checks that oxla can merge it into its
+    /// programs (calling convention, effects, static shapes, one device,
+    /// this platform, a module in a form oxla reads) and loads its vjp.
+    pub fn new(exported: Exported) -> Result<ExportedFn> {
+        let name = exported.function_name.clone();
+        let version = exported.calling_convention_version;
+        if !(oxla_export::MIN_CALLING_CONVENTION..=oxla_export::MAX_CALLING_CONVENTION)
+            .contains(&version)
+        {
+            return Err(unusable(&name, format!("calling convention {version}")));
+        }
+        if !exported.ordered_effects.is_empty() {
+            return Err(unusable(
+                &name,
+                format!(
+                    "it has ordered effects ({})",
+                    exported.ordered_effects.join(", ")
+                ),
+            ));
+        }
+        if exported.nr_devices > 1 {
+            return Err(unusable(
+                &name,
+                format!(
+                    "it was exported for {} devices, and oxla merges single-device exports only \
+                     (run it on its own with oxla_export::LoadedExport)",
+                    exported.nr_devices
+                ),
+            ));
+        }
+        let platform = crate::runtime::client()?.platform_name()?.to_lowercase();
+        let platform_index = match exported.platforms.iter().position(|p| *p == platform) {
+            Some(i) => i,
+            None if exported.disabled_checks.contains(&DisabledCheck::Platform) => 0,
+            None => {
+                return Err(unusable(
+                    &name,
+                    format!(
+                        "it was exported for {}, not {platform}",
+                        exported.platforms.join(", ")
+                    ),
+                ));
+            }
+        };
+        let module = match exported.module_form() {
+            ModuleForm::Text => String::from_utf8(exported.mlir_module.clone())
+                .map_err(|_| unusable(&name, "its module text is not UTF-8".into()))?,
+            form @ (ModuleForm::PortableArtifact(_) | ModuleForm::Bytecode) => {
+                return Err(unusable(
+                    &name,
+                    format!(
+                        "its module is a {form}; oxla merges modules written as StableHLO text \
+                         in MLIR's generic form (oxla's own exports are), and cannot yet read \
+                         VHLO bytecode without StableHLO's library. Run it on its own with \
+                         oxla_export::LoadedExport, or write the module as generic text from \
+                         Python (exported.mlir_module() printed with print_generic_op_form)"
+                    ),
+                ));
+            }
+        };
+        let mut in_slots = Vec::with_capacity(exported.in_avals.len());
+        for (i, a) in exported.in_avals.iter().enumerate() {
+            let dims = a
+                .static_dims()
+                .ok_or_else(|| unusable(&name, format!("input {i} has the symbolic shape {a}")))?;
+            in_slots.push(match a.dtype {
+                oxla_export::DType::F0 => None,
+                d => Some(Aval::new(
+                    oxla_dtype(d).ok_or_else(|| {
+                        unusable(
+                            &name,
+                            format!("input {i} is {a}, a dtype oxla does not have"),
+                        )
+                    })?,
+                    &dims,
+                )),
+            });
+        }
+        let mut out_avals = Vec::with_capacity(exported.out_avals.len());
+        let mut out_float0 = Vec::with_capacity(exported.out_avals.len());
+        for (i, a) in exported.out_avals.iter().enumerate() {
+            let dims = a
+                .static_dims()
+                .ok_or_else(|| unusable(&name, format!("output {i} has the symbolic shape {a}")))?;
+            let float0 = a.dtype == oxla_export::DType::F0;
+            let dtype = if float0 {
+                DType::Bool
+            } else {
+                oxla_dtype(a.dtype).ok_or_else(|| {
+                    unusable(
+                        &name,
+                        format!("output {i} is {a}, a dtype oxla does not have"),
+                    )
+                })?
+            };
+            out_avals.push(Aval::new(dtype, &dims));
+            out_float0.push(float0);
+        }
+        let kept_avals: Vec<Aval> = exported
+            .module_kept_var_idx
+            .iter()
+            .map(|&i| {
+                in_slots[i].clone().ok_or_else(|| {
+                    unusable(&name, format!("its module keeps the float0 input {i}"))
+                })
+            })
+            .collect::<Result<_>>()?;
+        let function = ExportedFunction::new(
+            &name,
+            module,
+            kept_avals,
+            out_avals,
+            (exported.platforms.len() > 1).then_some(platform_index as i32),
+        );
+        oxla_lower::check_exported_module(&function)?;
+        let (in_tree, out_tree) = match &exported.in_tree {
+            PyTreeDef::Tuple(parts) if parts.len() == 2 => {
+                if !matches!(&parts[1], PyTreeDef::Dict(kwargs) if kwargs.is_empty()) {
+                    return Err(unusable(
+                        &name,
+                        format!(
+                            "it takes keyword arguments ({}), which oxla does not pass",
+                            parts[1]
+                        ),
+                    ));
+                }
+                (
+                    oxla_tree(&parts[0], &name)?,
+                    oxla_tree(&exported.out_tree, &name)?,
+                )
+            }
+            other => {
+                return Err(unusable(
+                    &name,
+                    format!("its input structure {other} is not (args, kwargs)"),
+                ));
+            }
+        };
+        let vjp = exported
+            .vjp
+            .as_deref()
+            .map(|v| ExportedFn::new(v.clone()))
+            .transpose()?;
+        Ok(ExportedFn(Arc::new(Inner {
+            exported,
+            function,
+            in_slots,
+            out_float0,
+            in_tree,
+            out_tree,
+            vjp,
+        })))
+    }
+
+    /// The export this function calls.
+    pub fn exported(&self) -> &Exported {
+        &self.0.exported
+    }
+
+    /// Whether `grad` can go through it (it was exported with its vjp).
+    pub fn has_vjp(&self) -> bool {
+        self.0.vjp.is_some()
+    }
+
+    /// Calls the exported function on `args`: the positional arguments as a
+    /// tuple (or the one argument itself), with the export's structure
+    /// (dicts as `BTreeMap<String, _>`, lists as `Vec`), returning its
+    /// outputs in their structure. Inside `grad` it differentiates through
+    /// the export's vjp; inside `vmap` it runs once per example.
+    #[track_caller]
+    pub fn call<In: Pytree, Out: Pytree>(&self, args: In) -> Result<Out> {
+        let location = Location::from_caller(std::panic::Location::caller());
+        let (leaves, tree) = args.flatten();
+        let single = match &self.0.in_tree {
+            TreeDef::Tuple(args) if args.len() == 1 => Some(&args[0]),
+            _ => None,
+        };
+        if tree != self.0.in_tree && Some(&tree) != single {
+            return Err(self.usage(
+                format!(
+                    "the arguments' structure {tree} differs from the export's {}",
+                    self.0.in_tree
+                ),
+                location,
+            ));
+        }
+        let outs = self.call_flat(leaves, location)?;
+        Out::unflatten_from(&self.0.out_tree, &mut outs.into_iter())
+    }
+
+    fn usage(&self, message: String, location: Location) -> Error {
+        Error::Usage {
+            function: "exported function",
+            message: format!("{}: {message}", self.0.exported.function_name),
+            location,
+        }
+    }
+
+    /// Calls it on flat leaves in JAX's order.
+    fn call_flat(&self, leaves: Vec<Array>, location: Location) -> Result<Vec<Array>> {
+        let slots = &self.0.in_slots;
+        if leaves.len() != slots.len() {
+            return Err(self.usage(
+                format!("{} inputs for {} exported", leaves.len(), slots.len()),
+                location,
+            ));
+        }
+        for (i, (x, slot)) in leaves.iter().zip(slots).enumerate() {
+            let aval = x.aval()?;
+            if let Some(want) = slot
+                && (aval.dtype != want.dtype || aval.shape != want.shape)
+            {
+                return Err(self.usage(
+                    format!("input {i} is {aval}, but it was exported for {want}"),
+                    location,
+                ));
+            }
+        }
+        if !crate::trace::is_tracing() {
+            return self.bind(&leaves);
+        }
+        self.reverse().call(leaves)
+    }
+
+    /// Binds the primitive on the kept leaves.
+    fn bind(&self, leaves: &[Array]) -> Result<Vec<Array>> {
+        let kept: Vec<&Array> = self
+            .0
+            .exported
+            .module_kept_var_idx
+            .iter()
+            .map(|&i| &leaves[i])
+            .collect();
+        crate::transform::support::bind_all(
+            Primitive::CallExported {
+                function: self.0.function.clone(),
+            },
+            &kept,
+        )
+    }
+
+    /// The function with its vjp as its reverse-mode rule; the residuals
+    /// are the inputs.
+    fn reverse(&self) -> Reverse {
+        let primal = self.clone();
+        let forward = self.clone();
+        let backward = self.clone();
+        let f: FlatFn = Box::new(move |leaves| {
+            primal.bind(&leaves).unwrap_or_else(|e| {
+                primal
+                    .0
+                    .out_float0
+                    .iter()
+                    .map(|_| Array::error(e.clone()))
+                    .collect()
+            })
+        });
+        custom_vjp(
+            f,
+            move |leaves: Vec<Array>| {
+                let outs = forward
+                    .bind(&leaves)
+                    .unwrap_or_else(|e| vec![Array::error(e); forward.0.out_float0.len()]);
+                (outs, leaves)
+            },
+            move |leaves: Vec<Array>, cts: Vec<Array>| backward.backward(leaves, cts),
+        )
+    }
+
+    /// Input cotangents from the export's vjp; an error for each when the
+    /// export has none.
+    fn backward(&self, leaves: Vec<Array>, cts: Vec<Array>) -> Vec<Array> {
+        let Some(vjp) = &self.0.vjp else {
+            let e = Error::InvalidArgument(format!(
+                "grad of the exported function {}: it was serialized without its vjp; export \
+                 it with `exported.serialize(vjp_order=1)` (or higher for higher derivatives)",
+                self.0.exported.function_name
+            ));
+            return vec![Array::error(e); leaves.len()];
+        };
+        let mut args = leaves.clone();
+        args.extend(cts);
+        let location =
+            crate::ops::rule_location().unwrap_or(crate::transform::eval::UNKNOWN_LOCATION);
+        match vjp.call_flat(args, location) {
+            Ok(in_cts) => in_cts
+                .into_iter()
+                .zip(&leaves)
+                .zip(&self.0.in_slots)
+                .map(|((ct, x), slot)| match slot {
+                    Some(a) if a.dtype.is_float() => ct,
+                    // Integer (and float0) inputs have zero cotangents.
+                    Some(_) | None => crate::transform::support::zeros(
+                        &x.aval()
+                            .cloned()
+                            .unwrap_or_else(|_| Aval::new(DType::Bool, &[])),
+                    ),
+                })
+                .collect(),
+            Err(e) => vec![Array::error(e); leaves.len()],
+        }
+    }
+}

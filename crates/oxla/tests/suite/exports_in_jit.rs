@@ -1,0 +1,169 @@
+//! Functions exported from JAX called inside oxla functions (`ExportedFn`),
+//! against JAX at test time (reference/export_for_oxla.py): an MLP loss
+//! fine-tuned for 20 SGD steps through the export's vjp inside one jitted
+//! step, a per-example function under vmap, and the clear errors (no vjp,
+//! forward mode, wrong inputs, a module form oxla cannot merge).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use oxla::{Array, ExportedFn, jit, jvp, value_and_grad, vmap};
+use oxla_testing::{Tolerance, assert_matches_jax};
+
+type Params = BTreeMap<String, Array>;
+
+/// The exports and JAX's values, made once per test binary.
+fn fixture() -> &'static (tempfile::TempDir, serde_json::Value) {
+    static FIXTURE: OnceLock<(tempfile::TempDir, serde_json::Value)> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/reference/export_for_oxla.py");
+        let out = oxla_testing::run_python(&script, &[dir.path()]);
+        (dir, serde_json::from_slice(&out).unwrap())
+    })
+}
+
+fn file(name: &str) -> PathBuf {
+    fixture().0.path().join(name)
+}
+
+fn load(name: &str) -> ExportedFn {
+    ExportedFn::from_bytes(&std::fs::read(file(name)).unwrap()).unwrap()
+}
+
+fn npy(name: &str) -> Array {
+    Array::from_npy(file(name)).unwrap()
+}
+
+fn floats(v: &serde_json::Value) -> Vec<f32> {
+    match v {
+        serde_json::Value::Array(items) => items.iter().flat_map(floats).collect(),
+        other => vec![other.as_f64().unwrap() as f32],
+    }
+}
+
+fn assert_close(got: &Array, want: &[f32], tolerance: Tolerance, what: &str) {
+    let want = Array::from_slice(want, got.shape()).unwrap();
+    assert_matches_jax(
+        &got.to_host().unwrap(),
+        &want.to_host().unwrap(),
+        tolerance,
+        what,
+    );
+}
+
+#[test]
+fn a_jax_mlp_fine_tunes_in_oxla_through_its_exported_vjp_as_in_jax() {
+    let loss = load("mlp.jaxexport");
+    assert!(loss.has_vjp());
+    let (x, y) = (npy("mlp.x.npy"), npy("mlp.y.npy"));
+    let mut params: Params = ["b1", "b2", "w1", "w2"]
+        .iter()
+        .map(|k| (k.to_string(), npy(&format!("mlp.{k}.npy"))))
+        .collect();
+    let step = jit(|(p, x, y): (Params, Array, Array)| {
+        let (value, grads) =
+            value_and_grad(|p: Params| loss.call::<_, Array>((p, x.clone(), y.clone())).unwrap())
+                .call(p.clone())
+                .unwrap();
+        let updated: Params = p
+            .iter()
+            .map(|(k, w)| (k.clone(), w - &(&grads[k] * 0.1)))
+            .collect();
+        (value, updated)
+    });
+    let want = floats(&fixture().1["losses"]);
+    let mut losses = Vec::new();
+    for _ in 0..20 {
+        let (value, updated) = step.call((params, x.clone(), y.clone())).unwrap();
+        losses.push(value.item::<f32>().unwrap());
+        params = updated;
+    }
+    let got = Array::from_slice(&losses, &[20]).unwrap();
+    assert_close(
+        &got,
+        &want,
+        Tolerance::chain(
+            400.0,
+            0.0,
+            "20 SGD steps of one program compiled by two XLA builds: rounding differences \
+             of each step's dots carry into the next",
+        ),
+        "losses",
+    );
+    // The export is merged into the step's program: one executable.
+    let text = step.lower(&(params, x.clone(), y.clone())).unwrap();
+    assert!(text.contains("func.call"), "{text}");
+    assert!(text.contains("oxla_exported_"), "{text}");
+}
+
+#[test]
+fn vmap_calls_an_export_once_per_example() {
+    let f = load("per_example.jaxexport");
+    let xs = npy("per_example.x.npy");
+    let got = vmap(|x: Array| f.call::<_, Array>(x).unwrap())
+        .call(xs.clone())
+        .unwrap();
+    let want = floats(&fixture().1["per_example"]);
+    assert_close(&got, &want, Tolerance::OTHER_XLA_BUILD, "vmap");
+    // Eagerly, in jit and in jit of vmap alike.
+    let row = f.call::<_, Array>(xs.index(&oxla::s![0])).unwrap();
+    assert_close(&row, &want[..2], Tolerance::OTHER_XLA_BUILD, "eager");
+    let jitted = jit(|xs: Array| {
+        vmap(|x: Array| f.call::<_, Array>(x).unwrap())
+            .call(xs)
+            .unwrap()
+    });
+    assert_close(
+        &jitted.call(xs).unwrap(),
+        &want,
+        Tolerance::OTHER_XLA_BUILD,
+        "jit of vmap",
+    );
+}
+
+#[test]
+fn what_an_export_cannot_do_is_a_clear_error() {
+    let f = load("per_example.jaxexport");
+    let x = Array::from_slice(&[0.5f32, 1.0, 2.0], &[3]).unwrap();
+    // No vjp was serialized.
+    let err =
+        value_and_grad(|x: Array| oxla::numpy::sum(&f.call::<_, Array>(x).unwrap(), None, false))
+            .call(x.clone())
+            .unwrap_err()
+            .to_string();
+    assert!(err.contains("serialized without its vjp"), "{err}");
+    assert!(err.contains("vjp_order=1"), "{err}");
+    // Forward mode.
+    let err = match jvp(
+        |x: Array| f.call::<_, Array>(x).unwrap_or_else(Array::error),
+        &x,
+        &x,
+    ) {
+        Err(e) => e.to_string(),
+        Ok((primal, tangent)) => tangent
+            .to_host()
+            .err()
+            .or(primal.to_host().err())
+            .expect("jvp of an export fails")
+            .to_string(),
+    };
+    assert!(err.contains("forward mode"), "{err}");
+    // Wrong inputs name the export, the types and the caller's line.
+    let wrong = Array::from_slice(&[0.5f32, 1.0], &[2]).unwrap();
+    let err = f.call::<_, Array>(wrong).unwrap_err().to_string();
+    assert!(
+        err.contains("input 0 is f32[2], but it was exported for f32[3]"),
+        "{err}"
+    );
+    assert!(err.contains("exports_in_jit.rs"), "{err}");
+    // A VHLO portable artifact cannot be merged yet: said, with the ways out.
+    let err = ExportedFn::from_bytes(&std::fs::read(file("artifact.jaxexport")).unwrap())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("portable artifact"), "{err}");
+    assert!(err.contains("LoadedExport"), "{err}");
+}
