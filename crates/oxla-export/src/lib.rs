@@ -12,6 +12,7 @@ mod read;
 mod run;
 mod schema;
 mod stablehlo_version;
+mod vhlo;
 mod write;
 
 pub use error::{ExportError, Result};
@@ -22,6 +23,7 @@ pub use model::{
 pub use producer::{ModuleForm, OXLA_VERSION_ATTRIBUTE, Producer};
 pub use run::LoadedExport;
 pub use stablehlo_version::StablehloVersion;
+pub use vhlo::{VhloError, artifact_to_text};
 
 /// The oldest `serialization_version` oxla reads. JAX has stored 3 in the
 /// field since version 3 for compatibility with old readers, whatever the

@@ -1,6 +1,7 @@
-//! Property tests of the reader: random bytes, and a real export with
-//! random bytes overwritten, inserted or removed, give `Ok` or `Err`, never
-//! a panic, an abort or a hang (each input must be read within a second).
+//! Property tests of the readers: random bytes, and a real export (or its
+//! portable artifact, for the VHLO reader) with random bytes overwritten,
+//! inserted or removed, give `Ok` or `Err`, never a panic, an abort or a
+//! hang (each input must be read within a second).
 //! `PROPTEST_CASES` sets how many cases.
 
 /// Tests compile into a cache of their own, not the user's, and the binary
@@ -57,6 +58,47 @@ proptest! {
         }
         read_within_a_second(bytes);
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
+    ))]
+
+    /// The VHLO reader on the sample's portable artifact with bytes
+    /// overwritten, inserted or removed: text or an error, never a panic.
+    #[test]
+    fn mutated_artifacts_never_panic(
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..8)
+    ) {
+        let mut bytes = artifact().to_vec();
+        for (at, value, kind) in edits {
+            if bytes.len() <= 4 {
+                break;
+            }
+            // Keep the magic number, so the reader goes past it.
+            let i = 4 + at.index(bytes.len() - 4);
+            match kind {
+                0 => bytes[i] = value,
+                1 => bytes.insert(i, value),
+                _ => { bytes.remove(i); }
+            }
+        }
+        let size = bytes.len();
+        oxla_testing::within(
+            Duration::from_secs(1),
+            &format!("reading {size} bytes as a portable artifact"),
+            move || {
+                let _ = oxla_export::artifact_to_text(&bytes);
+            },
+        );
+    }
+}
+
+/// The portable artifact of the sample export.
+fn artifact() -> &'static [u8] {
+    static ARTIFACT: OnceLock<Vec<u8>> = OnceLock::new();
+    ARTIFACT.get_or_init(|| Exported::from_bytes(sample()).unwrap().mlir_module)
 }
 
 /// Reads `bytes` as an export on a thread of its own; panics if that takes

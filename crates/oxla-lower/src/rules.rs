@@ -875,11 +875,12 @@ pub(crate) fn lower_equation<'c, 'a>(
                 operands.push(e.constant(&index_aval, Scalar::Int(i64::from(index)), loc)?);
             }
             operands.extend_from_slice(inputs);
+            let dialect = crate::merge::FunctionDialect::of(function.module());
             e.op(
-                "func.call",
+                dialect.call_op(),
                 &operands,
                 out_avals,
-                &[("callee", format!("@{}", function.symbol()))],
+                &[("callee", dialect.symbol_reference(&function.symbol()))],
                 loc,
             )
         }

@@ -163,15 +163,17 @@ impl ExportedFn {
         let module = match exported.module_form() {
             ModuleForm::Text => String::from_utf8(exported.mlir_module.clone())
                 .map_err(|_| unusable(&name, "its module text is not UTF-8".into()))?,
-            form @ (ModuleForm::PortableArtifact(_) | ModuleForm::Bytecode) => {
+            ModuleForm::PortableArtifact(_) => oxla_export::artifact_to_text(&exported.mlir_module)
+                .map_err(|e| {
+                    unusable(&name, format!("its portable artifact cannot be read: {e}"))
+                })?,
+            form @ ModuleForm::Bytecode => {
                 return Err(unusable(
                     &name,
                     format!(
-                        "its module is a {form}; oxla merges modules written as StableHLO text \
-                         in MLIR's generic form (oxla's own exports are), and cannot yet read \
-                         VHLO bytecode without StableHLO's library. Run it on its own with \
-                         oxla_export::LoadedExport, or write the module as generic text from \
-                         Python (exported.mlir_module() printed with print_generic_op_form)"
+                        "its module is {form} of another producer than StableHLO; oxla merges \
+                         StableHLO portable artifacts and StableHLO text in MLIR's generic form \
+                         (run it on its own with oxla_export::LoadedExport)"
                     ),
                 ));
             }

@@ -1,8 +1,10 @@
 //! Functions exported from JAX called inside oxla functions (`ExportedFn`),
 //! against JAX at test time (reference/export_for_oxla.py): an MLP loss
 //! fine-tuned for 20 SGD steps through the export's vjp inside one jitted
-//! step, a per-example function under vmap, and the clear errors (no vjp,
-//! forward mode, wrong inputs, a module form oxla cannot merge).
+//! step (its modules StableHLO portable artifacts, read by oxla's VHLO
+//! reader), a per-example function under vmap (its module generic text),
+//! the same function from both forms, and the clear errors (no vjp,
+//! forward mode, wrong inputs).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -93,10 +95,18 @@ fn a_jax_mlp_fine_tunes_in_oxla_through_its_exported_vjp_as_in_jax() {
         ),
         "losses",
     );
-    // The export is merged into the step's program: one executable.
+    // The export (and its vjp) are merged into the step's program as VHLO
+    // functions: one executable.
     let text = step.lower(&(params, x.clone(), y.clone())).unwrap();
-    assert!(text.contains("func.call"), "{text}");
-    assert!(text.contains("oxla_exported_"), "{text}");
+    assert!(text.contains("\"vhlo.call_v1\""), "the call is missing");
+    assert!(
+        text.matches("\"vhlo.func_v1\"").count() >= 2,
+        "the functions are missing"
+    );
+    assert!(
+        !text.contains("sym_visibility = #vhlo.string_v1<\"public\">"),
+        "a merged function is public"
+    );
 }
 
 #[test]
@@ -159,11 +169,33 @@ fn what_an_export_cannot_do_is_a_clear_error() {
         "{err}"
     );
     assert!(err.contains("exports_in_jit.rs"), "{err}");
-    // A VHLO portable artifact cannot be merged yet: said, with the ways out.
-    let err = ExportedFn::from_bytes(&std::fs::read(file("artifact.jaxexport")).unwrap())
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(err.contains("portable artifact"), "{err}");
-    assert!(err.contains("LoadedExport"), "{err}");
+}
+
+#[test]
+fn a_portable_artifact_and_its_generic_text_compute_the_same() {
+    let artifact = load("artifact.jaxexport");
+    let text = load("per_example.jaxexport");
+    assert_eq!(
+        artifact.exported().module_form(),
+        oxla_export::ModuleForm::PortableArtifact(
+            oxla_export::StablehloVersion::parse("1.15.0").unwrap()
+        )
+    );
+    let xs = npy("per_example.x.npy");
+    let both = jit(|xs: Array| {
+        let a = vmap(|x: Array| artifact.call::<_, Array>(x).unwrap())
+            .call(xs.clone())
+            .unwrap();
+        let t = vmap(|x: Array| text.call::<_, Array>(x).unwrap())
+            .call(xs)
+            .unwrap();
+        (a, t)
+    });
+    let (a, t) = both.call(xs).unwrap();
+    assert_matches_jax(
+        &a.to_host().unwrap(),
+        &t.to_host().unwrap(),
+        Tolerance::Ulps(0),
+        "artifact vs text",
+    );
 }

@@ -1,0 +1,34 @@
+//! StableHLO portable artifacts (VHLO in MLIR bytecode) as MLIR text in
+//! generic form, without StableHLO's library: the bytecode container and
+//! IR are read as MLIR's reader does, VHLO's attributes, types and op
+//! properties as StableHLO's VHLO dialect writes them. The text keeps the
+//! VHLO ops (`"vhlo.add_v1"`), which XLA's StableHLO parser reads and
+//! upgrades, so oxla can merge an export into its own programs.
+
+mod attributes;
+mod container;
+mod encoding;
+mod ir;
+mod op_attributes;
+
+use std::fmt;
+
+/// Why a portable artifact could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VhloError(pub String);
+
+impl fmt::Display for VhloError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for VhloError {}
+
+/// The module of a portable artifact as MLIR text in generic form: its
+/// VHLO functions inside a `module`, without locations.
+pub fn artifact_to_text(bytes: &[u8]) -> Result<String, VhloError> {
+    let bytecode = container::Bytecode::parse(bytes)?;
+    let _ = bytecode.version;
+    ir::Printer::new(&bytecode).print()
+}
