@@ -172,6 +172,17 @@ impl Type {
     }
 }
 
+/// The types made of other types, laid out alike in VHLO and builtin.
+#[derive(Clone, Copy)]
+enum Composite {
+    Complex,
+    Function,
+    Tensor,
+    TensorWithEncoding,
+    Tuple,
+    Unranked,
+}
+
 /// The VHLO scalar types by bytecode code: (code, mnemonic, builtin, bits).
 const VHLO_SCALARS: &[(u64, &str, &str, u32)] = &[
     (0, "bool_v1", "i1", 1),
@@ -392,6 +403,70 @@ impl<'b, 'a> Tables<'b, 'a> {
         }
         let mut r = Reader::new(entry.data);
         let code = r.varint()?;
+        let vhlo = match entry.dialect.as_str() {
+            "vhlo" => true,
+            "builtin" => false,
+            other => {
+                return Err(VhloError(format!(
+                    "types of the {other} dialect are not read"
+                )));
+            }
+        };
+        if vhlo
+            && let Some((_, mnemonic, builtin, bits)) = VHLO_SCALARS.iter().find(|s| s.0 == code)
+        {
+            return Ok(Type::Scalar {
+                vhlo: mnemonic,
+                builtin,
+                bits: *bits,
+            });
+        }
+        if !vhlo && let Some((_, text, bits)) = BUILTIN_SCALARS.iter().find(|s| s.0 == code) {
+            return Ok(Type::Scalar {
+                vhlo: "",
+                builtin: text,
+                bits: *bits,
+            });
+        }
+        if !vhlo && code == 0 {
+            let v = r.varint()?;
+            let bits = (v >> 2) as u32;
+            let prefix = match v & 3 {
+                0 => "i",
+                1 => "si",
+                _ => "ui",
+            };
+            return Ok(Type::BuiltinInteger {
+                bits,
+                text: format!("{prefix}{bits}"),
+            });
+        }
+        let kind = match (vhlo, code) {
+            (true, 1) | (false, 9) => Composite::Complex,
+            (true, 8) | (false, 2) => Composite::Function,
+            (true, 20) | (false, 13) => Composite::Tensor,
+            (true, 21) | (false, 14) => Composite::TensorWithEncoding,
+            (true, 23) | (false, 15) => Composite::Tuple,
+            (true, 25) | (false, 18) => Composite::Unranked,
+            (true, other) => {
+                return Err(VhloError(format!(
+                    "VHLO type code {other} (quantized, buffer and future types) is not read"
+                )));
+            }
+            (false, other) => {
+                return Err(VhloError(format!("builtin type code {other} is not read")));
+            }
+        };
+        self.composite(kind, vhlo, &mut r)
+    }
+
+    /// A type built from other types, in either dialect (same layouts).
+    fn composite(
+        &self,
+        kind: Composite,
+        vhlo: bool,
+        r: &mut Reader<'_>,
+    ) -> Result<Type, VhloError> {
         let list = |r: &mut Reader<'_>| -> Result<Vec<Type>, VhloError> {
             let n = r.count()?;
             (0..n).map(|_| self.ty(r.index()?)).collect()
@@ -400,118 +475,41 @@ impl<'b, 'a> Tables<'b, 'a> {
             let n = r.count()?;
             (0..n).map(|_| r.signed_varint()).collect()
         };
-        match entry.dialect.as_str() {
-            "vhlo" => {
-                if let Some((_, vhlo, builtin, bits)) = VHLO_SCALARS.iter().find(|s| s.0 == code) {
-                    return Ok(Type::Scalar {
-                        vhlo,
-                        builtin,
-                        bits: *bits,
-                    });
+        Ok(match kind {
+            Composite::Complex => Type::Complex {
+                vhlo,
+                element: Box::new(self.ty(r.index()?)?),
+            },
+            Composite::Function => Type::Function {
+                vhlo,
+                inputs: list(r)?,
+                outputs: list(r)?,
+            },
+            Composite::Tensor | Composite::TensorWithEncoding => {
+                let encoding = match kind {
+                    Composite::TensorWithEncoding => Some(self.attr(r.index()?)?),
+                    Composite::Tensor
+                    | Composite::Complex
+                    | Composite::Function
+                    | Composite::Tuple
+                    | Composite::Unranked => None,
+                };
+                Type::Tensor {
+                    vhlo,
+                    dims: dims(r)?,
+                    element: Box::new(self.ty(r.index()?)?),
+                    encoding,
                 }
-                Ok(match code {
-                    1 => Type::Complex {
-                        vhlo: true,
-                        element: Box::new(self.ty(r.index()?)?),
-                    },
-                    8 => Type::Function {
-                        vhlo: true,
-                        inputs: list(&mut r)?,
-                        outputs: list(&mut r)?,
-                    },
-                    20 => Type::Tensor {
-                        vhlo: true,
-                        dims: dims(&mut r)?,
-                        element: Box::new(self.ty(r.index()?)?),
-                        encoding: None,
-                    },
-                    21 => {
-                        let encoding = self.attr(r.index()?)?;
-                        Type::Tensor {
-                            vhlo: true,
-                            dims: dims(&mut r)?,
-                            element: Box::new(self.ty(r.index()?)?),
-                            encoding: Some(encoding),
-                        }
-                    }
-                    23 => Type::Tuple {
-                        vhlo: true,
-                        types: list(&mut r)?,
-                    },
-                    25 => Type::Unranked {
-                        vhlo: true,
-                        element: Box::new(self.ty(r.index()?)?),
-                    },
-                    other => {
-                        return Err(VhloError(format!(
-                            "VHLO type code {other} (quantized, buffer and future types) is not read"
-                        )));
-                    }
-                })
             }
-            "builtin" => {
-                if let Some((_, text, bits)) = BUILTIN_SCALARS.iter().find(|s| s.0 == code) {
-                    return Ok(Type::Scalar {
-                        vhlo: "",
-                        builtin: text,
-                        bits: *bits,
-                    });
-                }
-                Ok(match code {
-                    0 => {
-                        let v = r.varint()?;
-                        let bits = (v >> 2) as u32;
-                        let prefix = match v & 3 {
-                            0 => "i",
-                            1 => "si",
-                            _ => "ui",
-                        };
-                        Type::BuiltinInteger {
-                            bits,
-                            text: format!("{prefix}{bits}"),
-                        }
-                    }
-                    2 => Type::Function {
-                        vhlo: false,
-                        inputs: list(&mut r)?,
-                        outputs: list(&mut r)?,
-                    },
-                    9 => Type::Complex {
-                        vhlo: false,
-                        element: Box::new(self.ty(r.index()?)?),
-                    },
-                    13 => Type::Tensor {
-                        vhlo: false,
-                        dims: dims(&mut r)?,
-                        element: Box::new(self.ty(r.index()?)?),
-                        encoding: None,
-                    },
-                    14 => {
-                        let encoding = self.attr(r.index()?)?;
-                        Type::Tensor {
-                            vhlo: false,
-                            dims: dims(&mut r)?,
-                            element: Box::new(self.ty(r.index()?)?),
-                            encoding: Some(encoding),
-                        }
-                    }
-                    15 => Type::Tuple {
-                        vhlo: false,
-                        types: list(&mut r)?,
-                    },
-                    18 => Type::Unranked {
-                        vhlo: false,
-                        element: Box::new(self.ty(r.index()?)?),
-                    },
-                    other => {
-                        return Err(VhloError(format!("builtin type code {other} is not read")));
-                    }
-                })
-            }
-            other => Err(VhloError(format!(
-                "types of the {other} dialect are not read"
-            ))),
-        }
+            Composite::Tuple => Type::Tuple {
+                vhlo,
+                types: list(r)?,
+            },
+            Composite::Unranked => Type::Unranked {
+                vhlo,
+                element: Box::new(self.ty(r.index()?)?),
+            },
+        })
     }
 
     /// An integer of `ty`'s width: one byte up to 8 bits, a signed varint
