@@ -232,15 +232,16 @@ fn an_unwritable_cache_directory_leaves_oxla_working_with_one_warning() {
 fn an_entry_written_by_another_plugin_build_is_never_loaded() {
     let dir = tempfile::tempdir().unwrap();
     run(dir.path());
-    let lammps = oxla_pjrt::plugin_dir()
-        .join("lammps-jax-pjrt-cpu-0.11.2/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so");
+    // The default CPU plugin is lammps-jax-pjrt-cpu; the other pinned one:
+    let other =
+        oxla_pjrt::plugin_dir().join("xla-cpu-pjrt-0.0.1/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so");
     let o = oxla(
         dir.path(),
         &[
             "run",
             example().to_str().unwrap(),
             "--plugin",
-            lammps.to_str().unwrap(),
+            other.to_str().unwrap(),
         ],
         &[],
     );

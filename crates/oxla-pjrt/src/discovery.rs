@@ -44,8 +44,8 @@ impl Platform {
     pub fn known_library_paths(self) -> &'static [&'static str] {
         match self {
             Platform::Cpu => &[
-                "xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so",
                 "lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so",
+                "xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so",
             ],
             Platform::Cuda => &[
                 "jax_plugins/xla_cuda13/xla_cuda_plugin.so",
@@ -64,8 +64,9 @@ impl Platform {
         match self {
             Platform::Cpu => {
                 "install one with `bash ci/setup` from the oxla repository (it unpacks the pinned \
-                 xla-cpu-pjrt wheel into oxla's plugin directory), or `pip install xla-cpu-pjrt`, \
-                 or point OXLA_PJRT_PLUGIN at a PJRT plugin .so"
+                 lammps-jax-pjrt-cpu and xla-cpu-pjrt wheels into oxla's plugin directory), or \
+                 `pip install lammps-jax-pjrt-cpu` (or xla-cpu-pjrt), or point OXLA_PJRT_PLUGIN at a \
+                 PJRT plugin .so"
             }
             Platform::Cuda => {
                 "install one with `pip install jax-cuda13-pjrt` (or jax-cuda12-pjrt), or point \

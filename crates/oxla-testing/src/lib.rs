@@ -59,6 +59,26 @@ pub unsafe fn prepare_test_binary(target_tmpdir: &str, binary: &str) {
     start_watchdog(binary);
 }
 
+/// Runs this test binary's oxla runtime on the pinned xla-cpu-pjrt plugin
+/// (unless `OXLA_PJRT_PLUGIN` already names one), for tests that compare
+/// single ops with the reference JAX (jaxlib 0.10.2) within one ulp: its
+/// XLA rounds as jaxlib 0.10.2's does, while the default CPU plugin
+/// (lammps-jax-pjrt-cpu 0.11.2, jaxlib 0.11.2's XLA) differs by 2 ulps on
+/// `atan` and 32 on f64 `atanh`, and drifts 4.5e-5 in a 100-step MLP run.
+///
+/// # Safety
+/// Sets an environment variable: only while no other thread runs (a
+/// constructor before `main`).
+pub unsafe fn use_reference_plugin() {
+    if std::env::var_os("OXLA_PJRT_PLUGIN").is_some() {
+        return;
+    }
+    let plugin =
+        oxla_pjrt::plugin_dir().join("xla-cpu-pjrt-0.0.1/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so");
+    // SAFETY: passed on from the caller.
+    unsafe { std::env::set_var("OXLA_PJRT_PLUGIN", plugin) };
+}
+
 /// The Python of oxla's venv (made by ci/setup), or `OXLA_PYTHON`.
 pub fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("OXLA_PYTHON") {

@@ -7,6 +7,9 @@
 fn prepare_test_binary() {
     // SAFETY: constructors run before main, with no other thread.
     unsafe { oxla_testing::prepare_test_binary(env!("CARGO_TARGET_TMPDIR"), "suite") };
+    // The suite compares ops with JAX within one ulp (see the function).
+    // SAFETY: as above.
+    unsafe { oxla_testing::use_reference_plugin() };
 }
 
 mod cache;
