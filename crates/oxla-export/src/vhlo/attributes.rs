@@ -358,36 +358,46 @@ impl<'b, 'a> Tables<'b, 'a> {
         Ok(NestingGuard(&self.depth))
     }
 
-    /// Attribute `index` as text.
-    pub(crate) fn attr(&self, index: usize) -> Result<String, VhloError> {
-        if let Some(Some(text)) = self.attrs.borrow().get(index) {
-            return Ok(text.clone());
+    /// Entry `index` of `entries`, decoded by `decode` once and kept in
+    /// `cache`.
+    fn memoized<T: Clone>(
+        &self,
+        cache: &RefCell<Vec<Option<T>>>,
+        entries: &[Entry<'_>],
+        index: usize,
+        what: &str,
+        decode: impl FnOnce(&Entry<'_>) -> Result<T, VhloError>,
+    ) -> Result<T, VhloError> {
+        if let Some(Some(value)) = cache.borrow().get(index) {
+            return Ok(value.clone());
         }
         let _guard = self.enter()?;
-        let entry = self
-            .bytecode
-            .attrs
+        let entry = entries
             .get(index)
-            .ok_or_else(|| VhloError(format!("attribute {index} out of range")))?;
-        let text = self.decode_attr(entry)?;
-        self.attrs.borrow_mut()[index] = Some(text.clone());
-        Ok(text)
+            .ok_or_else(|| VhloError(format!("{what} {index} out of range")))?;
+        let value = decode(entry)?;
+        cache.borrow_mut()[index] = Some(value.clone());
+        Ok(value)
+    }
+
+    /// Attribute `index` as text.
+    pub(crate) fn attr(&self, index: usize) -> Result<String, VhloError> {
+        self.memoized(&self.attrs, &self.bytecode.attrs, index, "attribute", |e| {
+            self.decode_attr(e)
+        })
     }
 
     /// Type `index`.
     pub(crate) fn ty(&self, index: usize) -> Result<Type, VhloError> {
-        if let Some(Some(ty)) = self.types.borrow().get(index) {
-            return Ok(ty.clone());
-        }
-        let _guard = self.enter()?;
-        let entry = self
-            .bytecode
-            .types
-            .get(index)
-            .ok_or_else(|| VhloError(format!("type {index} out of range")))?;
-        let ty = self.decode_type(entry)?;
-        self.types.borrow_mut()[index] = Some(ty.clone());
-        Ok(ty)
+        self.memoized(&self.types, &self.bytecode.types, index, "type", |e| {
+            self.decode_type(e)
+        })
+    }
+
+    /// A count, then that many type indices.
+    pub(crate) fn type_list(&self, r: &mut Reader<'_>) -> Result<Vec<Type>, VhloError> {
+        let n = r.count()?;
+        (0..n).map(|_| self.ty(r.index()?)).collect()
     }
 
     fn text_entry(entry: &Entry<'_>) -> Result<String, VhloError> {
@@ -467,10 +477,6 @@ impl<'b, 'a> Tables<'b, 'a> {
         vhlo: bool,
         r: &mut Reader<'_>,
     ) -> Result<Type, VhloError> {
-        let list = |r: &mut Reader<'_>| -> Result<Vec<Type>, VhloError> {
-            let n = r.count()?;
-            (0..n).map(|_| self.ty(r.index()?)).collect()
-        };
         let dims = |r: &mut Reader<'_>| -> Result<Vec<i64>, VhloError> {
             let n = r.count()?;
             (0..n).map(|_| r.signed_varint()).collect()
@@ -482,8 +488,8 @@ impl<'b, 'a> Tables<'b, 'a> {
             },
             Composite::Function => Type::Function {
                 vhlo,
-                inputs: list(r)?,
-                outputs: list(r)?,
+                inputs: self.type_list(r)?,
+                outputs: self.type_list(r)?,
             },
             Composite::Tensor | Composite::TensorWithEncoding => {
                 let encoding = match kind {
@@ -503,7 +509,7 @@ impl<'b, 'a> Tables<'b, 'a> {
             }
             Composite::Tuple => Type::Tuple {
                 vhlo,
-                types: list(r)?,
+                types: self.type_list(r)?,
             },
             Composite::Unranked => Type::Unranked {
                 vhlo,

@@ -120,6 +120,13 @@ impl<'a> Bytecode<'a> {
     }
 }
 
+/// Dialect `index` of the dialect section.
+fn dialect_at(dialects: &[String], index: usize) -> Result<&String, VhloError> {
+    dialects
+        .get(index)
+        .ok_or_else(|| bad(format!("dialect {index} out of range")))
+}
+
 fn read_strings(data: &[u8]) -> Result<Vec<&str>, VhloError> {
     let mut r = Reader::new(data);
     let count = r.count()?;
@@ -156,10 +163,7 @@ fn read_dialects<'a>(
     let _num_ops = r.index()?;
     let mut op_names = Vec::new();
     while !r.at_end() {
-        let dialect = r.index()?;
-        let dialect = dialects
-            .get(dialect)
-            .ok_or_else(|| bad(format!("dialect {dialect} out of range")))?;
+        let dialect = dialect_at(dialects.as_slice(), r.index()?)?;
         for _ in 0..r.count()? {
             let (name, registered) = r.varint_with_flag()?;
             op_names.push(OpName {
@@ -185,10 +189,7 @@ fn read_attr_types<'a>(
     let mut read = |count: usize, r: &mut Reader<'_>| -> Result<Vec<Entry<'a>>, VhloError> {
         let mut out = Vec::new();
         while out.len() < count {
-            let dialect = r.index()?;
-            let dialect = dialects
-                .get(dialect)
-                .ok_or_else(|| bad(format!("dialect {dialect} out of range")))?;
+            let dialect = dialect_at(dialects, r.index()?)?;
             for _ in 0..r.count()? {
                 let (size, custom) = r.varint_with_flag()?;
                 let end = start

@@ -133,11 +133,6 @@ impl<'b, 'a> Printer<'b, 'a> {
         Ok(out)
     }
 
-    fn types(&self, r: &mut Reader<'_>) -> Result<Vec<Type>, VhloError> {
-        let n = r.count()?;
-        (0..n).map(|_| self.tables.ty(r.index()?)).collect()
-    }
-
     fn op(&mut self, r: &mut Reader<'a>, out: &mut String, depth: usize) -> Result<(), VhloError> {
         let name_index = r.index()?;
         let name = self
@@ -174,7 +169,7 @@ impl<'b, 'a> Printer<'b, 'a> {
             None
         };
         let result_types = if mask & HAS_RESULTS != 0 {
-            self.types(r)?
+            self.tables.type_list(r)?
         } else {
             Vec::new()
         };

@@ -179,43 +179,33 @@ impl ExportedFn {
                 ));
             }
         };
-        let mut in_slots = Vec::with_capacity(exported.in_avals.len());
-        for (i, a) in exported.in_avals.iter().enumerate() {
+        let value_type = |what: &str, i: usize, a: &oxla_export::AbstractValue| {
             let dims = a
                 .static_dims()
-                .ok_or_else(|| unusable(&name, format!("input {i} has the symbolic shape {a}")))?;
-            in_slots.push(match a.dtype {
+                .ok_or_else(|| unusable(&name, format!("{what} {i} has the symbolic shape {a}")))?;
+            let dtype = match a.dtype {
                 oxla_export::DType::F0 => None,
-                d => Some(Aval::new(
-                    oxla_dtype(d).ok_or_else(|| {
-                        unusable(
-                            &name,
-                            format!("input {i} is {a}, a dtype oxla does not have"),
-                        )
-                    })?,
-                    &dims,
-                )),
-            });
+                d => Some(oxla_dtype(d).ok_or_else(|| {
+                    unusable(
+                        &name,
+                        format!("{what} {i} is {a}, a dtype oxla does not have"),
+                    )
+                })?),
+            };
+            Ok::<_, Error>((dims, dtype))
+        };
+        let mut in_slots = Vec::with_capacity(exported.in_avals.len());
+        for (i, a) in exported.in_avals.iter().enumerate() {
+            let (dims, dtype) = value_type("input", i, a)?;
+            in_slots.push(dtype.map(|d| Aval::new(d, &dims)));
         }
         let mut out_avals = Vec::with_capacity(exported.out_avals.len());
         let mut out_float0 = Vec::with_capacity(exported.out_avals.len());
         for (i, a) in exported.out_avals.iter().enumerate() {
-            let dims = a
-                .static_dims()
-                .ok_or_else(|| unusable(&name, format!("output {i} has the symbolic shape {a}")))?;
-            let float0 = a.dtype == oxla_export::DType::F0;
-            let dtype = if float0 {
-                DType::Bool
-            } else {
-                oxla_dtype(a.dtype).ok_or_else(|| {
-                    unusable(
-                        &name,
-                        format!("output {i} is {a}, a dtype oxla does not have"),
-                    )
-                })?
-            };
-            out_avals.push(Aval::new(dtype, &dims));
-            out_float0.push(float0);
+            // A float0 output comes back as booleans of its shape.
+            let (dims, dtype) = value_type("output", i, a)?;
+            out_avals.push(Aval::new(dtype.unwrap_or(DType::Bool), &dims));
+            out_float0.push(dtype.is_none());
         }
         let kept_avals: Vec<Aval> = exported
             .module_kept_var_idx
