@@ -37,7 +37,8 @@ pub enum ModuleForm {
     PortableArtifact(StablehloVersion),
     /// MLIR bytecode of another producer.
     Bytecode,
-    /// StableHLO as MLIR text (what oxla writes).
+    /// StableHLO as MLIR text (JAX reads it too; oxla wrote it before
+    /// it had a VHLO writer).
     Text,
 }
 
@@ -74,16 +75,27 @@ impl Exported {
     }
 }
 
-/// The value of the `oxla.version` attribute of a module in text form.
+/// The value of the `oxla.version` attribute of a module, in text form or
+/// a portable artifact (read back to text; the module's own attributes
+/// are on the last line of the generic form).
 fn oxla_version_in(module: &[u8]) -> Option<String> {
-    if module.starts_with(b"ML\xefR") {
-        return None;
-    }
-    let text = std::str::from_utf8(module).ok()?;
-    let marker = format!("{OXLA_VERSION_ATTRIBUTE} = \"");
-    let start = text.find(&marker)? + marker.len();
-    let end = text[start..].find('"')?;
-    Some(text[start..start + end].to_string())
+    let decoded;
+    let text = if module.starts_with(b"ML\xefR") {
+        decoded = crate::vhlo::artifact_to_text(module).ok()?;
+        decoded.trim_end().lines().last()?
+    } else {
+        std::str::from_utf8(module).ok()?
+    };
+    [
+        format!("{OXLA_VERSION_ATTRIBUTE} = \""),
+        format!("\"{OXLA_VERSION_ATTRIBUTE}\" = \""),
+    ]
+    .iter()
+    .find_map(|marker| {
+        let start = text.find(marker.as_str())? + marker.len();
+        let end = text[start..].find('"')?;
+        Some(text[start..start + end].to_string())
+    })
 }
 
 #[cfg(test)]
@@ -91,10 +103,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_oxla_attribute_is_found_in_text_only() {
+    fn the_oxla_attribute_is_found_in_text_and_in_artifacts() {
         let text = b"module attributes {oxla.version = \"0.3.1\"} {\n}";
         assert_eq!(oxla_version_in(text), Some("0.3.1".to_string()));
         assert_eq!(oxla_version_in(b"module {\n}"), None);
+        // Not a readable artifact: no version.
         assert_eq!(oxla_version_in(b"ML\xefR\roxla.version = \"1\""), None);
+        let generic = "\"builtin.module\"() ({\n}) {oxla.version = \"0.3.1\"} : () -> ()";
+        let (artifact, _) = crate::vhlo::stablehlo_text_to_artifact(generic).unwrap();
+        assert_eq!(oxla_version_in(&artifact), Some("0.3.1".to_string()));
     }
 }

@@ -48,6 +48,10 @@ pub struct Lowering<'a> {
     pub embedded_constants: Option<&'a [Vec<u8>]>,
     /// Extra attributes of the module: (name, attribute in MLIR syntax).
     pub module_attributes: &'a [(String, String)],
+    /// Prints every op in MLIR's generic form and without locations (what
+    /// `oxla_export::stablehlo_text_to_artifact` reads) instead of the
+    /// custom forms with the source line of each op.
+    pub generic_form: bool,
 }
 
 /// The one mesh a program with these shardings and constraints runs on:
@@ -270,7 +274,11 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
     }
     // With debug info, each op keeps its `loc("file.rs":line:col)`, so a
     // plugin's error about an op names the user's source line.
-    let flags = melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(true, false);
+    let flags = if lowering.generic_form {
+        melior::ir::operation::OperationPrintingFlags::new().print_generic_operation_form()
+    } else {
+        melior::ir::operation::OperationPrintingFlags::new().enable_debug_info(true, false)
+    };
     module
         .as_operation()
         .to_string_with_flags(flags)

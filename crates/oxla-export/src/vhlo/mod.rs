@@ -9,7 +9,11 @@ mod attributes;
 mod container;
 mod encoding;
 mod ir;
+mod legalize;
 mod op_attributes;
+mod text;
+mod versions;
+mod writer;
 
 use std::fmt;
 
@@ -31,4 +35,25 @@ pub fn artifact_to_text(bytes: &[u8]) -> Result<String, VhloError> {
     let bytecode = container::Bytecode::parse(bytes)?;
     let _ = bytecode.version;
     ir::Printer::new(&bytecode).print()
+}
+
+/// A module of VHLO ops in MLIR's generic text form (as
+/// [`artifact_to_text`] prints it) written as a portable artifact whose
+/// producer names StableHLO `version` (`"1.10.0"`).
+pub fn vhlo_text_to_artifact(text: &str, version: &str) -> Result<Vec<u8>, VhloError> {
+    let ops = text::parse(text)?;
+    writer::write(&ops, &format!("StableHLO_v{version}"))
+}
+
+/// A StableHLO module in MLIR's generic text form (as oxla's lowering
+/// prints it) written as a portable artifact, as StableHLO's
+/// `serializePortableArtifact` does: VHLO ops in MLIR bytecode. Returns
+/// the bytes and the oldest StableHLO version that reads them, which the
+/// artifact names as its producer.
+pub fn stablehlo_text_to_artifact(text: &str) -> Result<(Vec<u8>, String), VhloError> {
+    let ops = text::parse(text)?;
+    let (vhlo, version) = legalize::legalize(&ops)?;
+    let version = version.to_string();
+    let bytes = writer::write(&vhlo, &format!("StableHLO_v{version}"))?;
+    Ok((bytes, version))
 }

@@ -4,8 +4,8 @@
 //! `jax.export.deserialize` loads, calls (inside `jax.jit` too) and, when
 //! the vjp was written ([`ExportOptions::vjp_order`]), differentiates.
 //!
-//! The module is StableHLO text (constants embedded), which JAX accepts in
-//! place of a portable artifact; Debian's MLIR has no VHLO serializer.
+//! The module is a StableHLO portable artifact (constants embedded)
+//! written by oxla's own VHLO writer (`oxla_export::stablehlo_text_to_artifact`).
 //! `#[derive(Pytree)]` structs become dicts of their fields, the jitted
 //! function's top-level tuple its positional arguments.
 //!
@@ -110,10 +110,11 @@ fn build(parts: ExportParts<'_>, vjp_order: usize, location: Location) -> Result
             })
             .collect()
     };
-    let module = parts.program.lower(
+    let module = parts.program.module(
         parts.platforms.len() > 1,
         &parts.arg_shardings,
         &parts.result_shardings,
+        location,
     )?;
     let vjp = if vjp_order > 0 {
         let (program, in_slots, out_slots) =
@@ -157,7 +158,7 @@ fn build(parts: ExportParts<'_>, vjp_order: usize, location: Location) -> Result
         ordered_effects: Vec::new(),
         unordered_effects: Vec::new(),
         disabled_checks: Vec::new(),
-        mlir_module: module.into_bytes(),
+        mlir_module: module,
         calling_convention_version: CALLING_CONVENTION,
         module_kept_var_idx: parts
             .in_slots

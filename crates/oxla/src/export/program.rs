@@ -6,7 +6,7 @@ use oxla_core::{Aval, DType, Jaxpr, Location, ShardingDesc};
 use oxla_export::{AbstractValue, Dim, MemorySpace};
 
 use crate::array::Array;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::transform::eval::{eval_jaxpr, trace_flat};
 use crate::transform::linearize::linearize_flat;
 use crate::transform::support::{Tangent, has_tangent, instantiate, zeros};
@@ -174,11 +174,30 @@ impl FlatProgram {
         Ok((FlatProgram { jaxpr, consts }, vjp_in, vjp_out))
     }
 
-    /// The module's StableHLO text: constants embedded, a leading unused
-    /// platform-index parameter when the export names several platforms,
-    /// parameter and result shardings on the mesh, and oxla's version as a
-    /// module attribute.
-    pub(crate) fn lower(
+    /// The export's module, a StableHLO portable artifact (VHLO bytecode,
+    /// as JAX writes): constants embedded, a leading unused platform-index
+    /// parameter when the export names several platforms, parameter and
+    /// result shardings on the mesh, and oxla's version as a module
+    /// attribute.
+    pub(crate) fn module(
+        &self,
+        with_platform_index: bool,
+        arg_shardings: &[Option<ShardingDesc>],
+        result_shardings: &[Option<ShardingDesc>],
+        location: Location,
+    ) -> Result<Vec<u8>> {
+        let text = self.lower(with_platform_index, arg_shardings, result_shardings)?;
+        let (artifact, _version) =
+            oxla_export::stablehlo_text_to_artifact(&text).map_err(|e| Error::Usage {
+                function: "export",
+                message: format!("the module cannot be written as a portable artifact: {e}"),
+                location,
+            })?;
+        Ok(artifact)
+    }
+
+    /// The module's StableHLO text in MLIR's generic form.
+    fn lower(
         &self,
         with_platform_index: bool,
         arg_shardings: &[Option<ShardingDesc>],
@@ -210,6 +229,7 @@ impl FlatProgram {
                 result_shardings,
                 embedded_constants: Some(&constants),
                 module_attributes: &attributes,
+                generic_form: true,
                 ..oxla_lower::Lowering::default()
             },
         )?)

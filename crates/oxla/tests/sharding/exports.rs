@@ -1,17 +1,35 @@
 //! A sharded jit written as a jax.export file (`Jit::export`) and run by
 //! Python JAX on 8 CPU devices (exported_sharded.py): the named shardings
-//! and device count JAX reads, and the values it computes.
+//! and device count JAX reads, and the values it computes. The program
+//! holds a sharding constraint and a shard_map with a psum, which the
+//! portable artifact keeps as Shardy ops between casts.
 
 use std::path::Path;
 
+use oxla::sharding::collectives::psum;
+use oxla::sharding::{shard_map, with_sharding_constraint};
 use oxla::{Array, ExportOptions, P, jit, numpy as jnp};
 
-use crate::{inputs, named};
+use crate::{inputs, mesh, named};
+
+fn sharded_program((x, w): (Array, Array)) -> Array {
+    let h = jnp::matmul(&x, &w);
+    let h = with_sharding_constraint(&h, &named(P!["data", None]));
+    let summed = shard_map(
+        |h: Array| psum(&h, &["model"]),
+        &mesh(),
+        vec![P!["data", "model"]],
+        vec![P!["data", None]],
+    )
+    .call(h.clone())
+    .unwrap();
+    jnp::tanh(&h) * jnp::mean(&summed, None, false)
+}
 
 #[test]
 fn a_sharded_jit_exports_with_its_shardings_and_runs_in_jax() {
     let (x, w) = inputs();
-    let f = jit(|(x, w): (Array, Array)| jnp::tanh(&jnp::matmul(&x, &w)))
+    let f = jit(sharded_program)
         .named("sharded")
         .in_shardings(vec![
             Some(named(P!["data", None])),
@@ -22,6 +40,19 @@ fn a_sharded_jit_exports_with_its_shardings_and_runs_in_jax() {
         .export(&(x.clone(), w.clone()), &ExportOptions::new())
         .unwrap();
     assert_eq!(exported.nr_devices, 8);
+    assert!(matches!(
+        exported.module_form(),
+        oxla_export::ModuleForm::PortableArtifact(_)
+    ));
+    let text = oxla_export::artifact_to_text(&exported.mlir_module).unwrap();
+    for op in [
+        "\"sdy.mesh\"",
+        "\"sdy.sharding_constraint\"",
+        "\"sdy.manual_computation\"",
+        "\"builtin.unrealized_conversion_cast\"",
+    ] {
+        assert!(text.contains(op), "{op} is not in the artifact");
+    }
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("sharded.jaxexport"), exported.to_bytes()).unwrap();
     x.to_npy(dir.path().join("x.npy")).unwrap();

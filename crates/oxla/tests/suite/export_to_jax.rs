@@ -8,7 +8,9 @@
 
 use std::path::Path;
 
-use oxla::{Array, Error, ExportOptions, Exported, Pytree, Static, grad, jit, nn, numpy as jnp};
+use oxla::{
+    Array, Error, ExportOptions, Exported, Pytree, Static, grad, jit, lax, nn, numpy as jnp,
+};
 use oxla_testing::{Tolerance, assert_matches_jax};
 
 #[derive(Debug, Clone, Pytree)]
@@ -176,7 +178,12 @@ fn an_export_reads_back_with_its_producer_and_runs_in_oxla() {
         back.producer(),
         oxla_export::Producer::Oxla(env!("CARGO_PKG_VERSION").to_string())
     );
-    assert_eq!(back.module_form(), oxla_export::ModuleForm::Text);
+    // A portable artifact for the oldest StableHLO that reads its ops
+    // (exponential_v2 and log_v2 are StableHLO 1.10's).
+    assert_eq!(
+        back.module_form().to_string(),
+        "StableHLO portable artifact for StableHLO v1.10.0"
+    );
     assert_eq!(back.function_name, "mlp_loss");
     assert_eq!(back.platforms, vec!["cpu".to_string()]);
     assert!(back.vjp.is_none());
@@ -234,6 +241,23 @@ fn an_export_reads_back_with_its_producer_and_runs_in_oxla() {
         Tolerance::Ulps(0),
         "the two-platform export",
     );
+}
+
+/// A program with CHLO ops (erf, atan, lgamma), which the artifact keeps
+/// between casts, called back inside a jit: the same values as the jit
+/// itself.
+#[test]
+fn an_export_with_chlo_ops_runs_inside_a_jit() {
+    let f = jit(|x: Array| lax::erf(&x) + lax::atan(&x) * lax::lgamma(&(&x + 2.0)));
+    let x = Array::from_slice(&values(6, 1.5, 0.3), &[2, 3]).unwrap();
+    let exported = f.export(&x, &ExportOptions::new()).unwrap();
+    let text = oxla_export::artifact_to_text(&exported.mlir_module).unwrap();
+    assert!(text.contains("\"chlo.erf\""), "{text}");
+    let callable = oxla::ExportedFn::new(exported).unwrap();
+    let twice = jit(|x: Array| callable.call::<_, Array>(x).unwrap() * 2.0);
+    let got = twice.call(x.clone()).unwrap().to_host().unwrap();
+    let want = (f.call(x).unwrap() * 2.0).to_host().unwrap();
+    assert_matches_jax(&got, &want, Tolerance::Ulps(0), "erf + atan * lgamma");
 }
 
 #[test]

@@ -424,3 +424,86 @@ fn x64_child() {
     assert!(checked > 70 && wide_ints > 10, "only {checked} x64 cases");
     println!("{checked} x64 cases checked");
 }
+
+/// Every case written as a jax.export file (`Jit::export`), whose module
+/// is a StableHLO portable artifact from oxla's VHLO writer: the plugin,
+/// reading it through StableHLO's deserializer, computes exactly what the
+/// jit computes, and Python JAX (reference/run_exports.py) loads and runs
+/// it to JAX's own output within the case's tolerance.
+#[test]
+fn every_op_exports_as_a_portable_artifact_that_the_plugin_and_jax_run() {
+    let cases = reference::cases();
+    let client = oxla::client().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    let mut written = Vec::new();
+    for name in cases.keys() {
+        let case = reference::case_of(cases, name);
+        let n = name.clone();
+        let jitted = jit(move |xs: Vec<Array>| apply(&n, &xs));
+        let exported = match jitted.export(&case.inputs, &oxla::ExportOptions::new()) {
+            Ok(e) => e,
+            Err(e) => {
+                failures.push(format!("{name}: export: {e}"));
+                continue;
+            }
+        };
+        if !matches!(
+            exported.module_form(),
+            oxla_export::ModuleForm::PortableArtifact(_)
+        ) {
+            failures.push(format!("{name}: the module is {}", exported.module_form()));
+            continue;
+        }
+        let want = jitted.call(case.inputs.clone()).unwrap().to_host().unwrap();
+        let inputs: Vec<_> = case.inputs.iter().map(|a| a.to_host().unwrap()).collect();
+        let got = oxla_export::LoadedExport::new(client, &exported)
+            .and_then(|loaded| loaded.call(&inputs));
+        match got {
+            Ok(got) => {
+                if let Err(why) = compare(&got[0], &want, Tolerance::Ulps(0)) {
+                    failures.push(format!("{name} (plugin): {why}"));
+                }
+            }
+            Err(e) => failures.push(format!("{name} (plugin): {e}")),
+        }
+        std::fs::write(
+            dir.path().join(format!("{name}.jaxexport")),
+            exported.to_bytes(),
+        )
+        .unwrap();
+        for (i, input) in case.inputs.iter().enumerate() {
+            input
+                .to_npy(dir.path().join(format!("{name}.in{i}.npy")))
+                .unwrap();
+        }
+        written.push(name.clone());
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/suite/reference/run_exports.py");
+    let mut args: Vec<std::path::PathBuf> = vec![dir.path().to_path_buf()];
+    args.extend(written.iter().map(std::path::PathBuf::from));
+    let args: Vec<&std::path::Path> = args.iter().map(|p| p.as_path()).collect();
+    let verdicts: serde_json::Value =
+        serde_json::from_slice(&oxla_testing::run_python(&script, &args)).unwrap();
+    for name in &written {
+        if verdicts[name] != "ok" {
+            failures.push(format!("{name} (JAX): {}", verdicts[name]));
+            continue;
+        }
+        let case = reference::case_of(cases, name);
+        let got = Array::from_npy(dir.path().join(format!("{name}.out.npy")))
+            .and_then(|a| a.to_host())
+            .unwrap();
+        if let Err(why) = compare(&got, &case.output, tolerance_of(name)) {
+            failures.push(format!("{name} (JAX): {why}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(written.len() > 300, "only {} cases", written.len());
+}
