@@ -95,6 +95,59 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
+    ))]
+
+    /// The VHLO writer on the sample's module text (VHLO, and a StableHLO
+    /// spelling of it) with characters overwritten, inserted or removed:
+    /// an artifact or an error, never a panic.
+    #[test]
+    fn mutated_module_text_never_panics(
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<char>(), 0u8..3), 1..8),
+        as_stablehlo in any::<bool>(),
+    ) {
+        let mut text: Vec<char> = module_texts()[usize::from(as_stablehlo)].chars().collect();
+        for (at, value, kind) in edits {
+            if text.is_empty() {
+                break;
+            }
+            let i = at.index(text.len());
+            match kind {
+                0 => text[i] = value,
+                1 => text.insert(i, value),
+                _ => { text.remove(i); }
+            }
+        }
+        let text: String = text.into_iter().collect();
+        oxla_testing::within(
+            Duration::from_secs(1),
+            &format!("writing {} characters as a portable artifact", text.len()),
+            move || {
+                let _ = oxla_export::vhlo_text_to_artifact(&text, "1.0.0");
+                let _ = oxla_export::stablehlo_text_to_artifact(&text);
+            },
+        );
+    }
+}
+
+/// The sample's module as VHLO text, and with its VHLO ops renamed to
+/// StableHLO ones (the legalizer's input spelling, attributes aside).
+fn module_texts() -> &'static [String; 2] {
+    static TEXTS: OnceLock<[String; 2]> = OnceLock::new();
+    TEXTS.get_or_init(|| {
+        let vhlo = oxla_export::artifact_to_text(artifact()).unwrap();
+        let stablehlo = vhlo
+            .replace("\"vhlo.func_v1\"", "\"func.func\"")
+            .replace("\"vhlo.return_v1\"", "\"func.return\"")
+            .replace("\"vhlo.", "\"stablehlo.")
+            .replace("_v1\"", "\"")
+            .replace("_v2\"", "\"");
+        [vhlo, stablehlo]
+    })
+}
+
 /// The portable artifact of the sample export.
 fn artifact() -> &'static [u8] {
     static ARTIFACT: OnceLock<Vec<u8>> = OnceLock::new();
