@@ -20,6 +20,7 @@ struct Inner {
     in_avals: Vec<Aval>,
     out_avals: Vec<Aval>,
     platform_index: Option<i32>,
+    mesh_axes: Option<Vec<(String, usize)>>,
     fingerprint: u64,
 }
 
@@ -27,24 +28,33 @@ impl ExportedFunction {
     /// A function named `name` whose module (StableHLO text in generic
     /// form) has a public `main` taking, after the platform index when
     /// `platform_index` is given, inputs of types `in_avals` and returning
-    /// `out_avals`.
+    /// `out_avals`. `mesh_axes` are the `(name, size)` axes of the mesh a
+    /// multi-device module is partitioned over (its `sdy.mesh @mesh`), which
+    /// the calling program's mesh must equal; `None` for one device.
     pub fn new(
         name: &str,
         module: String,
         in_avals: Vec<Aval>,
         out_avals: Vec<Aval>,
         platform_index: Option<i32>,
+        mesh_axes: Option<Vec<(String, usize)>>,
     ) -> ExportedFunction {
         let mut hasher = DefaultHasher::new();
-        (&module, &in_avals, &out_avals, platform_index).hash(&mut hasher);
+        (&module, &in_avals, &out_avals, platform_index, &mesh_axes).hash(&mut hasher);
         ExportedFunction(Arc::new(Inner {
             name: name.to_string(),
             module,
             in_avals,
             out_avals,
             platform_index,
+            mesh_axes,
             fingerprint: hasher.finish(),
         }))
+    }
+
+    /// The axes of the mesh a multi-device module is partitioned over.
+    pub fn mesh_axes(&self) -> Option<&[(String, usize)]> {
+        self.0.mesh_axes.as_deref()
     }
 
     /// The exported function's name.

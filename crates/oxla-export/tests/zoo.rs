@@ -308,6 +308,7 @@ fn the_vhlo_reader_turns_every_artifact_into_text_that_computes_the_same() {
 #[test]
 fn the_vhlo_writer_writes_back_every_artifact() {
     let (plugin, client) = clients().pop().expect("a plugin");
+    // (The sharded case runs on four devices in its own test.)
     for case in RUNNABLE.iter().filter(|c| **c != "sharded_4_devices") {
         let m = manifest(case);
         let original = read(case);
@@ -348,6 +349,37 @@ fn the_sharded_export_runs_partitioned_over_four_devices() {
     // x: f32[8,4] split 2x2 -> f32[4,2] per device; w: f32[4,6] split on rows by 'y'.
     assert_eq!(program.parameters[0].to_string(), "f32[4,2]");
     assert_eq!(program.parameters[1].to_string(), "f32[2,6]");
+    // Its Shardy mesh and shardings read as text (and written back) keep
+    // the partitioning: the same per-device parameters and outputs.
+    let original = read("sharded_4_devices");
+    let text = oxla_export::artifact_to_text(&original.mlir_module).unwrap();
+    assert!(
+        text.contains("#sdy.mesh<[\"x\"=2, \"y\"=2]>")
+            && text.contains("#sdy.sharding<@\"mesh\", [{\"x\"}, {\"y\"}]>"),
+        "{text}"
+    );
+    let m = manifest("sharded_4_devices");
+    let inputs = arrays(
+        "sharded_4_devices",
+        "in",
+        m["n_in"].as_u64().unwrap() as usize,
+    );
+    let want = loaded.call(&inputs).unwrap();
+    let version = original.module_form().to_string();
+    let version = version.rsplit_once(" v").map(|(_, v)| v).unwrap();
+    let written = oxla_export::vhlo_text_to_artifact(&text, version).unwrap();
+    assert_eq!(oxla_export::artifact_to_text(&written).unwrap(), text);
+    for module in [text.clone().into_bytes(), written] {
+        let mut e = original.clone();
+        e.mlir_module = module;
+        let again = LoadedExport::new(&client, &e).unwrap();
+        let program = again.executable().program_shape().unwrap();
+        assert_eq!(program.parameters[0].to_string(), "f32[4,2]");
+        let got = again.call(&inputs).unwrap();
+        for (g, w) in got.iter().zip(&want) {
+            assert_matches_jax(g, w, Tolerance::Ulps(0), "the sharded export's text");
+        }
+    }
     let two = Client::new(
         client.api().clone(),
         &ClientOptions::new().cpu_device_count(2),

@@ -20,7 +20,7 @@ use melior::ir::attribute::{StringAttribute, TypeAttribute};
 use melior::ir::operation::{OperationLike, OperationMutLike};
 use melior::ir::r#type::FunctionType;
 use melior::ir::{Block, BlockLike, Identifier, Location, Module, Region, RegionLike};
-use oxla_core::{Jaxpr, MeshDesc, ShardingDesc, Var};
+use oxla_core::{ExportedFunction, Jaxpr, MeshDesc, ShardingDesc, Var};
 
 pub use emit::LowerError;
 pub use merge::check_exported_module;
@@ -52,6 +52,35 @@ pub struct Lowering<'a> {
     /// `oxla_export::stablehlo_text_to_artifact` reads) instead of the
     /// custom forms with the source line of each op.
     pub generic_form: bool,
+}
+
+/// Checks that a multi-device exported function is called in a program
+/// partitioned over a mesh with its axes (whose `@mesh` its shardings name).
+fn check_mesh(function: &ExportedFunction, mesh: Option<&MeshDesc>) -> Result<(), LowerError> {
+    let Some(axes) = function.mesh_axes() else {
+        return Ok(());
+    };
+    let wanted: Vec<String> = axes.iter().map(|(n, s)| format!("'{n}': {s}")).collect();
+    let same = mesh.is_some_and(|m| {
+        m.axes.len() == axes.len()
+            && m.axes
+                .iter()
+                .zip(axes)
+                .all(|((n, s), (wn, ws))| **n == **wn && s == ws)
+    });
+    if same {
+        return Ok(());
+    }
+    let got = match mesh {
+        Some(m) => format!("is sharded over {m}"),
+        None => "runs on one device".to_string(),
+    };
+    Err(LowerError::Sharding(format!(
+        "the exported function {} is partitioned over Mesh({}) and the program calling it {got}; \
+         call it inside a jit whose shardings use a mesh with the same axes",
+        function.name(),
+        wanted.join(", ")
+    )))
 }
 
 /// The one mesh a program with these shardings and constraints runs on:
@@ -270,6 +299,7 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
     }
     module.body().append_operation(function);
     for function in &exported {
+        check_mesh(function, mesh.as_ref())?;
         merge::merge_into(&context, &module, function)?;
     }
     // With debug info, each op keeps its `loc("file.rs":line:col)`, so a

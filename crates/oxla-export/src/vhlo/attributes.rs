@@ -337,6 +337,11 @@ impl<'b, 'a> Tables<'b, 'a> {
         }
     }
 
+    /// String `index` of the string table.
+    pub(crate) fn bytecode_string(&self, index: usize) -> Result<&'a str, VhloError> {
+        self.string(index)
+    }
+
     fn string(&self, index: usize) -> Result<&'a str, VhloError> {
         self.bytecode
             .strings
@@ -768,6 +773,7 @@ impl<'b, 'a> Tables<'b, 'a> {
                     )));
                 }
             }),
+            "sdy" => self.decode_sdy_attr(code, &mut r),
             other => Err(VhloError(format!(
                 "attributes of the {other} dialect are not read"
             ))),

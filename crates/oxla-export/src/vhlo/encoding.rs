@@ -16,6 +16,11 @@ impl<'a> Reader<'a> {
         Reader { data, pos: 0 }
     }
 
+    /// How many bytes are left.
+    pub(crate) fn remaining(&self) -> usize {
+        self.data.len().saturating_sub(self.pos)
+    }
+
     pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.data.len()
     }

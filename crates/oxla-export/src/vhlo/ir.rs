@@ -12,6 +12,7 @@ use super::attributes::{MAX_NESTING, Tables, Type};
 use super::container::Bytecode;
 use super::encoding::Reader;
 use super::op_attributes::op_attributes;
+use super::sdy::sdy_op_attributes;
 
 const HAS_ATTRS: u8 = 0x01;
 const HAS_RESULTS: u8 = 0x02;
@@ -46,6 +47,27 @@ pub(crate) struct Printer<'b, 'a> {
 
 fn bad(what: impl Into<String>) -> VhloError {
     VhloError(what.into())
+}
+
+/// Moves past the use-list orders of `num_values` values (the order of
+/// each value's uses, which the text form does not keep), as MLIR's
+/// `parseUseListOrderForRange` reads them.
+fn skip_use_list_orders(r: &mut Reader<'_>, num_values: usize) -> Result<(), VhloError> {
+    let entries = if num_values > 1 { r.count()? } else { 1 };
+    for _ in 0..entries {
+        if num_values > 1 {
+            r.index()?;
+        }
+        let (uses, _index_pairs) = r.varint_with_flag()?;
+        let uses = usize::try_from(uses).map_err(|_| bad("a use-list order overflows"))?;
+        if uses > r.remaining() {
+            return Err(bad("a use-list order runs past its section"));
+        }
+        for _ in 0..uses {
+            r.index()?;
+        }
+    }
+    Ok(())
 }
 
 impl<'b, 'a> Printer<'b, 'a> {
@@ -188,7 +210,7 @@ impl<'b, 'a> Printer<'b, 'a> {
             return Err(bad(format!("{full_name} has block successors")));
         }
         if mask & HAS_USE_LIST_ORDERS != 0 {
-            return Err(bad(format!("{full_name} records use-list orders")));
+            skip_use_list_orders(r, result_types.len())?;
         }
         let regions = if mask & HAS_INLINE_REGIONS != 0 {
             Some(r.varint_with_flag()?)
@@ -301,9 +323,18 @@ impl<'b, 'a> Printer<'b, 'a> {
                     ))
                 })
                 .collect::<Result<_, VhloError>>()?,
+            "sdy" => {
+                let names = sdy_op_attributes(name)
+                    .ok_or_else(|| bad(format!("the properties of sdy.{name} are not read")))?;
+                names
+                    .iter()
+                    .map(|n| Ok((*n, Some(self.tables.attr(r.index()?)?))))
+                    .collect::<Result<_, VhloError>>()?
+            }
             other => {
                 return Err(bad(format!(
-                    "the properties of {other}.{name} are not read (only VHLO ops and modules)"
+                    "the properties of {other}.{name} are not read (only VHLO, Shardy ops and \
+                     modules)"
                 )));
             }
         };
@@ -354,7 +385,7 @@ impl<'b, 'a> Printer<'b, 'a> {
                     types.push(self.tables.ty(ty as usize)?.text());
                 }
                 if r.byte()? != 0 {
-                    return Err(bad("a block records use-list orders"));
+                    skip_use_list_orders(r, n)?;
                 }
                 let ids = self.define(&types)?;
                 args = ids.into_iter().zip(types).collect();

@@ -11,6 +11,7 @@ mod encoding;
 mod ir;
 mod legalize;
 mod op_attributes;
+mod sdy;
 mod text;
 mod versions;
 mod writer;

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use super::VhloError;
 use super::op_attributes::op_attributes;
+use super::sdy::sdy_op_attributes;
 use super::text::{Op, Region};
 
 const VERSION: u64 = 6;
@@ -333,9 +334,21 @@ impl Writer {
 
     fn properties(&mut self, op: &Op) -> Result<Option<Vec<u8>>, VhloError> {
         let lookup = |name: &str| op.properties.iter().find(|(n, _)| n == name);
-        if let Some(short) = op.name.strip_prefix("vhlo.") {
-            let names = op_attributes(short)
-                .ok_or_else(|| bad(format!("{} is not a VHLO op oxla knows", op.name)))?;
+        let table = if let Some(short) = op.name.strip_prefix("vhlo.") {
+            Some(
+                op_attributes(short)
+                    .ok_or_else(|| bad(format!("{} is not a VHLO op oxla knows", op.name)))?,
+            )
+        } else {
+            // Shardy ops oxla knows store their attributes as properties
+            // too (when the text has them in its dictionary, MLIR moves
+            // them on reading).
+            op.name
+                .strip_prefix("sdy.")
+                .and_then(sdy_op_attributes)
+                .filter(|_| !op.properties.is_empty())
+        };
+        if let Some(names) = table {
             if let Some((extra, _)) = op
                 .properties
                 .iter()

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use oxla_core::{Aval, DType, ExportedFunction, Location, Primitive};
-use oxla_export::{DisabledCheck, Exported, ModuleForm, PyTreeDef};
+use oxla_export::{DisabledCheck, Exported, ModuleForm, PyTreeDef, Sharding};
 
 use crate::array::Array;
 use crate::custom::{CustomVjp, custom_vjp};
@@ -102,6 +102,41 @@ fn oxla_tree(tree: &PyTreeDef, name: &str) -> Result<TreeDef> {
     })
 }
 
+/// The `(name, size)` axes of a multi-device export's mesh, from its named
+/// shardings (`None` for one device): the mesh its module declares as
+/// `sdy.mesh @mesh`, which the calling jit's mesh must equal.
+fn export_mesh(exported: &Exported, name: &str) -> Result<Option<Vec<(String, usize)>>> {
+    if exported.nr_devices <= 1 {
+        return Ok(None);
+    }
+    let mesh = exported
+        .in_shardings
+        .iter()
+        .chain(&exported.out_shardings)
+        .find_map(|s| match s {
+            Sharding::Named(named) => Some(&named.mesh),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            unusable(
+                name,
+                format!(
+                    "it was exported for {} devices without named shardings (oxla merges exports \
+                     partitioned with Shardy over a mesh; run it on its own with \
+                     oxla_export::LoadedExport)",
+                    exported.nr_devices
+                ),
+            )
+        })?;
+    Ok(Some(
+        mesh.axis_names
+            .iter()
+            .zip(&mesh.axis_sizes)
+            .map(|(n, s)| (n.clone(), *s as usize))
+            .collect(),
+    ))
+}
+
 fn unusable(name: &str, why: String) -> Error {
     Error::InvalidArgument(format!(
         "the exported function {name} cannot be called in oxla: {why}"
@@ -117,8 +152,10 @@ impl ExportedFn {
     }
 
     /// Makes `exported` callable: checks that oxla can merge it into its
-    /// programs (calling convention, effects, static shapes, one device,
-    /// this platform, a module in a form oxla reads) and loads its vjp.
+    /// programs (calling convention, effects, static shapes, one device or
+    /// one mesh, this platform, a module in a form oxla reads) and loads
+    /// its vjp. A multi-device export is called inside a jit sharded over
+    /// a mesh with its axes, and keeps its shardings there.
     pub fn new(exported: Exported) -> Result<ExportedFn> {
         let name = exported.function_name.clone();
         let version = exported.calling_convention_version;
@@ -136,16 +173,7 @@ impl ExportedFn {
                 ),
             ));
         }
-        if exported.nr_devices > 1 {
-            return Err(unusable(
-                &name,
-                format!(
-                    "it was exported for {} devices, and oxla merges single-device exports only \
-                     (run it on its own with oxla_export::LoadedExport)",
-                    exported.nr_devices
-                ),
-            ));
-        }
+        let mesh_axes = export_mesh(&exported, &name)?;
         let platform = crate::runtime::client()?.platform_name()?.to_lowercase();
         let platform_index = match exported.platforms.iter().position(|p| *p == platform) {
             Some(i) => i,
@@ -222,6 +250,7 @@ impl ExportedFn {
             kept_avals,
             out_avals,
             (exported.platforms.len() > 1).then_some(platform_index as i32),
+            mesh_axes,
         );
         if from_artifact {
             // oxla's own VHLO printer wrote the text: it parses; a parse
@@ -234,6 +263,24 @@ impl ExportedFn {
             }
         } else {
             oxla_lower::check_exported_module(&function)?;
+        }
+        if function.mesh_axes().is_some() {
+            let declared = function
+                .module()
+                .split("\"sdy.mesh\"")
+                .skip(1)
+                .filter_map(|rest| rest.split("sym_name = \"").nth(1)?.split('"').next())
+                .collect::<Vec<_>>();
+            if declared != [oxla_lower::MESH_SYMBOL] {
+                return Err(unusable(
+                    &name,
+                    format!(
+                        "its module declares the meshes {declared:?}; oxla merges a module with \
+                         one mesh named `{}`, as JAX writes",
+                        oxla_lower::MESH_SYMBOL
+                    ),
+                ));
+            }
         }
         let (in_tree, out_tree) = match &exported.in_tree {
             PyTreeDef::Tuple(parts) if parts.len() == 2 => {

@@ -82,3 +82,97 @@ fn a_sharded_jit_exports_with_its_shardings_and_runs_in_jax() {
         );
     }
 }
+
+fn floats(v: &serde_json::Value) -> Vec<f32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
+}
+
+fn assert_near(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= 8.0 * f32::EPSILON * w.abs().max(1.0),
+            "{what}[{i}]: {g} vs {w}"
+        );
+    }
+}
+
+/// A sharded export from JAX (8 devices, ('data': 4, 'model': 2)) called
+/// inside oxla's jit sharded over the same mesh: merged into the program
+/// with its shardings, the values and the gradient through its vjp are
+/// JAX's; a jit on one device, or over another mesh, is told why not.
+#[test]
+fn a_sharded_jax_export_runs_inside_a_sharded_jit() {
+    crate::eight_devices();
+    let dir = tempfile::tempdir().unwrap();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sharding/export_sharded_for_oxla.py");
+    let want: serde_json::Value =
+        serde_json::from_slice(&oxla_testing::run_python(&script, &[dir.path()])).unwrap();
+    let bytes = std::fs::read(dir.path().join("sharded_f.jaxexport")).unwrap();
+    let callable = oxla::ExportedFn::from_bytes(&bytes).unwrap();
+    let x = Array::from_npy(dir.path().join("x.npy")).unwrap();
+    let w = Array::from_npy(dir.path().join("w.npy")).unwrap();
+
+    let step = jit(|(x, w): (Array, Array)| callable.call::<_, (Array, Array)>((x, w)).unwrap())
+        .in_shardings(vec![
+            Some(named(P!["data", None])),
+            Some(named(P![None, "model"])),
+        ]);
+    let text = step.lower(&(x.clone(), w.clone())).unwrap();
+    assert!(
+        text.contains("sdy.sharding = #sdy.sharding<@\"mesh\", [{\"data\"}, {}]>")
+            || text.contains("#sdy.sharding<@mesh, [{\"data\"}, {}]>"),
+        "the export's shardings are not in the program:\n{text}"
+    );
+    let (y, s) = step.call((x.clone(), w.clone())).unwrap();
+    assert_near(&y.to_vec::<f32>().unwrap(), &floats(&want["y"]), "y");
+    assert_near(&s.to_vec::<f32>().unwrap(), &floats(&want["s"]), "s");
+
+    let grad_w = jit(|(x, w): (Array, Array)| {
+        oxla::grad(|w: Array| {
+            let (y, _) = callable.call::<_, (Array, Array)>((x.clone(), w)).unwrap();
+            jnp::sum(&y, None, false)
+        })
+        .call(w)
+        .unwrap()
+    })
+    .in_shardings(vec![
+        Some(named(P!["data", None])),
+        Some(named(P![None, "model"])),
+    ])
+    .call((x.clone(), w.clone()))
+    .unwrap();
+    assert_near(
+        &grad_w.to_vec::<f32>().unwrap(),
+        &floats(&want["grad_w"]),
+        "grad w",
+    );
+
+    let single = jit(|(x, w): (Array, Array)| callable.call::<_, (Array, Array)>((x, w)).unwrap())
+        .call((x.clone(), w.clone()))
+        .expect_err("a one-device jit cannot call an 8-device export");
+    assert!(
+        single.to_string().contains(
+            "is partitioned over Mesh('data': 4, 'model': 2) and the program calling it runs \
+             on one device"
+        ),
+        "{single}"
+    );
+    let other = oxla::Mesh::new(&[("rows", 8)]).unwrap();
+    let err = jit(|(x, w): (Array, Array)| callable.call::<_, (Array, Array)>((x, w)).unwrap())
+        .in_shardings(vec![
+            Some(oxla::NamedSharding::new(&other, P!["rows", None])),
+            None,
+        ])
+        .call((x, w))
+        .expect_err("another mesh");
+    assert!(
+        err.to_string().contains("is sharded over Mesh('rows': 8)"),
+        "{err}"
+    );
+}
