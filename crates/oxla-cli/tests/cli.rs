@@ -494,7 +494,9 @@ fn exports_written_by_oxla_inspect_and_run_like_jax_ones() {
     for needle in [
         "function: scaled",
         &format!("written by: oxla {}", env!("CARGO_PKG_VERSION")),
-        "bytes, StableHLO text",
+        // Its ops are all StableHLO 0.9's; 0.15 is the first to read
+        // bytecode version 6.
+        "bytes, StableHLO portable artifact for StableHLO v0.15.0",
         "platforms: cpu",
         "vjp: included\n  function: scaled_vjp",
     ] {

@@ -45,17 +45,7 @@ proptest! {
         edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..8)
     ) {
         let mut bytes = sample().to_vec();
-        for (at, value, kind) in edits {
-            if bytes.is_empty() {
-                break;
-            }
-            let i = at.index(bytes.len());
-            match kind {
-                0 => bytes[i] = value,
-                1 => bytes.insert(i, value),
-                _ => { bytes.remove(i); }
-            }
-        }
+        mutate(&mut bytes, edits, 0);
         read_within_a_second(bytes);
     }
 }
@@ -72,18 +62,8 @@ proptest! {
         edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..8)
     ) {
         let mut bytes = artifact().to_vec();
-        for (at, value, kind) in edits {
-            if bytes.len() <= 4 {
-                break;
-            }
-            // Keep the magic number, so the reader goes past it.
-            let i = 4 + at.index(bytes.len() - 4);
-            match kind {
-                0 => bytes[i] = value,
-                1 => bytes.insert(i, value),
-                _ => { bytes.remove(i); }
-            }
-        }
+        // Keep the magic number, so the reader goes past it.
+        mutate(&mut bytes, edits, 4);
         let size = bytes.len();
         oxla_testing::within(
             Duration::from_secs(1),
@@ -109,17 +89,7 @@ proptest! {
         as_stablehlo in any::<bool>(),
     ) {
         let mut text: Vec<char> = module_texts()[usize::from(as_stablehlo)].chars().collect();
-        for (at, value, kind) in edits {
-            if text.is_empty() {
-                break;
-            }
-            let i = at.index(text.len());
-            match kind {
-                0 => text[i] = value,
-                1 => text.insert(i, value),
-                _ => { text.remove(i); }
-            }
-        }
+        mutate(&mut text, edits, 0);
         let text: String = text.into_iter().collect();
         oxla_testing::within(
             Duration::from_secs(1),
@@ -146,6 +116,24 @@ fn module_texts() -> &'static [String; 2] {
             .replace("_v2\"", "\"");
         [vhlo, stablehlo]
     })
+}
+
+/// Applies `edits` to `items` past its first `keep` items: each
+/// overwrites (kind 0), inserts (1) or removes (2) one item at an index.
+fn mutate<T>(items: &mut Vec<T>, edits: Vec<(prop::sample::Index, T, u8)>, keep: usize) {
+    for (at, value, kind) in edits {
+        if items.len() <= keep {
+            break;
+        }
+        let i = keep + at.index(items.len() - keep);
+        match kind {
+            0 => items[i] = value,
+            1 => items.insert(i, value),
+            _ => {
+                items.remove(i);
+            }
+        }
+    }
 }
 
 /// The portable artifact of the sample export.

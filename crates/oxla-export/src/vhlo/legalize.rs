@@ -23,7 +23,7 @@ fn bad(what: impl Into<String>) -> VhloError {
 /// StableHLO version that reads every op they use.
 pub(crate) fn legalize(ops: &[Op]) -> Result<(Vec<Op>, Version), VhloError> {
     let mut l = Legalizer {
-        version: Version::MINIMUM,
+        version: Version::BYTECODE_6,
         casts: 0,
     };
     let ops = ops
@@ -597,58 +597,56 @@ impl Legalizer {
                 .find(|(n, _)| n == name)
                 .map(|(_, v)| v.as_str())
         };
-        let none = "#vhlo.type_v1<!vhlo.none_v1>".to_string();
+        let none = "#vhlo.type_v1<!vhlo.none_v1>";
         let precision =
-            "#vhlo.array_v1<[#vhlo<precision_v1 DEFAULT>, #vhlo<precision_v1 DEFAULT>]>"
-                .to_string();
-        let string = |s: &str| s.to_string();
-        let accuracy = "#vhlo.result_accuracy_v1<atol = 0.00000000000000000e0, rtol = 0.00000000000000000e0, ulps = 0, mode = #vhlo<result_accuracy_mode_v1 DEFAULT>>".to_string();
-        let f = "#vhlo.bool_v1<false>".to_string();
+            "#vhlo.array_v1<[#vhlo<precision_v1 DEFAULT>, #vhlo<precision_v1 DEFAULT>]>";
+        let accuracy = "#vhlo.result_accuracy_v1<atol = 0.00000000000000000e0, \
+                        rtol = 0.00000000000000000e0, ulps = 0, \
+                        mode = #vhlo<result_accuracy_mode_v1 DEFAULT>>";
+        let no = "#vhlo.bool_v1<false>";
         let zero = vhlo_i64("0");
-        match short {
-            "all_gather" | "all_reduce" | "reduce_scatter" => vec![
-                (string("channel_id"), zero),
-                (string("use_global_device_ids"), f),
-            ],
-            "all_to_all" | "collective_permute" => vec![(string("channel_id"), zero)],
-            "cholesky" => vec![(string("lower"), f)],
-            "compare" => vec![(
-                string("compare_type"),
-                "#vhlo<comparison_type_v1 NOTYPE>".to_string(),
-            )],
+        let empty = filled(0, "0", "i64");
+        // `n` windowed dimensions: strides and dilations of 1, no padding.
+        let ones = |n: usize| filled(n, "1", "i64");
+        let no_padding = |n: usize| {
+            if n == 0 {
+                "#vhlo.tensor_v1<dense<> : tensor<0x2xi64>>".to_string()
+            } else {
+                format!("#vhlo.tensor_v1<dense<0> : tensor<{n}x2xi64>>")
+            }
+        };
+        let window = |name: &str| get(name).map(tensor_len).unwrap_or(0);
+        let pairs: Vec<(&str, String)> = match short {
+            "all_gather" | "all_reduce" | "reduce_scatter" => {
+                vec![("channel_id", zero), ("use_global_device_ids", no.into())]
+            }
+            "all_to_all" | "collective_permute" => vec![("channel_id", zero)],
+            "cholesky" => vec![("lower", no.into())],
+            "compare" => vec![("compare_type", "#vhlo<comparison_type_v1 NOTYPE>".into())],
             "convolution" => {
-                let n = get("input_spatial_dimensions").map(tensor_len).unwrap_or(0);
+                let n = window("input_spatial_dimensions");
                 vec![
-                    (string("window_strides"), filled(n, "1", "i64")),
-                    (
-                        string("padding"),
-                        if n == 0 {
-                            "#vhlo.tensor_v1<dense<> : tensor<0x2xi64>>".to_string()
-                        } else {
-                            format!("#vhlo.tensor_v1<dense<0> : tensor<{n}x2xi64>>")
-                        },
-                    ),
-                    (string("lhs_dilation"), filled(n, "1", "i64")),
-                    (string("rhs_dilation"), filled(n, "1", "i64")),
-                    (string("window_reversal"), filled(n, "false", "i1")),
-                    (string("precision_config"), precision),
+                    ("window_strides", ones(n)),
+                    ("padding", no_padding(n)),
+                    ("lhs_dilation", ones(n)),
+                    ("rhs_dilation", ones(n)),
+                    ("window_reversal", filled(n, "false", "i1")),
+                    ("precision_config", precision.into()),
                 ]
             }
-            "dot_general" | "dot" => {
-                let mut d = vec![(string("precision_config"), precision)];
-                for name in [
-                    "lhs_precision_type",
-                    "rhs_precision_type",
-                    "accumulation_type",
-                    "lhs_component_count",
-                    "rhs_component_count",
-                    "num_primitive_operations",
-                    "allow_imprecise_accumulation",
-                ] {
-                    d.push((string(name), none.clone()));
-                }
-                d
-            }
+            "dot_general" | "dot" => [
+                "lhs_precision_type",
+                "rhs_precision_type",
+                "accumulation_type",
+                "lhs_component_count",
+                "rhs_component_count",
+                "num_primitive_operations",
+                "allow_imprecise_accumulation",
+            ]
+            .into_iter()
+            .map(|name| (name, none.to_string()))
+            .chain([("precision_config", precision.to_string())])
+            .collect(),
             "cbrt"
             | "cosine"
             | "exponential"
@@ -661,58 +659,39 @@ impl Legalizer {
             | "sqrt"
             | "tan"
             | "tanh" => {
-                vec![(string("result_accuracy"), accuracy)]
+                vec![("result_accuracy", accuracy.into())]
             }
             "gather" | "dynamic_gather" => vec![
-                (string("indices_are_sorted"), f),
-                (string("operand_batching_dims"), filled(0, "0", "i64")),
-                (string("start_indices_batching_dims"), filled(0, "0", "i64")),
+                ("indices_are_sorted", no.into()),
+                ("operand_batching_dims", empty.clone()),
+                ("start_indices_batching_dims", empty),
             ],
             "scatter" => vec![
-                (string("indices_are_sorted"), f.clone()),
-                (string("unique_indices"), f),
-                (string("input_batching_dims"), filled(0, "0", "i64")),
-                (
-                    string("scatter_indices_batching_dims"),
-                    filled(0, "0", "i64"),
-                ),
+                ("indices_are_sorted", no.into()),
+                ("unique_indices", no.into()),
+                ("input_batching_dims", empty.clone()),
+                ("scatter_indices_batching_dims", empty),
             ],
             "reduce_window" => {
-                let n = get("window_dimensions").map(tensor_len).unwrap_or(0);
+                let n = window("window_dimensions");
                 vec![
-                    (string("window_strides"), filled(n, "1", "i64")),
-                    (string("base_dilations"), filled(n, "1", "i64")),
-                    (string("window_dilations"), filled(n, "1", "i64")),
-                    (
-                        string("padding"),
-                        if n == 0 {
-                            "#vhlo.tensor_v1<dense<> : tensor<0x2xi64>>".to_string()
-                        } else {
-                            format!("#vhlo.tensor_v1<dense<0> : tensor<{n}x2xi64>>")
-                        },
-                    ),
+                    ("window_strides", ones(n)),
+                    ("base_dilations", ones(n)),
+                    ("window_dilations", ones(n)),
+                    ("padding", no_padding(n)),
                 ]
             }
             "select_and_scatter" => {
-                let n = get("window_dimensions").map(tensor_len).unwrap_or(0);
-                vec![
-                    (string("window_strides"), filled(n, "1", "i64")),
-                    (
-                        string("padding"),
-                        if n == 0 {
-                            "#vhlo.tensor_v1<dense<> : tensor<0x2xi64>>".to_string()
-                        } else {
-                            format!("#vhlo.tensor_v1<dense<0> : tensor<{n}x2xi64>>")
-                        },
-                    ),
-                ]
+                let n = window("window_dimensions");
+                vec![("window_strides", ones(n)), ("padding", no_padding(n))]
             }
-            "sort" => vec![
-                (string("dimension"), vhlo_i64("-1")),
-                (string("is_stable"), f),
-            ],
+            "sort" => vec![("dimension", vhlo_i64("-1")), ("is_stable", no.into())],
             _ => Vec::new(),
-        }
+        };
+        pairs
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), value))
+            .collect()
     }
 
     /// An op of another dialect: kept with builtin types, its VHLO

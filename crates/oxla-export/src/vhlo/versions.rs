@@ -11,6 +11,9 @@ pub(crate) struct Version(pub(crate) u32, pub(crate) u32, pub(crate) u32);
 impl Version {
     /// The oldest version VHLO has (every `_v1` op of StableHLO 0.9).
     pub(crate) const MINIMUM: Version = Version(0, 9, 0);
+    /// The oldest version whose artifacts are MLIR bytecode version 6,
+    /// the version oxla writes (StableHLO's `getBytecodeVersion`).
+    pub(crate) const BYTECODE_6: Version = Version(0, 15, 0);
 }
 
 impl fmt::Display for Version {

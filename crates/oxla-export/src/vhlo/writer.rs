@@ -89,57 +89,71 @@ struct TableEntry {
     data: Vec<u8>,
 }
 
+/// Items numbered in the order they were first asked for, found by a key.
+struct Interner<T> {
+    items: Vec<T>,
+    index: HashMap<String, usize>,
+}
+
+impl<T> Default for Interner<T> {
+    fn default() -> Self {
+        Interner {
+            items: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+}
+
+impl<T> Interner<T> {
+    fn find(&self, key: &str) -> Option<usize> {
+        self.index.get(key).copied()
+    }
+
+    fn insert(&mut self, key: &str, item: T) -> usize {
+        self.items.push(item);
+        self.index.insert(key.to_string(), self.items.len() - 1);
+        self.items.len() - 1
+    }
+}
+
 /// The deduplicated tables the IR refers to by index.
 #[derive(Default)]
 struct Tables {
-    strings: Vec<String>,
-    string_index: HashMap<String, usize>,
-    dialects: Vec<usize>,
-    dialect_index: HashMap<String, usize>,
-    op_names: Vec<(usize, usize)>,
-    op_name_index: HashMap<String, usize>,
-    attrs: Vec<TableEntry>,
-    attr_index: HashMap<String, usize>,
-    types: Vec<TableEntry>,
-    type_index: HashMap<String, usize>,
+    strings: Interner<String>,
+    /// Each dialect's name, as a string index.
+    dialects: Interner<usize>,
+    /// Each op name's (dialect, name string).
+    op_names: Interner<(usize, usize)>,
+    attrs: Interner<TableEntry>,
+    types: Interner<TableEntry>,
     properties: Vec<Vec<u8>>,
 }
 
 impl Tables {
     fn string(&mut self, s: &str) -> usize {
-        if let Some(&i) = self.string_index.get(s) {
-            return i;
+        match self.strings.find(s) {
+            Some(i) => i,
+            None => self.strings.insert(s, s.to_string()),
         }
-        self.strings.push(s.to_string());
-        self.string_index
-            .insert(s.to_string(), self.strings.len() - 1);
-        self.strings.len() - 1
     }
 
     fn dialect(&mut self, name: &str) -> usize {
-        if let Some(&i) = self.dialect_index.get(name) {
+        if let Some(i) = self.dialects.find(name) {
             return i;
         }
         let s = self.string(name);
-        self.dialects.push(s);
-        self.dialect_index
-            .insert(name.to_string(), self.dialects.len() - 1);
-        self.dialects.len() - 1
+        self.dialects.insert(name, s)
     }
 
     fn op_name(&mut self, full: &str) -> Result<usize, VhloError> {
-        if let Some(&i) = self.op_name_index.get(full) {
+        if let Some(i) = self.op_names.find(full) {
             return Ok(i);
         }
         let (dialect, name) = full
             .split_once('.')
             .ok_or_else(|| bad(format!("op name {full} has no dialect")))?;
-        let d = self.dialect(dialect);
-        let s = self.string(name);
-        self.op_names.push((d, s));
-        self.op_name_index
-            .insert(full.to_string(), self.op_names.len() - 1);
-        Ok(self.op_names.len() - 1)
+        let entry = (self.dialect(dialect), self.string(name));
+        Ok(self.op_names.insert(full, entry))
     }
 
     fn text_entry(&mut self, text: &str) -> TableEntry {
@@ -153,43 +167,35 @@ impl Tables {
     }
 
     fn attr(&mut self, text: &str) -> usize {
-        if let Some(&i) = self.attr_index.get(text) {
+        if let Some(i) = self.attrs.find(text) {
             return i;
         }
         let entry = self.text_entry(text);
-        self.attrs.push(entry);
-        self.attr_index
-            .insert(text.to_string(), self.attrs.len() - 1);
-        self.attrs.len() - 1
+        self.attrs.insert(text, entry)
     }
 
+    /// `loc(unknown)`, in the builtin dialect's own encoding.
     fn unknown_location(&mut self) -> usize {
         const KEY: &str = "\0loc(unknown)";
-        if let Some(&i) = self.attr_index.get(KEY) {
+        if let Some(i) = self.attrs.find(KEY) {
             return i;
         }
         let mut e = Emitter::default();
         e.varint(UNKNOWN_LOC);
-        let dialect = self.dialect("builtin");
-        self.attrs.push(TableEntry {
-            dialect,
+        let entry = TableEntry {
+            dialect: self.dialect("builtin"),
             custom: true,
             data: e.bytes,
-        });
-        self.attr_index
-            .insert(KEY.to_string(), self.attrs.len() - 1);
-        self.attrs.len() - 1
+        };
+        self.attrs.insert(KEY, entry)
     }
 
     fn ty(&mut self, text: &str) -> usize {
-        if let Some(&i) = self.type_index.get(text) {
+        if let Some(i) = self.types.find(text) {
             return i;
         }
         let entry = self.text_entry(text);
-        self.types.push(entry);
-        self.type_index
-            .insert(text.to_string(), self.types.len() - 1);
-        self.types.len() - 1
+        self.types.insert(text, entry)
     }
 }
 
@@ -225,23 +231,23 @@ pub(crate) fn write(ops: &[Op], producer: &str) -> Result<Vec<u8>, VhloError> {
     out.bytes.push(0);
 
     let mut strings = Emitter::default();
-    strings.index(tables.strings.len());
-    for s in tables.strings.iter().rev() {
+    strings.index(tables.strings.items.len());
+    for s in tables.strings.items.iter().rev() {
         strings.index(s.len() + 1);
     }
-    for s in &tables.strings {
+    for s in &tables.strings.items {
         strings.bytes.extend_from_slice(s.as_bytes());
         strings.bytes.push(0);
     }
     out.section(STRING, &strings.bytes);
 
     let mut dialects = Emitter::default();
-    dialects.index(tables.dialects.len());
-    for &name in &tables.dialects {
+    dialects.index(tables.dialects.items.len());
+    for &name in &tables.dialects.items {
         dialects.varint_with_flag(name as u64, false);
     }
-    dialects.index(tables.op_names.len());
-    for group in group_by(&tables.op_names, |&(d, _)| d) {
+    dialects.index(tables.op_names.items.len());
+    for group in group_by(&tables.op_names.items, |&(d, _)| d) {
         dialects.index(group[0].0);
         dialects.index(group.len());
         for &(_, name) in group {
@@ -252,9 +258,9 @@ pub(crate) fn write(ops: &[Op], producer: &str) -> Result<Vec<u8>, VhloError> {
 
     let mut data = Emitter::default();
     let mut offsets = Emitter::default();
-    offsets.index(tables.attrs.len());
-    offsets.index(tables.types.len());
-    for entries in [&tables.attrs, &tables.types] {
+    offsets.index(tables.attrs.items.len());
+    offsets.index(tables.types.items.len());
+    for entries in [&tables.attrs.items, &tables.types.items] {
         for group in group_by(entries, |e| e.dialect) {
             offsets.index(group[0].dialect);
             offsets.index(group.len());
