@@ -3,7 +3,8 @@
 Usage: jax_exports_twin.py DIR. Exports an MLP loss (784-512-512-10, batch
 256, params a dict) with its vjp into DIR/mlp.jaxexport and its inputs as
 .npy, then prints JSON (one line) with the median microseconds of
-`jax.export.deserialize` and of tracing + lowering the training step, and
+`jax.export.deserialize`, of exporting the loss with its vjp and serializing
+it, and of tracing + lowering the training step, and
 serves timing blocks of the compiled step: a jitted SGD step whose loss is
 `exported.call`, differentiated through the serialized vjp (each input line
 "N" runs N steps and answers with the microseconds per step).
@@ -66,6 +67,9 @@ print(
     json.dumps(
         {
             "deserialize": median_us(lambda: export.deserialize(serialized), 20, 9),
+            "export_serialize": median_us(
+                lambda: export.export(jax.jit(loss))(params, x, y).serialize(vjp_order=1), 3, 7
+            ),
             "step_trace_lower": median_us(trace_lower, 3, 7),
             "loss": float(compiled(*device)[0]),
         }

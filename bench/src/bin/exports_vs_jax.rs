@@ -3,17 +3,36 @@
 //! bench/jax_exports_twin.py; (a) reading the export (oxla: flatbuffer +
 //! VHLO reader; JAX: `jax.export.deserialize`), (b) trace + lower of the
 //! jitted SGD step whose loss is the export (grad through its vjp), (c)
-//! steady-state steps, alternating blocks of oxla and JAX.
+//! steady-state steps, alternating blocks of oxla and JAX, (d) writing the
+//! same loss as a jax.export file with its vjp (oxla: `Jit::export` +
+//! `to_bytes`, a portable artifact from oxla's VHLO writer; JAX:
+//! `export(...).serialize(vjp_order=1)`).
 //!
 //! `cargo run --release -p oxla-bench --bin exports_vs_jax`
 
 use std::collections::BTreeMap;
 
-use oxla::{Array, ExportedFn, jit, value_and_grad};
+use oxla::{Array, ExportOptions, ExportedFn, jit, nn, numpy as jnp, value_and_grad};
 use oxla_bench::median_us;
 use oxla_bench::twin::Twin;
 
 type Params = BTreeMap<String, Array>;
+
+/// The twin's loss: a 3-layer ReLU MLP's mean cross-entropy.
+fn mlp_loss((p, x, y): (Params, Array, Array)) -> Array {
+    let mut h = x;
+    for i in 0..3 {
+        h = jnp::matmul(&h, &p[&format!("w{i}")]) + &p[&format!("b{i}")];
+        if i < 2 {
+            h = nn::relu(&h);
+        }
+    }
+    -jnp::mean(
+        &jnp::sum(&(nn::log_softmax(&h, None) * &y), Some(&[-1]), false),
+        None,
+        false,
+    )
+}
 
 fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
@@ -60,6 +79,16 @@ fn main() -> anyhow::Result<()> {
         3,
         7,
     )?;
+    let export_us = median_us(
+        || {
+            jit(mlp_loss)
+                .export(&args, &ExportOptions::new().vjp_order(1))?
+                .to_bytes();
+            Ok(())
+        },
+        3,
+        7,
+    )?;
     let step = jit(step_fn);
     let (run_us, jax_run_us) = twin.alternate(9, 10, || {
         step.call(args.clone())?.0.block_until_ready()?;
@@ -82,6 +111,11 @@ fn main() -> anyhow::Result<()> {
             jax["step_trace_lower"].as_f64().unwrap_or(f64::NAN),
         ),
         ("(c) compiled step (µs)", run_us, jax_run_us),
+        (
+            "(d) export the loss with its vjp and serialize (µs)",
+            export_us,
+            jax["export_serialize"].as_f64().unwrap_or(f64::NAN),
+        ),
     ] {
         println!(
             "| {name} | {theirs:.1} | {ours:.1} | {:.3} |",

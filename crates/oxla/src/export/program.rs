@@ -134,7 +134,9 @@ impl FlatProgram {
             .map(|s| s.aval.clone())
             .collect();
         let primal_count = in_slots.iter().filter(|s| !s.float0).count();
-        let (jaxpr, consts) = trace_flat(&module_inputs, false, location, |args| {
+        // A dynamic trace, as jit's: ops on constants alone (the zeros of a
+        // rule) are staged into the program, not computed here and embedded.
+        let (jaxpr, consts) = trace_flat(&module_inputs, true, location, |args| {
             let (primals, cts) = args.split_at(primal_count);
             let differentiable = vec![true; primal_count];
             let (_, linear) = linearize_flat(

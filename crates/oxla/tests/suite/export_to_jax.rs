@@ -86,6 +86,21 @@ fn jax_calls_jits_and_differentiates_what_oxla_exports() {
         .export(&args, &ExportOptions::new().vjp_order(1))
         .unwrap();
     std::fs::write(dir.path().join("mlp.jaxexport"), exported.to_bytes()).unwrap();
+    // The vjp is staged whole, as jit stages: the zeros of relu's rule are
+    // broadcasts in the program, not arrays computed while tracing and
+    // embedded as constants (only scalar constants appear).
+    let vjp = exported.vjp.as_ref().expect("the vjp was written");
+    let vjp_text = oxla_export::artifact_to_text(&vjp.mlir_module).unwrap();
+    for line in vjp_text
+        .lines()
+        .filter(|l| l.contains("\"vhlo.constant_v1\""))
+    {
+        let result = line.rsplit("-> ").next().unwrap_or("");
+        assert!(
+            result.starts_with("(!vhlo.tensor_v1<!vhlo."),
+            "a non-scalar constant in the vjp: {line}"
+        );
+    }
     for (key, value) in [
         ("w1", &params.w1),
         ("b1", &params.b1),
