@@ -22,6 +22,7 @@ mod executable;
 pub mod ffi;
 mod gpu_memory;
 mod guard;
+mod host_callback;
 mod named_value;
 mod preload;
 mod program_shape;
@@ -51,6 +52,10 @@ pub use error::{Error, ErrorCode, Result};
 pub use event::Event;
 pub use executable::{CompiledMemoryStats, ExecuteOptions, LoadedExecutable};
 pub use gpu_memory::GPU_ALLOCATORS;
+pub use host_callback::{
+    CALLBACK_ID_ATTRIBUTE, CallbackArgument, CallbackResult, HOST_CALLBACK_TARGET, HostFunction,
+    register_callback,
+};
 pub use named_value::{NamedValue, Value};
 pub use preload::{NeededLibrary, Preparation, needed_libraries, preparation_of, prepare_plugin};
 pub use program_shape::{ProgramShape, Shape};

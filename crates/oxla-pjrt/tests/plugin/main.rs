@@ -14,6 +14,7 @@ mod buffers;
 mod client;
 mod discovery;
 mod execute;
+mod host_callbacks;
 mod loading;
 mod preload;
 mod support;
