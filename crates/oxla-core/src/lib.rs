@@ -6,6 +6,7 @@
 
 pub mod aval;
 pub mod builder;
+pub mod callback;
 pub mod dtype;
 pub mod error;
 pub mod exported;
@@ -19,6 +20,9 @@ pub mod subjaxpr;
 
 pub use aval::{Aval, Dims};
 pub use builder::JaxprBuilder;
+pub use callback::{
+    CALLBACK_ID_ATTRIBUTE, HOST_CALLBACK_TARGET, HostCallback, ORDERED_ATTRIBUTE, VmapMethod,
+};
 pub use dtype::DType;
 pub use error::CoreError;
 pub use exported::ExportedFunction;

@@ -644,8 +644,8 @@ fn split_call(
     Some((known, staged))
 }
 
-/// Removes equations none of whose results is used (every primitive is
-/// pure), and prunes the unused outputs of scans and conds: a scan keeps
+/// Removes equations none of whose results is used (except effects: host
+/// callbacks marked effectful stay), and prunes the unused outputs of scans and conds: a scan keeps
 /// only the ys used and the carries that they or a kept carry need (found
 /// by fixed point), each cond branch only the outputs used; both then drop
 /// the operands nothing reads. Nested bodies are pruned too.
@@ -662,10 +662,11 @@ pub fn dce(jaxpr: &mut Jaxpr) {
     let mut kept = Vec::with_capacity(jaxpr.eqns.len());
     for e in jaxpr.eqns.iter().rev() {
         let out_used: Vec<bool> = e.outputs.iter().map(|o| used[o.0 as usize]).collect();
-        if !out_used.iter().any(|u| *u) {
+        let effect = e.primitive.is_effectful();
+        if !effect && !out_used.iter().any(|u| *u) {
             continue;
         }
-        let e = if out_used.iter().all(|u| *u) {
+        let e = if effect || out_used.iter().all(|u| *u) {
             e.clone()
         } else {
             prune(e, &out_used).unwrap_or_else(|| e.clone())

@@ -746,6 +746,15 @@ pub enum Primitive {
         /// The function's name.
         name: Arc<str>,
     },
+    /// A call of a host function from inside the program (`pure_callback`,
+    /// `io_callback`, `debug::print`): operands go to the closure as host
+    /// arrays, which returns arrays of `results`' types.
+    HostCallback {
+        /// The closure's id, name, effect and batching.
+        callback: crate::callback::HostCallback,
+        /// The types of its results.
+        results: Vec<crate::aval::Aval>,
+    },
     /// A call of a function exported with `jax.export` (JAX's
     /// `call_exported`): operands are the inputs its module keeps; the
     /// module is merged into the program as a private function.
@@ -910,6 +919,13 @@ pub enum Primitive {
 }
 
 impl Primitive {
+    /// Whether an equation of this primitive is an effect the program must
+    /// keep even when nothing reads its results (an effectful host
+    /// callback: `io_callback`, `debug::print`).
+    pub fn is_effectful(&self) -> bool {
+        matches!(self, Primitive::HostCallback { callback, .. } if callback.effectful)
+    }
+
     /// JAX's name of the primitive (as jaxprs print it).
     pub fn name(&self) -> &'static str {
         match self {
@@ -969,6 +985,13 @@ impl Primitive {
             Primitive::DotGeneral { .. } => "dot_general",
             Primitive::Call { .. } => "pjit",
             Primitive::CallExported { .. } => "call_exported",
+            Primitive::HostCallback { callback, .. } => {
+                if callback.effectful {
+                    "io_callback"
+                } else {
+                    "pure_callback"
+                }
+            }
             Primitive::StopGradient => "stop_gradient",
             Primitive::OptimizationBarrier => "optimization_barrier",
             Primitive::CheckpointName { .. } => "name",
@@ -1143,6 +1166,7 @@ impl Primitive {
                 ),
             ],
             Primitive::CallExported { function } => vec![format!("name={}", function.name())],
+            Primitive::HostCallback { callback, .. } => vec![format!("callback={callback}")],
             Primitive::CustomJvpCall { jaxpr, rule } => vec![
                 format!("call_jaxpr={}", nested(jaxpr.jaxpr(), pad)),
                 format!("jvp={}", rule.name()),

@@ -72,6 +72,9 @@ pub(crate) struct Emitter<'c, 'a> {
     /// The exported functions the program calls, shared by the emitters of
     /// all its blocks; merged into the module once lowering is done.
     exported: Rc<RefCell<Vec<ExportedFunction>>>,
+    /// The last order value of this block's effectful host callbacks,
+    /// which the next one takes, so XLA keeps them in program order.
+    effect_chain: Option<Value<'c, 'a>>,
 }
 
 impl<'c, 'a> Emitter<'c, 'a> {
@@ -80,6 +83,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             context,
             block,
             exported: Rc::default(),
+            effect_chain: None,
         }
     }
 
@@ -89,6 +93,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             context: self.context,
             block,
             exported: self.exported.clone(),
+            effect_chain: None,
         }
     }
 
@@ -98,6 +103,17 @@ impl<'c, 'a> Emitter<'c, 'a> {
         if !exported.contains(function) {
             exported.push(function.clone());
         }
+    }
+
+    /// The order value the next effectful call of this block takes (from
+    /// the previous one), if any.
+    pub(crate) fn effect_chain(&self) -> Option<Value<'c, 'a>> {
+        self.effect_chain
+    }
+
+    /// Records the order value an effectful call produced.
+    pub(crate) fn set_effect_chain(&mut self, value: Value<'c, 'a>) {
+        self.effect_chain = Some(value);
     }
 
     /// The exported functions the program calls.

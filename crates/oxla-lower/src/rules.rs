@@ -867,6 +867,9 @@ pub(crate) fn lower_equation<'c, 'a>(
             crate::body::lower_body(e, jaxpr.jaxpr(), inputs)
         }
         Primitive::StopGradient | Primitive::CheckpointName { .. } => Ok(vec![inputs[0]]),
+        Primitive::HostCallback { callback, .. } => {
+            host_callback(e, callback, inputs, out_avals, loc)
+        }
         Primitive::CallExported { function } => {
             e.call_exported(function);
             let mut operands = Vec::with_capacity(inputs.len() + 1);
@@ -1066,4 +1069,55 @@ pub(crate) fn compare_scalars<'c, 'b>(
         ],
         loc,
     )?[0])
+}
+
+/// A host callback: `stablehlo.custom_call @oxla_host_callback` (typed XLA
+/// FFI) naming the closure by id. An effectful call takes the order value
+/// of the block's previous one and makes the next, so XLA keeps the
+/// block's effects in program order.
+fn host_callback<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    callback: &oxla_core::HostCallback,
+    inputs: &[Value<'c, 'a>],
+    out_avals: &[&Aval],
+    loc: Location<'c>,
+) -> Result<Vec<Value<'c, 'a>>, LowerError> {
+    let order = Aval::new(DType::U8, &[]);
+    let mut operands = inputs.to_vec();
+    let mut results: Vec<&Aval> = out_avals.to_vec();
+    if callback.effectful {
+        let previous = match e.effect_chain() {
+            Some(value) => value,
+            None => e.constant(&order, Scalar::Int(0), loc)?,
+        };
+        operands.insert(0, previous);
+        results.insert(0, &order);
+    }
+    let config = format!(
+        "{{{} = {} : ui64, {} = {}}}",
+        oxla_core::CALLBACK_ID_ATTRIBUTE,
+        callback.id,
+        oxla_core::ORDERED_ATTRIBUTE,
+        callback.effectful
+    );
+    let mut outs = e.op(
+        "stablehlo.custom_call",
+        &operands,
+        &results,
+        &[
+            (
+                "call_target_name",
+                format!("\"{}\"", oxla_core::HOST_CALLBACK_TARGET),
+            ),
+            ("api_version", "4 : i32".to_string()),
+            ("has_side_effect", callback.effectful.to_string()),
+            ("backend_config", config),
+        ],
+        loc,
+    )?;
+    if callback.effectful {
+        let chain = outs.remove(0);
+        e.set_effect_chain(chain);
+    }
+    Ok(outs)
 }

@@ -22,10 +22,7 @@ use crate::element_type::ElementType;
 use crate::error::{Error, Result};
 use crate::ffi;
 
-/// The custom-call target of every host callback.
-pub const HOST_CALLBACK_TARGET: &str = "oxla_host_callback";
-/// The attribute of the custom call that names the closure.
-pub const CALLBACK_ID_ATTRIBUTE: &str = "callback_id";
+pub use oxla_core::{CALLBACK_ID_ATTRIBUTE, HOST_CALLBACK_TARGET, ORDERED_ATTRIBUTE};
 
 /// `PJRT_Extension_Type_FFI`.
 const FFI_EXTENSION_TYPE: c_int = 5;
@@ -38,8 +35,9 @@ const METADATA_EXTENSION_TYPE: c_int = 1;
 const BUFFER: c_int = 1;
 /// `XLA_FFI_AttrType_SCALAR`.
 const SCALAR_ATTRIBUTE: c_int = 3;
-/// `XLA_FFI_DataType_U64` and `_S64`.
+/// `XLA_FFI_DataType_U64`, `_S64` and `_PRED`.
 const U64: c_int = 9;
+const PRED: c_int = 1;
 const S64: c_int = 5;
 /// `XLA_FFI_Error_Code_INVALID_ARGUMENT` and `_INTERNAL`.
 const INVALID_ARGUMENT: c_int = 3;
@@ -306,28 +304,51 @@ unsafe fn ffi_error(frame: &CallFrame, code: c_int, message: &str) -> *mut c_voi
     }
 }
 
-/// The `callback_id` attribute of a call frame.
+/// The scalar attribute `wanted` of a call frame: its XLA data type and
+/// a pointer to its value.
 ///
 /// # Safety
 /// `attrs` is a call frame's attribute table.
-unsafe fn callback_id(attrs: &Attributes) -> Option<u64> {
+unsafe fn scalar_attribute(attrs: &Attributes, wanted: &str) -> Option<(c_int, *const c_void)> {
     // SAFETY: XLA's table holds `size` names, types and values.
     unsafe {
         for i in 0..usize::try_from(attrs.size).ok()? {
             let name = &**attrs.names.add(i);
             let name = std::slice::from_raw_parts(name.ptr.cast::<u8>(), name.len);
-            if name != CALLBACK_ID_ATTRIBUTE.as_bytes() || *attrs.types.add(i) != SCALAR_ATTRIBUTE {
-                continue;
+            if name == wanted.as_bytes() && *attrs.types.add(i) == SCALAR_ATTRIBUTE {
+                let scalar = &*(*attrs.values.add(i)).cast::<Scalar>();
+                return Some((scalar.dtype, scalar.value));
             }
-            let scalar = &*(*attrs.values.add(i)).cast::<Scalar>();
-            return match scalar.dtype {
-                U64 => Some(*scalar.value.cast::<u64>()),
-                S64 => u64::try_from(*scalar.value.cast::<i64>()).ok(),
-                _ => None,
-            };
         }
     }
     None
+}
+
+/// The `callback_id` attribute of a call frame.
+///
+/// # Safety
+/// `attrs` is a call frame's attribute table.
+unsafe fn callback_id(attrs: &Attributes) -> Option<u64> {
+    // SAFETY: per the contract; the value has the type `dtype` says.
+    unsafe {
+        let (dtype, value) = scalar_attribute(attrs, CALLBACK_ID_ATTRIBUTE)?;
+        match dtype {
+            U64 => Some(*value.cast::<u64>()),
+            S64 => u64::try_from(*value.cast::<i64>()).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// Whether the call frame's `ordered` attribute is true.
+///
+/// # Safety
+/// `attrs` is a call frame's attribute table.
+unsafe fn is_ordered(attrs: &Attributes) -> bool {
+    // SAFETY: per the contract; a PRED is one byte.
+    unsafe {
+        matches!(scalar_attribute(attrs, ORDERED_ATTRIBUTE), Some((PRED, value)) if *value.cast::<u8>() != 0)
+    }
 }
 
 /// A buffer's element type, dimensions and byte length.
@@ -454,6 +475,16 @@ unsafe fn run_callback(frame: &CallFrame) -> std::result::Result<(), String> {
             dims,
             bytes,
         });
+    }
+    // An ordered call's first operand and result chain the program's
+    // effects in order: pass the chain on, hide it from the closure.
+    // SAFETY: per the contract.
+    if unsafe { is_ordered(&frame.attrs) } {
+        if arguments.is_empty() || results.is_empty() {
+            return Err("an ordered host callback without its order operand".into());
+        }
+        arguments.remove(0);
+        results.remove(0).bytes.fill(0);
     }
     function(&arguments, &mut results)
 }

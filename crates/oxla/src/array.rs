@@ -534,24 +534,28 @@ impl fmt::Display for Array {
             Inner::Scalar { value, .. } => return write!(f, "{value}"),
             Inner::Concrete { .. } => {}
         }
-        let host = match self.to_host() {
-            Ok(h) => h,
-            Err(e) => return write!(f, "<error: {e}>"),
-        };
-        let numbers = host.to_f64_vec();
-        if self.ndim() == 0 && self.dtype().is_float() {
-            // A 0-d array prints like a scalar: `7.0`, `0.5`.
-            let v = numbers.first().copied().unwrap_or(f64::NAN);
-            let text = if self.dtype() == DType::F64 {
-                format!("{v:?}")
-            } else {
-                format!("{:?}", v as f32)
-            };
-            return f.write_str(&text);
+        match self.to_host() {
+            Ok(host) => write_host(f, self.dtype(), &host),
+            Err(e) => write!(f, "<error: {e}>"),
         }
-        let values = format_elements(self.dtype(), &numbers);
-        write_nested(f, &values, self.shape(), 0)
     }
+}
+
+/// Writes host data of `dtype` as an array prints (numpy's layout).
+pub(crate) fn write_host(f: &mut dyn fmt::Write, dtype: DType, host: &HostArray) -> fmt::Result {
+    let numbers = host.to_f64_vec();
+    if host.dims.is_empty() && dtype.is_float() {
+        // A 0-d array prints like a scalar: `7.0`, `0.5`.
+        let v = numbers.first().copied().unwrap_or(f64::NAN);
+        let text = if dtype == DType::F64 {
+            format!("{v:?}")
+        } else {
+            format!("{:?}", v as f32)
+        };
+        return f.write_str(&text);
+    }
+    let values = format_elements(dtype, &numbers);
+    write_nested(f, &values, &host.dims, 0)
 }
 
 /// numpy's element texts: floats with up to 8 fraction digits (`1.`,
@@ -639,7 +643,7 @@ fn pad(texts: Vec<String>, right: bool) -> Vec<String> {
 }
 
 fn write_nested(
-    f: &mut fmt::Formatter<'_>,
+    f: &mut dyn fmt::Write,
     values: &[String],
     shape: &[i64],
     depth: usize,

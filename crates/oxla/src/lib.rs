@@ -11,11 +11,13 @@ extern crate self as oxla;
 
 mod array;
 mod autodiff;
+pub mod callback;
 pub mod checkpoint;
 pub mod config;
 mod control;
 pub mod custom;
 pub mod datasets;
+pub mod debug;
 mod element;
 mod error;
 mod export;
@@ -40,6 +42,7 @@ pub use autodiff::{
     Grad, Linearized, ValueAndGrad, Vjp, grad, hessian, jacfwd, jacrev, jvp, linearize,
     value_and_grad, vjp,
 };
+pub use callback::{io_callback, pure_callback};
 pub use config::{enable_x64, x64_enabled};
 pub use custom::{
     Checkpoint, CustomJvp, CustomVjp, checkpoint, checkpoint_name, custom_jvp, custom_vjp,
@@ -52,9 +55,11 @@ pub use jit::{CacheKey, CompileReport, Jit, Traced, jit, make_jaxpr};
 pub use ops::{eager_cache_size, set_eager_cache_capacity};
 pub use oxla_cache::Source as CompileSource;
 pub use oxla_core::RematPolicy;
+pub use oxla_core::VmapMethod;
 pub use oxla_core::{Aval, DType, Jaxpr};
 pub use oxla_derive::Pytree;
 pub use oxla_export::Exported;
+pub use oxla_npy::HostArray;
 pub use pytree::{Pytree, Static, TreeDef, tree_leaves, tree_map, tree_structure, tree_unflatten};
 pub use runtime::{client, compile_jaxpr, disk_cache, set_compile_cache_dir, set_cpu_device_count};
 pub use sharding::{Mesh, NamedSharding, PartitionSpec, device_put, with_sharding_constraint};

@@ -120,13 +120,31 @@ pub fn set_compile_cache_dir(dir: Option<PathBuf>) {
     }
 }
 
+/// The persistent cache for a program's text, and the plugin readied for
+/// it: a program that calls host callbacks registers oxla's FFI handler
+/// with the plugin and skips the persistent cache (its closures' ids are
+/// this process's; another process would find other closures under them).
+pub(crate) fn prepare_compile(
+    client: &oxla_pjrt::Client,
+    text: &str,
+) -> Result<Option<Arc<oxla_cache::DiskCache>>> {
+    if text.contains(oxla_core::HOST_CALLBACK_TARGET) {
+        client
+            .api()
+            .enable_host_callbacks()
+            .map_err(|e| Error::Runtime(Arc::new(e)))?;
+        return Ok(None);
+    }
+    Ok(disk_cache())
+}
+
 /// Compiles StableHLO text for one device of the default client, through
 /// the persistent cache; reports cache problems once as diagnostics.
 pub(crate) fn compile_text(
     text: String,
     function: &str,
 ) -> Result<(LoadedExecutable, oxla_cache::Source)> {
-    let cache = disk_cache();
+    let cache = prepare_compile(client()?, &text)?;
     let compiled = oxla_cache::compile(
         client()?,
         &Program::mlir(text),

@@ -10,7 +10,7 @@ use super::mesh::Mesh;
 use super::placement::{ShardLayout, Sharded, shards_for};
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::runtime::{client, disk_cache};
+use crate::runtime::client;
 
 /// A program compiled for a mesh, with the layout XLA chose for each
 /// parameter and result.
@@ -77,7 +77,7 @@ pub(crate) fn compile(
         .default_compile_options()
         .device_assignment(DeviceAssignment::new(&[mesh.device_ids().to_vec()])?)
         .spmd(Partitioner::Shardy);
-    let cache = disk_cache();
+    let cache = crate::runtime::prepare_compile(client, &text)?;
     let compiled = oxla_cache::compile(client, &Program::mlir(text), &options, cache.as_deref())
         .map_err(|e| Error::Compile {
             function: function.to_string(),

@@ -5,7 +5,7 @@
 use oxla_core::shape_rules::abstract_eval;
 use oxla_core::{
     Aval, DType, Dims, GatherDimensionNumbers, GatherMode, Primitive, Scalar, ScalarKey,
-    ScatterDimensionNumbers, ScatterOp,
+    ScatterDimensionNumbers, ScatterOp, VmapMethod,
 };
 
 use super::support::{batch_at, bind_all, literal, move_axis, rule_error, zeros};
@@ -290,7 +290,13 @@ pub(crate) fn batch(
         | Primitive::CustomJvpCall { .. }
         | Primitive::CustomVjpCall { .. }
         | Primitive::CustomLin { .. } => super::calls::batch(primitive, args, bdims, axis_size),
-        Primitive::CallExported { .. } => call_exported_per_example(primitive, args, bdims),
+        Primitive::CallExported { .. } => per_example(primitive, args, bdims),
+        Primitive::HostCallback { callback, results } => match callback.vmap_method {
+            VmapMethod::Sequential => per_example(primitive, args, bdims),
+            VmapMethod::ExpandDims | VmapMethod::BroadcastAll => {
+                host_callback_batched(callback, results, args, bdims, axis_size)
+            }
+        },
         Primitive::Cond { branches } => {
             super::control::cond_batch(branches, args, bdims, axis_size)
         }
@@ -1082,11 +1088,7 @@ fn conv(
 /// An exported function batched by calling it once per example (a `map`
 /// over the batch axis, one loop inside the program): its module has fixed
 /// shapes, so it cannot take the batch axis itself.
-fn call_exported_per_example(
-    primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-) -> Result<Batched> {
+fn per_example(primitive: &Primitive, args: &[Array], bdims: &[Option<usize>]) -> Result<Batched> {
     let batched: Vec<Array> = args
         .iter()
         .zip(bdims)
@@ -1114,6 +1116,51 @@ fn call_exported_per_example(
         },
         batched,
     )??;
+    let n = outs.len();
+    Ok((outs, vec![Some(0); n]))
+}
+
+/// A host callback called once on the whole batch (`vmap_method`
+/// `expand_dims` or `broadcast_all`): the batched operands with the batch
+/// leading, the others with a leading axis of 1 (`expand_dims`) or
+/// broadcast to the batch (`broadcast_all`); the callback returns results
+/// with the batch leading.
+fn host_callback_batched(
+    callback: &oxla_core::HostCallback,
+    results: &[Aval],
+    args: &[Array],
+    bdims: &[Option<usize>],
+    axis_size: i64,
+) -> Result<Batched> {
+    let operands: Vec<Array> = args
+        .iter()
+        .zip(bdims)
+        .map(|(x, bd)| match (bd, callback.vmap_method) {
+            (Some(d), _) => Ok(move_axis(x, *d, 0)),
+            (None, VmapMethod::BroadcastAll) => {
+                let aval = x.aval()?;
+                let mut shape = vec![axis_size];
+                shape.extend_from_slice(&aval.shape);
+                let dims: Vec<i64> = (1..shape.len() as i64).collect();
+                Ok(lax::broadcast_in_dim(x, &shape, &dims))
+            }
+            (None, _) => Ok(lax::expand_dims(x, &[0])),
+        })
+        .collect::<Result<_>>()?;
+    let batched_results = results
+        .iter()
+        .map(|a| {
+            let mut shape = vec![axis_size];
+            shape.extend_from_slice(&a.shape);
+            Aval::new(a.dtype, &shape)
+        })
+        .collect();
+    let primitive = Primitive::HostCallback {
+        callback: callback.clone(),
+        results: batched_results,
+    };
+    let refs: Vec<&Array> = operands.iter().collect();
+    let outs = bind_all(primitive, &refs)?;
     let n = outs.len();
     Ok((outs, vec![Some(0); n]))
 }

@@ -128,6 +128,7 @@ fn call_like<'a>(primitive: &'a Primitive, transform: &'static str) -> Result<Ca
             num_residuals,
         }),
         Primitive::CallExported { .. }
+        | Primitive::HostCallback { .. }
         | Primitive::Unary(_)
         | Primitive::Binary(_)
         | Primitive::Compare(_)

@@ -133,6 +133,22 @@ pub(crate) fn jvp(
         | Primitive::BitcastConvertType { .. }
         | Primitive::ArgMinMax { .. }
         | Primitive::StopGradient => zero_jvp(primitive, primals)?,
+        Primitive::HostCallback { callback, results } => {
+            // A callback without results (debug::print) runs on the primals;
+            // one with results has no derivative unless the user gives it
+            // one (JAX: "Pure callbacks do not support JVP").
+            if !results.is_empty() && tangents.iter().any(Option::is_some) {
+                return Err(support::rule_error(
+                    "jvp",
+                    primitive,
+                    format!(
+                        "the host callback {callback} has no derivative: give it one with \
+                         custom_jvp or custom_vjp around the call"
+                    ),
+                ));
+            }
+            zero_jvp(primitive, primals)?
+        }
         Primitive::CallExported { function } => {
             if tangents.iter().any(Option::is_some) {
                 return Err(support::rule_error(

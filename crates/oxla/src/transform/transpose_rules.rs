@@ -42,7 +42,8 @@ pub(crate) fn transpose(
         | Primitive::Sort { .. }
         | Primitive::TopK { .. }
         | Primitive::StopGradient
-        | Primitive::CallExported { .. } => nonlinear(primitive, operands),
+        | Primitive::CallExported { .. }
+        | Primitive::HostCallback { .. } => nonlinear(primitive, operands),
         Primitive::SelectN => select_n(primitive, ct, operands),
         Primitive::ConvertElementType { new_dtype, .. } => {
             convert_element_type(*new_dtype, ct, operands)

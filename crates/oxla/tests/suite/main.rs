@@ -13,6 +13,7 @@ fn prepare_test_binary() {
 }
 
 mod cache;
+mod callbacks;
 mod checkpoints;
 mod control;
 mod datasets;
