@@ -12,6 +12,9 @@ use oxla::{
     vmap,
 };
 
+/// A callback as a boxed closure.
+type HostFn = dyn Fn(&[HostArray]) -> oxla::callback::CallbackOutput + Send + Sync;
+
 /// The host's `x * 3 + 1` on f32 data.
 fn triple_plus_one(values: &[HostArray]) -> oxla::callback::CallbackOutput {
     let x = &values[0];
@@ -37,7 +40,7 @@ fn a_pure_callback_runs_eagerly_and_inside_jit() {
     let aval = Aval::new(DType::F32, &[4]);
     let eager = pure_callback(
         triple_plus_one,
-        &[aval.clone()],
+        std::slice::from_ref(&aval),
         &[&x],
         VmapMethod::Sequential,
     )
@@ -46,7 +49,7 @@ fn a_pure_callback_runs_eagerly_and_inside_jit() {
     let f = jit(move |x: Array| {
         let y = pure_callback(
             triple_plus_one,
-            &[aval.clone()],
+            std::slice::from_ref(&aval),
             &[&x],
             VmapMethod::Sequential,
         )
@@ -122,14 +125,14 @@ fn grad_through_a_pure_callback_is_an_error_naming_it() {
 fn a_failing_callback_is_an_error_of_the_call_and_the_process_goes_on() {
     let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
     let aval = Aval::new(DType::F32, &[4]);
-    let run = |f: Box<dyn Fn(&[HostArray]) -> oxla::callback::CallbackOutput + Send + Sync>| {
+    let run = |f: Box<HostFn>| {
         let aval = aval.clone();
         let f = Arc::new(f);
         jit(move |x: Array| {
             let f = f.clone();
             pure_callback(
                 move |v| f(v),
-                &[aval.clone()],
+                std::slice::from_ref(&aval),
                 &[&x],
                 VmapMethod::Sequential,
             )
