@@ -662,11 +662,13 @@ pub fn dce(jaxpr: &mut Jaxpr) {
     let mut kept = Vec::with_capacity(jaxpr.eqns.len());
     for e in jaxpr.eqns.iter().rev() {
         let out_used: Vec<bool> = e.outputs.iter().map(|o| used[o.0 as usize]).collect();
-        let effect = e.primitive.is_effectful();
-        if !effect && !out_used.iter().any(|u| *u) {
+        let any_used = out_used.iter().any(|u| *u);
+        // Only equations that could go are asked whether they are effects
+        // (a pruned scan or cond keeps the effects of its bodies).
+        if !any_used && !e.primitive.is_effectful() {
             continue;
         }
-        let e = if effect || out_used.iter().all(|u| *u) {
+        let e = if !any_used || out_used.iter().all(|u| *u) {
             e.clone()
         } else {
             prune(e, &out_used).unwrap_or_else(|| e.clone())
@@ -930,6 +932,47 @@ mod tests {
     fn dce_drops_unused_equations() {
         let mut j = jvp_like();
         j.outvars.truncate(1);
+        dce(&mut j);
+        assert_eq!(j.eqns.len(), 1);
+    }
+
+    #[test]
+    fn dce_keeps_effects_and_the_loops_that_hold_them() {
+        let callback = |effectful| Primitive::HostCallback {
+            callback: crate::callback::HostCallback {
+                id: 1,
+                name: "print".into(),
+                effectful,
+                vmap_method: crate::callback::VmapMethod::Sequential,
+            },
+            results: Vec::new(),
+        };
+        let mut b = JaxprBuilder::new();
+        let x = b.add_invar(Aval::new(DType::F32, &[3]));
+        b.add_equation(callback(true), vec![Atom::Var(x)], None)
+            .unwrap();
+        b.add_equation(callback(false), vec![Atom::Var(x)], None)
+            .unwrap();
+        let mut j = b.finish(vec![Atom::Var(x)]);
+        let body = j.clone();
+        dce(&mut j);
+        // The effect stays, the pure call nothing reads goes.
+        assert_eq!(j.eqns.len(), 1);
+        assert!(j.eqns[0].primitive.is_effectful());
+        // A scan whose body prints is an effect though nothing reads it.
+        let scan = Primitive::Scan {
+            jaxpr: SubJaxpr::new(body),
+            num_consts: 0,
+            num_carry: 1,
+            length: 2,
+            reverse: false,
+            unroll: 1,
+        };
+        assert!(scan.is_effectful());
+        let mut outer = JaxprBuilder::new();
+        let y = outer.add_invar(Aval::new(DType::F32, &[3]));
+        outer.add_equation(scan, vec![Atom::Var(y)], None).unwrap();
+        let mut j = outer.finish(vec![Atom::Var(y)]);
         dce(&mut j);
         assert_eq!(j.eqns.len(), 1);
     }

@@ -920,10 +920,19 @@ pub enum Primitive {
 
 impl Primitive {
     /// Whether an equation of this primitive is an effect the program must
-    /// keep even when nothing reads its results (an effectful host
-    /// callback: `io_callback`, `debug::print`).
+    /// keep even when nothing reads its results: an effectful host callback
+    /// (`io_callback`, `debug::print`), or a primitive whose jaxprs (a
+    /// loop's body, a branch) hold one.
     pub fn is_effectful(&self) -> bool {
-        matches!(self, Primitive::HostCallback { callback, .. } if callback.effectful)
+        if let Primitive::HostCallback { callback, .. } = self {
+            return callback.effectful;
+        }
+        let mut found = false;
+        self.params(0, &mut |jaxpr, _| {
+            found |= jaxpr.eqns.iter().any(|e| e.primitive.is_effectful());
+            String::new()
+        });
+        found
     }
 
     /// JAX's name of the primitive (as jaxprs print it).

@@ -17,6 +17,7 @@ mod callbacks;
 mod checkpoints;
 mod control;
 mod datasets;
+mod debug_print;
 mod dispatch;
 mod display;
 mod donation;
