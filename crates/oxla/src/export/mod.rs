@@ -57,6 +57,21 @@ impl ExportOptions {
     }
 }
 
+/// The name of a host callback `jaxpr` (or a jaxpr inside it) calls.
+fn host_callback_in(jaxpr: &oxla_core::Jaxpr) -> Option<String> {
+    jaxpr.eqns.iter().find_map(|e| match &e.primitive {
+        oxla_core::Primitive::HostCallback { callback, .. } => Some(callback.name.clone()),
+        other => {
+            let mut found = None;
+            other.params(0, &mut |inner, _| {
+                found = found.take().or_else(|| host_callback_in(inner));
+                String::new()
+            });
+            found
+        }
+    })
+}
+
 /// A module's shardings in JAX's form.
 fn named_sharding(desc: &ShardingDesc, platform: &str) -> NamedSharding {
     NamedSharding {
@@ -185,6 +200,16 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         let location = Location::from_caller(std::panic::Location::caller());
         let (traced, in_tree, arg_shardings, result_shardings) =
             self.trace_for_export(args, location)?;
+        if let Some(callback) = host_callback_in(&traced.jaxpr) {
+            return Err(Error::Usage {
+                function: "export",
+                message: format!(
+                    "the program calls the host callback {callback}, a closure of this process \
+                     that no export can carry"
+                ),
+                location,
+            });
+        }
         let unexportable = |e: tree::Unexportable| Error::Usage {
             function: "export",
             message: format!("input{} is {}", e.path, e.what),

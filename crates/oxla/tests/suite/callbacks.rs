@@ -203,3 +203,60 @@ fn io_callbacks_run_in_program_order_and_are_never_dropped() {
     let order: Vec<i32> = (0..12).chain(0..12).collect();
     assert_eq!(*seen.lock().unwrap(), order);
 }
+
+#[test]
+fn a_custom_vjp_gives_a_callback_its_derivative_and_exports_refuse_callbacks() {
+    // The host computes 3x + 1; the rule says its derivative is 3.
+    let f = oxla::custom_vjp(
+        |x: Array| {
+            pure_callback(
+                triple_plus_one,
+                &[Aval::new(DType::F32, &[2])],
+                &[&x],
+                VmapMethod::Sequential,
+            )
+            .unwrap()
+            .remove(0)
+        },
+        |x: Array| {
+            let y = pure_callback(
+                triple_plus_one,
+                &[Aval::new(DType::F32, &[2])],
+                &[&x],
+                VmapMethod::Sequential,
+            )
+            .unwrap()
+            .remove(0);
+            (y, ())
+        },
+        |_: (), g: Array| g * 3.0,
+    );
+    let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    let dx = jit(move |x: Array| {
+        grad(|x: Array| jnp::sum(&f.call(x).unwrap(), None, false))
+            .call(x)
+            .unwrap()
+    })
+    .call(x.clone())
+    .unwrap();
+    assert_eq!(f32s(&dx), vec![3.0, 3.0]);
+
+    let err = jit(|x: Array| {
+        pure_callback(
+            triple_plus_one,
+            &[Aval::new(DType::F32, &[2])],
+            &[&x],
+            VmapMethod::Sequential,
+        )
+        .unwrap()
+        .remove(0)
+    })
+    .export(&x, &oxla::ExportOptions::new())
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("calls the host callback pure_callback at")
+            && err.contains("no export can carry"),
+        "{err}"
+    );
+}
