@@ -10,6 +10,7 @@ mod devices;
 mod doctor;
 mod inspect;
 mod plugin_args;
+mod profile;
 mod run;
 mod summary;
 mod supervise;
@@ -43,6 +44,9 @@ enum Command {
     /// Inspect or clear the persistent compile cache (OXLA_CACHE_DIR).
     #[command(subcommand)]
     Cache(cache::CacheCommand),
+    /// Summarise a Chrome trace (oxla::profiler::trace's oxla.trace.json):
+    /// the events taking the most time, by name and function.
+    Profile(profile::ProfileArgs),
 }
 
 /// Formats an error chain on one line (plugin messages can span lines).
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(&args),
         Command::Doctor => doctor::run(),
         Command::Cache(command) => cache::run(&command),
+        Command::Profile(args) => profile::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

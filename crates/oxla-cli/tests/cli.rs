@@ -521,3 +521,55 @@ fn exports_written_by_oxla_inspect_and_run_like_jax_ones() {
         assert_eq!(got, want.to_host().unwrap(), "output {i}");
     }
 }
+
+/// `oxla profile` on a trace as `oxla::profiler::trace` writes it (built
+/// here with the fields it writes): the groups by time, and errors for a
+/// file that is not a trace.
+#[test]
+fn profile_summarises_a_trace_by_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("oxla.trace.json");
+    let event = |name: &str, function: &str, ts: f64, dur: f64| {
+        format!(
+            r#"{{"name": "{name}", "cat": "oxla", "ph": "X", "ts": {ts}, "dur": {dur}, "pid": 1, "tid": 1, "args": {{"function": "{function}"}}}}"#
+        )
+    };
+    let events = [
+        event("trace", "step", 0.0, 800.0),
+        event("compile", "step", 900.0, 40000.0),
+        event("execute", "step", 41000.0, 300.0),
+        event("execute", "step", 42000.0, 600.0),
+    ];
+    std::fs::write(
+        &trace,
+        format!(
+            r#"{{"traceEvents": [{}], "otherData": {{"plugin_profiler": "the plugin has no PJRT profiler extension: oxla's spans only"}}}}"#,
+            events.join(", ")
+        ),
+    )
+    .unwrap();
+    let o = oxla(&["profile", s(&trace)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains("no PJRT profiler extension"), "{text}");
+    assert!(
+        lines[2].ends_with("compile step") && lines[2].contains("40.000"),
+        "{text}"
+    );
+    assert!(
+        lines[3].ends_with("execute step")
+            && lines[3].contains("     2 ")
+            && lines[3].contains("0.450"),
+        "{text}"
+    );
+    assert!(lines[4].ends_with("trace step"), "{text}");
+    std::fs::write(&trace, "{\"x\": 1}").unwrap();
+    let o = oxla(&["profile", s(&trace)]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not a Chrome trace"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -174,6 +174,30 @@ impl Api {
         &self.path
     }
 
+    /// The plugin's extension of type `kind` (a `PJRT_Extension_Type`),
+    /// if it has one: the head of its struct.
+    pub(crate) fn extension(&self, kind: u32) -> Option<*const ffi::PJRT_Extension_Base> {
+        // SAFETY: the table's head (with extension_start) exists in every
+        // version; each extension starts with its base, whose `next` links
+        // the list the plugin owns for its lifetime.
+        unsafe {
+            let mut at = (*self.raw).extension_start;
+            while !at.is_null() {
+                if (*at).type_ as u32 == kind {
+                    return Some(at);
+                }
+                at = (*at).next;
+            }
+        }
+        None
+    }
+
+    /// Whether the plugin has the extension of type `kind` (a
+    /// `PJRT_Extension_Type`: 1 the profiler, 5 FFI, ...).
+    pub fn has_extension(&self, kind: u32) -> bool {
+        self.extension(kind).is_some()
+    }
+
     /// The raw function table, for callers that go below oxla-pjrt.
     pub fn raw(&self) -> *const ffi::PJRT_Api {
         self.raw

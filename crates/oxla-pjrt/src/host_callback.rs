@@ -25,7 +25,7 @@ use crate::ffi;
 pub use oxla_core::{CALLBACK_ID_ATTRIBUTE, HOST_CALLBACK_TARGET, ORDERED_ATTRIBUTE};
 
 /// `PJRT_Extension_Type_FFI`.
-const FFI_EXTENSION_TYPE: c_int = 5;
+const FFI_EXTENSION_TYPE: u32 = 5;
 /// The platform name the CPU plugins register host handlers under.
 const HOST_PLATFORM: &str = "Host";
 /// `XLA_FFI_Extension_Metadata`: the extension of the call that asks a
@@ -236,16 +236,9 @@ impl Api {
             function,
             api: self.version(),
         };
-        // SAFETY: the table's head (with extension_start) exists in every
-        // version; each extension starts with its base, whose `next` links
-        // the list the plugin owns for its lifetime.
-        let extension = unsafe {
-            let mut at = (*self.raw()).extension_start as *mut ExtensionBase;
-            while !at.is_null() && (*at).kind != FFI_EXTENSION_TYPE {
-                at = (*at).next;
-            }
-            at as *const FfiExtension
-        };
+        let extension = self
+            .extension(FFI_EXTENSION_TYPE)
+            .map_or(std::ptr::null(), |e| e.cast::<FfiExtension>());
         if extension.is_null() {
             return Err(unsupported(
                 "the FFI extension (PJRT_Extension_Type_FFI), which host callbacks need",

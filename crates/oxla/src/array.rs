@@ -134,6 +134,12 @@ impl Array {
     /// An array from raw little-endian bytes of `dtype`.
     pub fn from_bytes(dtype: DType, shape: &[i64], bytes: &[u8]) -> Result<Array> {
         let (dtype, bytes) = canonicalize_host(dtype, bytes);
+        let _span = tracing::info_span!(
+            "transfer",
+            direction = "host-to-device",
+            bytes = bytes.len()
+        )
+        .entered();
         let buffer = client()?.buffer_from_bytes(&bytes, element_type(dtype), shape, None)?;
         Ok(Array::wrap_buffer(buffer, Aval::new(dtype, shape)))
     }
@@ -388,7 +394,10 @@ impl Array {
             return sharded.to_host(&aval);
         }
         let buffer = self.buffer()?;
-        let bytes = buffer.get().to_host_bytes()?;
+        let bytes = {
+            let _span = tracing::info_span!("transfer", direction = "device-to-host").entered();
+            buffer.get().to_host_bytes()?
+        };
         Ok(HostArray::new(
             element_type(aval.dtype),
             aval.shape.to_vec(),

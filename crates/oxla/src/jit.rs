@@ -411,14 +411,20 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             ));
         }
         let start = Instant::now();
-        let traced = trace(&self.f, args, &key.avals, location)?;
+        let traced = {
+            let _span = tracing::info_span!("trace", function = %self.name).entered();
+            trace(&self.f, args, &key.avals, location)?
+        };
         let traced_at = start.elapsed();
         let (aliases, donated) = self.aliases(&traced, &key);
         let (arg_shardings, result_shardings) = self.shardings(&traced, &key, location)?;
         let mesh = oxla_lower::program_mesh(&traced.jaxpr, &arg_shardings, &result_shardings)?;
         let (executable, source, lowered_at) = match mesh {
             None => {
-                let text = oxla_lower::lower_with_aliases(&traced.jaxpr, &aliases)?;
+                let text = {
+                    let _span = tracing::info_span!("lower", function = %self.name).entered();
+                    oxla_lower::lower_with_aliases(&traced.jaxpr, &aliases)?
+                };
                 let lowered_at = start.elapsed();
                 let (executable, source) = crate::runtime::compile_text(text, &self.name)?;
                 (Executable::Single(executable), source, lowered_at)
@@ -542,9 +548,12 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
                     .map(|x| x.buffer_at(location))
                     .collect::<Result<Vec<_>>>()?;
                 let refs: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
-                let outputs = executable
-                    .execute_with(&refs, &compiled.execute_options)
-                    .map_err(Error::from)?;
+                let outputs = {
+                    let _span = tracing::info_span!("execute", function = %self.name).entered();
+                    executable
+                        .execute_with(&refs, &compiled.execute_options)
+                        .map_err(Error::from)?
+                };
                 drop(buffers);
                 outputs
                     .into_iter()
@@ -554,6 +563,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             }
             Executable::Spmd(program) => {
                 let all: Vec<&Array> = compiled.consts.iter().chain(&leaves).collect();
+                let _span = tracing::info_span!("execute", function = %self.name).entered();
                 program.run(
                     &all,
                     &compiled.out_avals,

@@ -29,6 +29,7 @@ pub mod numpy;
 mod operators;
 mod ops;
 pub mod optim;
+pub mod profiler;
 pub mod pytree;
 pub mod random;
 mod runtime;

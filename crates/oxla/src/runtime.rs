@@ -145,6 +145,8 @@ pub(crate) fn compile_text(
     function: &str,
 ) -> Result<(LoadedExecutable, oxla_cache::Source)> {
     let cache = prepare_compile(client()?, &text)?;
+    let span = tracing::info_span!("compile", function = %function, source = tracing::field::Empty)
+        .entered();
     let compiled = oxla_cache::compile(
         client()?,
         &Program::mlir(text),
@@ -155,6 +157,7 @@ pub(crate) fn compile_text(
         function: function.to_string(),
         source: Arc::new(e),
     })?;
+    span.record("source", tracing::field::debug(&compiled.source));
     for warning in &compiled.warnings {
         crate::config::diagnostic(warning);
     }

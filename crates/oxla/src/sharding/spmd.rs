@@ -78,11 +78,15 @@ pub(crate) fn compile(
         .device_assignment(DeviceAssignment::new(&[mesh.device_ids().to_vec()])?)
         .spmd(Partitioner::Shardy);
     let cache = crate::runtime::prepare_compile(client, &text)?;
+    let span = tracing::info_span!("compile", function = %function, source = tracing::field::Empty)
+        .entered();
     let compiled = oxla_cache::compile(client, &Program::mlir(text), &options, cache.as_deref())
         .map_err(|e| Error::Compile {
             function: function.to_string(),
             source: std::sync::Arc::new(e),
         })?;
+    span.record("source", tracing::field::debug(&compiled.source));
+    drop(span);
     for warning in &compiled.warnings {
         crate::config::diagnostic(warning);
     }

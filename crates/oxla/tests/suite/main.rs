@@ -29,6 +29,7 @@ mod jaxpr_text;
 mod npy;
 mod ops_vs_jax;
 mod parity;
+mod profiler;
 mod promotion;
 mod pytrees;
 mod random;
