@@ -183,7 +183,7 @@ impl Api {
         unsafe {
             let mut at = (*self.raw).extension_start;
             while !at.is_null() {
-                if (*at).type_ as u32 == kind {
+                if (*at).type_ == kind {
                     return Some(at);
                 }
                 at = (*at).next;
