@@ -25,6 +25,8 @@ pub(crate) enum Inner {
         /// Set when the buffer was donated to a jitted call (what it was
         /// donated to): the array cannot be used again.
         donated: std::sync::OnceLock<String>,
+        /// Its entry in the live-array registry (memory profiles).
+        _tracked: crate::memory::Tracked,
     },
     /// A value being traced by `jit`.
     Traced {
@@ -132,6 +134,7 @@ impl Array {
     }
 
     /// An array from raw little-endian bytes of `dtype`.
+    #[track_caller]
     pub fn from_bytes(dtype: DType, shape: &[i64], bytes: &[u8]) -> Result<Array> {
         let (dtype, bytes) = canonicalize_host(dtype, bytes);
         let _span = tracing::info_span!(
@@ -187,17 +190,29 @@ impl Array {
         Ok(self.to_host()?.write_file(path.as_ref())?)
     }
 
+    /// An array over `buffer`, registered as made at the caller's line (or
+    /// the equation's, inside a rule).
+    #[track_caller]
     pub(crate) fn wrap_buffer(buffer: Buffer, aval: Aval) -> Array {
+        let location = crate::ops::current_location(std::panic::Location::caller());
+        let bytes = device_bytes(&[&buffer], &aval);
         Array::from_inner(Inner::Concrete {
             value: Stored::One(buffer),
+            _tracked: crate::memory::Tracked::new(&aval, bytes, location),
             aval,
             donated: std::sync::OnceLock::new(),
         })
     }
 
+    /// An array over shards, registered as [`wrap_buffer`](Self::wrap_buffer) is.
+    #[track_caller]
     pub(crate) fn wrap_sharded(sharded: crate::sharding::Sharded, aval: Aval) -> Array {
+        let location = crate::ops::current_location(std::panic::Location::caller());
+        let shards: Vec<&Buffer> = sharded.shards.iter().collect();
+        let bytes = device_bytes(&shards, &aval);
         Array::from_inner(Inner::Concrete {
             value: Stored::Sharded(sharded),
+            _tracked: crate::memory::Tracked::new(&aval, bytes, location),
             aval,
             donated: std::sync::OnceLock::new(),
         })
@@ -548,6 +563,18 @@ impl fmt::Display for Array {
             Err(e) => write!(f, "<error: {e}>"),
         }
     }
+}
+
+/// The bytes `buffers` take on their devices (the plugin's count, or the
+/// elements' size when it cannot say).
+fn device_bytes(buffers: &[&Buffer], aval: &Aval) -> u64 {
+    buffers
+        .iter()
+        .map(|b| {
+            b.on_device_size()
+                .unwrap_or(aval.size().max(0) as usize * aval.dtype.byte_size()) as u64
+        })
+        .sum()
 }
 
 /// Writes host data of `dtype` as an array prints (numpy's layout).

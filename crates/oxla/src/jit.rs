@@ -555,11 +555,14 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
                         .map_err(Error::from)?
                 };
                 drop(buffers);
-                outputs
-                    .into_iter()
-                    .zip(&compiled.out_avals)
-                    .map(|(b, aval)| Array::wrap_buffer(b, aval.clone()))
-                    .collect()
+                // The outputs are registered as made at the call's line.
+                crate::ops::with_rule_location(location, || {
+                    outputs
+                        .into_iter()
+                        .zip(&compiled.out_avals)
+                        .map(|(b, aval)| Array::wrap_buffer(b, aval.clone()))
+                        .collect()
+                })
             }
             Executable::Spmd(program) => {
                 let all: Vec<&Array> = compiled.consts.iter().chain(&leaves).collect();

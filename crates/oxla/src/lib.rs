@@ -24,6 +24,7 @@ mod export;
 pub mod index;
 mod jit;
 pub mod lax;
+pub mod memory;
 pub mod nn;
 pub mod numpy;
 mod operators;

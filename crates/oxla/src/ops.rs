@@ -276,11 +276,14 @@ fn eager(primitive: Primitive, inputs: &[&Array], location: Location) -> Result<
                 .collect::<Result<Vec<_>>>()?;
             let args: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
             let outputs = executable.execute(&args).map_err(Error::from)?;
-            Ok(outputs
-                .into_iter()
-                .zip(out_avals)
-                .map(|(buffer, aval)| Array::wrap_buffer(buffer, aval))
-                .collect())
+            // The outputs are registered as made at the op's line.
+            Ok(with_rule_location(location, || {
+                outputs
+                    .into_iter()
+                    .zip(out_avals)
+                    .map(|(buffer, aval)| Array::wrap_buffer(buffer, aval))
+                    .collect()
+            }))
         }
         EagerProgram::Spmd(program) => program.run(
             inputs,

@@ -1,6 +1,6 @@
 //! Profiles (JAX's `jax.profiler.trace`): `profiler::trace(dir, f)` runs
 //! `f` while collecting oxla's own spans (trace, lower, compile, disk-cache
-//! load, execute, transfer; `tracing` spans on the calling thread) and
+//! load, execute, transfer; `tracing` spans of every thread) and
 //! writes them to one Chrome trace JSON file (`oxla.trace.json`) that
 //! `ui.perfetto.dev` and `chrome://tracing` open, and `oxla profile`
 //! summarises. Each event carries the jit's name as its `function`
@@ -9,11 +9,11 @@
 //! plugin ran and whether it has one.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use tracing::span::{Attributes, Id, Record};
-use tracing::subscriber::with_default;
 use tracing_subscriber::Registry;
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
@@ -42,11 +42,25 @@ struct Open {
     entered: Option<Instant>,
 }
 
-/// Collects the spans of the profiled closure.
-struct Collector {
+/// The profile being recorded: when it began and its events.
+struct Session {
     origin: Instant,
-    events: Arc<Mutex<Vec<Event>>>,
+    events: Vec<Event>,
 }
+
+/// The recording session, if one is on (one at a time, process-wide).
+fn session() -> &'static Mutex<Option<Session>> {
+    static SESSION: OnceLock<Mutex<Option<Session>>> = OnceLock::new();
+    SESSION.get_or_init(Default::default)
+}
+
+/// Whether a session is on: spans are only made while one is.
+static RECORDING: AtomicBool = AtomicBool::new(false);
+
+/// The `tracing` layer that records spans into the session. Installed
+/// once as the global subscriber, so every callsite stays of interest; it
+/// enables spans only while a session records.
+struct Collector;
 
 /// Gathers a span's fields as text.
 struct Fields<'a>(&'a mut Vec<(String, String)>);
@@ -71,6 +85,17 @@ fn thread_number() -> u64 {
 }
 
 impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Collector {
+    fn register_callsite(
+        &self,
+        _metadata: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+
+    fn enabled(&self, _metadata: &tracing::Metadata<'_>, _ctx: Context<'_, S>) -> bool {
+        RECORDING.load(Ordering::Relaxed)
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let mut fields = Vec::new();
         attrs.record(&mut Fields(&mut fields));
@@ -109,15 +134,19 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Collector {
         let Some(entered) = open.entered.take() else {
             return;
         };
-        let event = Event {
-            name: span.name().to_string(),
-            fields: open.fields.clone(),
-            start_us: entered.duration_since(self.origin).as_secs_f64() * 1e6,
-            duration_us: entered.elapsed().as_secs_f64() * 1e6,
-            thread: thread_number(),
-        };
-        if let Ok(mut events) = self.events.lock() {
-            events.push(event);
+        let duration_us = entered.elapsed().as_secs_f64() * 1e6;
+        let mut session = session().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(session) = session.as_mut() {
+            session.events.push(Event {
+                name: span.name().to_string(),
+                fields: open.fields.clone(),
+                start_us: entered
+                    .saturating_duration_since(session.origin)
+                    .as_secs_f64()
+                    * 1e6,
+                duration_us,
+                thread: thread_number(),
+            });
         }
     }
 }
@@ -143,20 +172,63 @@ fn plugin_has_profiler() -> Result<(String, bool)> {
     Ok((api.path().display().to_string(), found))
 }
 
-/// Runs `f`, collecting oxla's spans, and writes them as a Chrome trace to
-/// `dir/oxla.trace.json` (the directory is created). Returns `f`'s result
-/// and the file's path. Spans of other threads are not collected.
+/// Installs the collector as the global `tracing` subscriber (once); an
+/// error when the program already installed its own.
+fn install() -> Result<()> {
+    static INSTALLED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            tracing::subscriber::set_global_default(Registry::default().with(Collector)).map_err(
+                |_| {
+                    "profiler::trace records through the global tracing subscriber, and the \
+                     program installed another one"
+                        .to_string()
+                },
+            )
+        })
+        .clone()
+        .map_err(Error::InvalidArgument)
+}
+
+/// Runs `f`, collecting oxla's spans (of every thread), and writes them as
+/// a Chrome trace to `dir/oxla.trace.json` (the directory is created).
+/// Returns `f`'s result and the file's path. One profile records at a
+/// time.
 pub fn trace<R>(dir: impl AsRef<Path>, f: impl FnOnce() -> R) -> Result<(R, PathBuf)> {
     let dir = dir.as_ref();
     let (plugin, has_profiler) = plugin_has_profiler()?;
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let collector = Collector {
-        origin: Instant::now(),
-        events: events.clone(),
-    };
-    let subscriber = Registry::default().with(collector);
-    let result = with_default(subscriber, f);
-    let events = events.lock().map(|e| e.clone()).unwrap_or_default();
+    install()?;
+    {
+        let mut current = session().lock().unwrap_or_else(|p| p.into_inner());
+        if current.is_some() {
+            return Err(Error::InvalidArgument(
+                "profiler::trace: a profile is already being recorded".into(),
+            ));
+        }
+        *current = Some(Session {
+            origin: Instant::now(),
+            events: Vec::new(),
+        });
+        RECORDING.store(true, Ordering::Relaxed);
+    }
+    /// Ends the session, also when `f` panics.
+    struct End;
+    impl Drop for End {
+        fn drop(&mut self) {
+            RECORDING.store(false, Ordering::Relaxed);
+            session().lock().unwrap_or_else(|p| p.into_inner()).take();
+        }
+    }
+    let end = End;
+    let result = f();
+    RECORDING.store(false, Ordering::Relaxed);
+    let events = session()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .map(|s| s.events)
+        .unwrap_or_default();
+    drop(end);
     let trace_events: Vec<serde_json::Value> = events
         .iter()
         .map(|e| {

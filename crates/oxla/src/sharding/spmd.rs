@@ -155,19 +155,21 @@ impl SpmdProgram {
                 by_result[j].push(buffer);
             }
         }
-        Ok(by_result
-            .into_iter()
-            .zip(out_avals)
-            .zip(&self.results)
-            .map(|((shards, aval), layout)| {
-                Array::wrap_sharded(
-                    Sharded {
-                        shards,
-                        layout: layout.clone(),
-                    },
-                    aval.clone(),
-                )
-            })
-            .collect())
+        Ok(crate::ops::with_rule_location(location, || {
+            by_result
+                .into_iter()
+                .zip(out_avals)
+                .zip(&self.results)
+                .map(|((shards, aval), layout)| {
+                    Array::wrap_sharded(
+                        Sharded {
+                            shards,
+                            layout: layout.clone(),
+                        },
+                        aval.clone(),
+                    )
+                })
+                .collect()
+        }))
     }
 }

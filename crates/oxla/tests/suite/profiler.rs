@@ -19,8 +19,13 @@ fn a_trace_holds_the_spans_of_a_jit_with_its_name() {
     let document: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let events = document["traceEvents"].as_array().unwrap();
+    // Other tests' threads may record too: count this jit's spans.
     let of = |name: &str| -> Vec<&serde_json::Value> {
-        events.iter().filter(|e| e["name"] == name).collect()
+        events
+            .iter()
+            .filter(|e| e["name"] == name)
+            .filter(|e| name == "transfer" || e["args"]["function"] == "profiled_step")
+            .collect()
     };
     for e in events {
         assert_eq!(e["ph"], "X");
@@ -36,7 +41,12 @@ fn a_trace_holds_the_spans_of_a_jit_with_its_name() {
     }
     assert_eq!(of("execute").len(), 3, "one execute span per call");
     let compiled = of("compile").len() + of("disk-cache load").len();
-    assert_eq!(compiled, 1, "{events:?}");
+    assert_eq!(
+        compiled,
+        1,
+        "{}",
+        serde_json::to_string_pretty(&document).unwrap()
+    );
     assert!(
         of("transfer")
             .iter()
@@ -57,4 +67,42 @@ fn a_trace_holds_the_spans_of_a_jit_with_its_name() {
             .unwrap()
             .contains("PJRT profiler extension")
     );
+}
+
+/// `save_device_memory_profile`: the live arrays by size with the lines
+/// that made them; a dropped array leaves the profile.
+#[test]
+fn the_memory_profile_lists_live_arrays_with_the_lines_that_made_them() {
+    let big = Array::from_slice(&vec![1.0f32; 4096], &[64, 64]).unwrap();
+    let line_of_big = line!() - 1;
+    let doubled = jit(|x: Array| &x * 2.0).call(big.clone()).unwrap();
+    let line_of_doubled = line!() - 1;
+    let temporary = Array::from_slice(&vec![0u8; 777_777], &[777_777]).unwrap();
+    let live = oxla::memory::live_arrays();
+    let here = |line: u32| format!("profiler.rs:{line}:");
+    let find = |line: u32| {
+        live.iter()
+            .find(|a| a.location.to_string().contains(&here(line)))
+            .unwrap_or_else(|| panic!("no live array made at line {line}: {live:?}"))
+    };
+    assert_eq!(find(line_of_big).aval.to_string(), "f32[64,64]");
+    assert!(find(line_of_big).bytes >= 64 * 64 * 4);
+    assert_eq!(find(line_of_doubled).aval.to_string(), "f32[64,64]");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.prof");
+    oxla::memory::save_device_memory_profile(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("oxla device memory profile: "), "{text}");
+    assert!(
+        text.contains(&here(line_of_big)) && text.contains("u8[777777]"),
+        "{text}"
+    );
+    drop(temporary);
+    assert!(
+        !oxla::memory::live_arrays()
+            .iter()
+            .any(|a| a.aval.to_string() == "u8[777777]"),
+        "the dropped array is still listed"
+    );
+    drop((big, doubled));
 }
