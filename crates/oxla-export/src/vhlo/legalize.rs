@@ -493,8 +493,20 @@ impl Legalizer {
             .filter(|(n, _)| !known.contains(&n.as_str()))
             .map(|(n, v)| Ok((n.clone(), vhlo_attribute(v)?)))
             .collect::<Result<_, VhloError>>()?;
+        self.vhlo_op(op, name.to_string(), properties, attributes)
+    }
+
+    /// `op` as the VHLO op `name` with these attributes: its regions and
+    /// types converted, its values kept.
+    fn vhlo_op(
+        &mut self,
+        op: &Op,
+        name: String,
+        properties: Vec<(String, String)>,
+        attributes: Vec<(String, String)>,
+    ) -> Result<Op, VhloError> {
         Ok(Op {
-            name: name.to_string(),
+            name,
             results: op.results.clone(),
             operands: op.operands.clone(),
             properties,
@@ -576,16 +588,7 @@ impl Legalizer {
         }
         properties.sort();
         self.note(vhlo);
-        Ok(Op {
-            name: format!("vhlo.{vhlo}"),
-            results: op.results.clone(),
-            operands: op.operands.clone(),
-            properties,
-            regions: self.regions(&op.regions)?,
-            attributes,
-            operand_types: self.types(&op.operand_types)?,
-            result_types: self.types(&op.result_types)?,
-        })
+        self.vhlo_op(op, format!("vhlo.{vhlo}"), properties, attributes)
     }
 
     /// The attributes StableHLO leaves out of an op and VHLO spells out
