@@ -565,16 +565,24 @@ impl fmt::Display for Array {
     }
 }
 
-/// The bytes `buffers` take on their devices (the plugin's count, or the
-/// elements' size when it cannot say).
+/// The bytes `buffers` hold: each the elements of its shape (asking the
+/// plugin for its padded size would cost a C API call per array).
 fn device_bytes(buffers: &[&Buffer], aval: &Aval) -> u64 {
-    buffers
-        .iter()
-        .map(|b| {
-            b.on_device_size()
-                .unwrap_or(aval.size().max(0) as usize * aval.dtype.byte_size()) as u64
-        })
-        .sum()
+    let whole = aval.size().max(0) as u64 * aval.dtype.byte_size() as u64;
+    match buffers {
+        [_] => whole,
+        shards => shards
+            .iter()
+            .map(|b| {
+                b.array_type()
+                    .map(|(element, dims)| {
+                        dims.iter().map(|&d| d.max(0) as u64).product::<u64>()
+                            * element.byte_size() as u64
+                    })
+                    .unwrap_or(whole / shards.len().max(1) as u64)
+            })
+            .sum(),
+    }
 }
 
 /// Writes host data of `dtype` as an array prints (numpy's layout).
