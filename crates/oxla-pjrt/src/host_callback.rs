@@ -12,7 +12,7 @@
 //! and of the PJRT FFI extension (`pjrt_c_api_ffi_extension.h`) as the
 //! pinned plugins implement them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -224,12 +224,12 @@ impl Api {
     /// plugin; later calls do nothing). An error when the plugin has no
     /// FFI extension, or one without handler registration.
     pub fn enable_host_callbacks(&self) -> Result<()> {
-        static ENABLED: OnceLock<Mutex<HashMap<std::path::PathBuf, bool>>> = OnceLock::new();
+        static ENABLED: OnceLock<Mutex<HashSet<std::path::PathBuf>>> = OnceLock::new();
         let mut enabled = ENABLED
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if enabled.contains_key(self.path()) {
+        if enabled.contains(self.path()) {
             return Ok(());
         }
         let unsupported = |function: &'static str| Error::Unsupported {
@@ -270,7 +270,7 @@ impl Api {
         // function of the XLA FFI handler signature for the process's life.
         let error = unsafe { register(&mut args) };
         self.check(error, "PJRT_FFI_Register_Handler")?;
-        enabled.insert(self.path().to_path_buf(), true);
+        enabled.insert(self.path().to_path_buf());
         Ok(())
     }
 }

@@ -701,40 +701,28 @@ impl Legalizer {
     /// operands cast to builtin types and its results cast back.
     fn foreign_op(&mut self, op: &Op) -> Result<Vec<Op>, VhloError> {
         let mut out = Vec::new();
-        let mut operands = Vec::new();
-        for (value, ty) in op.operands.iter().zip(&op.operand_types) {
-            let cast = self.cast(value, &vhlo_type(ty)?, ty);
-            operands.push(cast.results[0].clone());
-            out.push(cast);
-        }
+        let operands = self.cast_to_builtin(&op.operands, &op.operand_types, &mut out)?;
         let mut regions = Vec::new();
         for region in &op.regions {
             let mut blocks = Vec::new();
             for block in &region.blocks {
                 let mut ops = Vec::new();
                 let mut arguments = Vec::new();
-                let mut renamed = Vec::new();
+                // Block arguments arrive in builtin types; the ops inside
+                // use them cast to VHLO types, under their original names.
                 for (name, ty) in &block.arguments {
                     let builtin_name = format!("{name}_builtin");
-                    arguments.push((builtin_name.clone(), ty.clone()));
-                    let mut cast = self.cast(&builtin_name, ty, &vhlo_type(ty)?);
-                    cast.results = vec![name.clone()];
-                    ops.push(cast);
-                    renamed.push(name);
+                    ops.push(self.cast(&builtin_name, ty, &vhlo_type(ty)?, Some(name)));
+                    arguments.push((builtin_name, ty.clone()));
                 }
-                let _ = renamed;
                 for inner in &block.ops {
                     if inner.name.starts_with("sdy.")
                         && inner.regions.is_empty()
                         && inner.results.is_empty()
                     {
                         // A terminator: its operands go back to builtin types.
-                        let mut operands = Vec::new();
-                        for (value, ty) in inner.operands.iter().zip(&inner.operand_types) {
-                            let cast = self.cast(value, &vhlo_type(ty)?, ty);
-                            operands.push(cast.results[0].clone());
-                            ops.push(cast);
-                        }
+                        let operands =
+                            self.cast_to_builtin(&inner.operands, &inner.operand_types, &mut ops)?;
                         ops.push(Op {
                             operands,
                             ..inner.clone()
@@ -755,18 +743,39 @@ impl Legalizer {
             ..op.clone()
         });
         for ((builtin, original), ty) in results.iter().zip(&op.results).zip(&op.result_types) {
-            let mut cast = self.cast(builtin, ty, &vhlo_type(ty)?);
-            cast.results = vec![original.clone()];
-            out.push(cast);
+            out.push(self.cast(builtin, ty, &vhlo_type(ty)?, Some(original)));
         }
         Ok(out)
     }
 
-    fn cast(&mut self, value: &str, from: &str, to: &str) -> Op {
+    /// `values` (of builtin `types`, held in VHLO types) cast to their
+    /// builtin types by casts appended to `out`: the casts' results.
+    fn cast_to_builtin(
+        &mut self,
+        values: &[String],
+        types: &[String],
+        out: &mut Vec<Op>,
+    ) -> Result<Vec<String>, VhloError> {
+        let mut cast_values = Vec::with_capacity(values.len());
+        for (value, ty) in values.iter().zip(types) {
+            let cast = self.cast(value, &vhlo_type(ty)?, ty, None);
+            cast_values.push(cast.results[0].clone());
+            out.push(cast);
+        }
+        Ok(cast_values)
+    }
+
+    /// An `unrealized_conversion_cast` of `value` from `from` to `to`, its
+    /// result named `result` (a fresh name when `None`).
+    fn cast(&mut self, value: &str, from: &str, to: &str, result: Option<&String>) -> Op {
         self.casts += 1;
         Op {
             name: "builtin.unrealized_conversion_cast".to_string(),
-            results: vec![format!("%oxla_cast{}", self.casts)],
+            results: vec![
+                result
+                    .cloned()
+                    .unwrap_or_else(|| format!("%oxla_cast{}", self.casts)),
+            ],
             operands: vec![value.to_string()],
             properties: Vec::new(),
             regions: Vec::new(),
