@@ -211,6 +211,12 @@ pub struct Jaxpr {
 }
 
 impl Jaxpr {
+    /// Whether running the jaxpr has an effect that must happen in program
+    /// order (an io callback or debug print, here or in a nested body).
+    pub fn is_effectful(&self) -> bool {
+        self.eqns.iter().any(|e| e.primitive.is_effectful())
+    }
+
     /// The aval of a variable.
     pub fn aval(&self, v: Var) -> &Aval {
         &self.avals[v.0 as usize]

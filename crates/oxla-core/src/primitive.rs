@@ -929,7 +929,7 @@ impl Primitive {
         }
         let mut found = false;
         self.params(0, &mut |jaxpr, _| {
-            found |= jaxpr.eqns.iter().any(|e| e.primitive.is_effectful());
+            found |= jaxpr.is_effectful();
             String::new()
         });
         found

@@ -2,20 +2,24 @@
 //! `stablehlo.while`, and `scan` to a `stablehlo.while` over an iteration
 //! counter that slices the xs and writes the ys. Every body becomes a
 //! region through `body::lower_body`, the one function that lowers a jaxpr.
+//! A body with effects (io callbacks, debug prints) takes the enclosing
+//! block's effect order value and gives back its own, so effects before,
+//! inside and after a loop or branch keep their program order.
 
 use melior::ir::{Location, Value, ValueLike};
 use oxla_core::{Aval, DType, Jaxpr, Scalar, SubJaxpr};
 
 use crate::attrs;
 use crate::body::lower_body;
-use crate::emit::{Emitter, LowerError};
+use crate::emit::{Emitter, LowerError, effect_order_aval};
 use crate::rules::compare_scalars;
 
 type Values<'c, 'a> = Vec<Value<'c, 'a>>;
 
 /// `stablehlo.case` on `index` (inputs[0]) with one region per branch; the
 /// regions use the operands from the enclosing block (StableHLO's implicit
-/// capture), as JAX's lowering does.
+/// capture), as JAX's lowering does. When a branch has effects, every
+/// branch takes the block's effect order value and returns its own first.
 pub(crate) fn cond<'c, 'a>(
     e: &mut Emitter<'c, 'a>,
     branches: &[SubJaxpr],
@@ -26,24 +30,43 @@ pub(crate) fn cond<'c, 'a>(
     let (index, operands) = inputs
         .split_first()
         .ok_or_else(|| LowerError::Mlir("cond without a branch index".into()))?;
+    let order_aval = effect_order_aval();
+    let order_in = match branches.iter().any(|b| b.jaxpr().is_effectful()) {
+        true => Some(e.effect_order(loc)?.to_raw()),
+        false => None,
+    };
     let raw: Vec<_> = operands.iter().map(|v| v.to_raw()).collect();
     let regions = branches
         .iter()
         .map(|branch| {
             e.region(&[], loc, |inner, _| {
-                // SAFETY: the operands are values of the enclosing block,
-                // which outlives this region (it is built into an op of
-                // that block); only their borrow lifetime changes.
+                // SAFETY: the operands (and the order value) are values of
+                // the enclosing block, which outlives this region (it is
+                // built into an op of that block); only their borrow
+                // lifetime changes.
                 let args: Vec<Value> = raw.iter().map(|r| unsafe { Value::from_raw(*r) }).collect();
-                lower_body(inner, branch.jaxpr(), &args)
+                let Some(order) = order_in else {
+                    return lower_body(inner, branch.jaxpr(), &args);
+                };
+                inner.set_effect_chain(unsafe { Value::from_raw(order) });
+                let outs = lower_body(inner, branch.jaxpr(), &args)?;
+                Ok(std::iter::once(inner.effect_order(loc)?).chain(outs).collect())
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    e.op_with_regions("stablehlo.case", &[*index], out_avals, &[], regions, loc)
+    if order_in.is_none() {
+        return e.op_with_regions("stablehlo.case", &[*index], out_avals, &[], regions, loc);
+    }
+    let avals: Vec<&Aval> = std::iter::once(&order_aval).chain(out_avals.iter().copied()).collect();
+    let outs = e.op_with_regions("stablehlo.case", &[*index], &avals, &[], regions, loc)?;
+    e.set_effect_chain(outs[0]);
+    Ok(outs[1..].to_vec())
 }
 
 /// `stablehlo.while` carrying every operand (the captured values stay
-/// unchanged); returns the final carry.
+/// unchanged); returns the final carry. When the loop has effects, the
+/// block's effect order value is carried first: the body takes and returns
+/// it, the condition takes it.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn while_loop<'c, 'a>(
     e: &mut Emitter<'c, 'a>,
@@ -56,7 +79,23 @@ pub(crate) fn while_loop<'c, 'a>(
     loc: Location<'c>,
 ) -> Result<Values<'c, 'a>, LowerError> {
     let consts = cond_nconsts + body_nconsts;
-    let cond_region = e.region(in_avals, loc, |inner, args| {
+    let ordered = cond.is_effectful() || body.is_effectful();
+    let order_aval = effect_order_aval();
+    // The loop's operands: [order value,] consts, carry.
+    let skip = usize::from(ordered);
+    let mut operands = Vec::with_capacity(inputs.len() + skip);
+    let mut avals: Vec<&Aval> = Vec::with_capacity(inputs.len() + skip);
+    if ordered {
+        operands.push(e.effect_order(loc)?);
+        avals.push(&order_aval);
+    }
+    operands.extend_from_slice(inputs);
+    avals.extend_from_slice(in_avals);
+    let cond_region = e.region(&avals, loc, |inner, args| {
+        if ordered {
+            inner.set_effect_chain(args[0]);
+        }
+        let args = &args[skip..];
         let cond_args: Vec<Value> = args[..cond_nconsts]
             .iter()
             .chain(&args[consts..])
@@ -64,19 +103,34 @@ pub(crate) fn while_loop<'c, 'a>(
             .collect();
         lower_body(inner, cond, &cond_args)
     })?;
-    let body_region = e.region(in_avals, loc, |inner, args| {
+    let body_region = e.region(&avals, loc, |inner, args| {
+        if ordered {
+            inner.set_effect_chain(args[0]);
+        }
+        let args = &args[skip..];
         let carry = lower_body(inner, body, &args[cond_nconsts..])?;
-        Ok(args[..consts].iter().copied().chain(carry).collect())
+        let order = match ordered {
+            true => Some(inner.effect_order(loc)?),
+            false => None,
+        };
+        Ok(order
+            .into_iter()
+            .chain(args[..consts].iter().copied())
+            .chain(carry)
+            .collect())
     })?;
     let outs = e.op_with_regions(
         "stablehlo.while",
-        inputs,
-        in_avals,
+        &operands,
+        &avals,
         &[],
         vec![cond_region, body_region],
         loc,
     )?;
-    Ok(outs[consts..].to_vec())
+    if ordered {
+        e.set_effect_chain(outs[0]);
+    }
+    Ok(outs[skip + consts..].to_vec())
 }
 
 /// What a scan lowers with.
@@ -122,6 +176,13 @@ pub(crate) fn scan<'c, 'a>(
     loop_avals.extend_from_slice(in_avals);
     loop_avals.extend_from_slice(ys_avals);
     let n_in = inputs.len();
+    // An effectful body carries the block's effect order value last.
+    let ordered = p.body.is_effectful();
+    let order_aval = effect_order_aval();
+    if ordered {
+        init.push(e.effect_order(loc)?);
+        loop_avals.push(&order_aval);
+    }
     let cond_region = e.region(&loop_avals, loc, |inner, args| {
         let limit = inner.constant(&counter, Scalar::Int(p.length), loc)?;
         Ok(vec![compare_scalars(
@@ -130,6 +191,10 @@ pub(crate) fn scan<'c, 'a>(
     })?;
     let body_region = e.region(&loop_avals, loc, |inner, args| {
         let mut state: Vec<Value> = args.to_vec();
+        if ordered {
+            let order = state.pop().expect("the loop state ends with the order value");
+            inner.set_effect_chain(order);
+        }
         for _ in 0..unroll {
             state = scan_step(
                 inner,
@@ -141,6 +206,9 @@ pub(crate) fn scan<'c, 'a>(
             )?;
         }
         debug_assert_eq!(state.len(), 1 + n_in + ys_avals.len());
+        if ordered {
+            state.push(inner.effect_order(loc)?);
+        }
         Ok(state)
     })?;
     let outs = e.op_with_regions(
@@ -151,8 +219,11 @@ pub(crate) fn scan<'c, 'a>(
         vec![cond_region, body_region],
         loc,
     )?;
+    if ordered {
+        e.set_effect_chain(outs[outs.len() - 1]);
+    }
     let carry = &outs[1 + p.num_consts..1 + p.num_consts + p.num_carry];
-    let ys = &outs[1 + n_in..];
+    let ys = &outs[1 + n_in..1 + n_in + ys_avals.len()];
     Ok(carry.iter().chain(ys).copied().collect())
 }
 

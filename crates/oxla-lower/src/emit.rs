@@ -65,6 +65,13 @@ pub(crate) fn tensor_type<'c>(context: &'c Context, aval: &Aval) -> Result<Type<
     Type::parse(context, &text).ok_or_else(|| LowerError::Mlir(format!("cannot parse type {text}")))
 }
 
+/// The type of the value that orders a program's effects: each effectful
+/// op takes the previous one's and makes the next (a region op carrying
+/// effects takes and returns it too), so XLA keeps them in program order.
+pub(crate) fn effect_order_aval() -> Aval {
+    Aval::new(DType::U8, &[])
+}
+
 /// Appends operations to one block.
 pub(crate) struct Emitter<'c, 'a> {
     context: &'c Context,
@@ -105,13 +112,20 @@ impl<'c, 'a> Emitter<'c, 'a> {
         }
     }
 
-    /// The order value the next effectful call of this block takes (from
-    /// the previous one), if any.
-    pub(crate) fn effect_chain(&self) -> Option<Value<'c, 'a>> {
-        self.effect_chain
+    /// The order value the next effectful op of this block takes: the last
+    /// one's, or a new zero before the block's first.
+    pub(crate) fn effect_order(&mut self, location: Location<'c>) -> Result<Value<'c, 'a>, LowerError> {
+        match self.effect_chain {
+            Some(value) => Ok(value),
+            None => {
+                let first = self.constant(&effect_order_aval(), Scalar::Int(0), location)?;
+                self.effect_chain = Some(first);
+                Ok(first)
+            }
+        }
     }
 
-    /// Records the order value an effectful call produced.
+    /// Records the order value an effectful op produced.
     pub(crate) fn set_effect_chain(&mut self, value: Value<'c, 'a>) {
         self.effect_chain = Some(value);
     }

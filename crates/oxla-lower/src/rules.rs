@@ -1082,15 +1082,11 @@ fn host_callback<'c, 'a>(
     out_avals: &[&Aval],
     loc: Location<'c>,
 ) -> Result<Vec<Value<'c, 'a>>, LowerError> {
-    let order = Aval::new(DType::U8, &[]);
+    let order = crate::emit::effect_order_aval();
     let mut operands = inputs.to_vec();
     let mut results: Vec<&Aval> = out_avals.to_vec();
     if callback.effectful {
-        let previous = match e.effect_chain() {
-            Some(value) => value,
-            None => e.constant(&order, Scalar::Int(0), loc)?,
-        };
-        operands.insert(0, previous);
+        operands.insert(0, e.effect_order(loc)?);
         results.insert(0, &order);
     }
     let config = format!(

@@ -7,6 +7,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use oxla::lax::{self, ScanOptions};
 use oxla::{
     Array, Aval, DType, HostArray, VmapMethod, grad, io_callback, jit, numpy as jnp, pure_callback,
     vmap,
@@ -259,4 +260,76 @@ fn a_custom_vjp_gives_a_callback_its_derivative_and_exports_refuse_callbacks() {
             && err.contains("no export can carry"),
         "{err}"
     );
+}
+
+#[test]
+fn io_callbacks_keep_their_order_across_loops_and_branches() {
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let logger = |log: &Arc<Mutex<Vec<String>>>, what: &'static str| {
+        let log = log.clone();
+        move |args: &[HostArray]| {
+            let value = args.first().map(|a| format!(" {}", a.to_f64_vec()[0]));
+            log.lock()
+                .unwrap()
+                .push(format!("{what}{}", value.unwrap_or_default()));
+            Ok(Vec::new())
+        }
+    };
+    let log = seen.clone();
+    let f = jit(move |x: Array| {
+        for _ in 0..4 {
+            io_callback(logger(&log, "before"), &[], &[]).unwrap();
+        }
+        let (total, _) = lax::scan(
+            |c: Array, v: Array| {
+                io_callback(logger(&log, "scan"), &[], &[&v]).unwrap();
+                (&c + &v, c)
+            },
+            Array::scalar(0.0f32).unwrap(),
+            x,
+            ScanOptions::default(),
+        )
+        .unwrap();
+        let positive = jnp::greater(&total, &Array::scalar(0.0f32).unwrap());
+        let total = lax::cond(
+            &positive,
+            |t: Array| {
+                io_callback(logger(&log, "branch"), &[], &[&t]).unwrap();
+                t * 2.0
+            },
+            |t: Array| t,
+            total,
+        )
+        .unwrap();
+        let total = lax::fori_loop(
+            0,
+            2,
+            |i: Array, t: Array| {
+                io_callback(logger(&log, "while"), &[], &[&i]).unwrap();
+                t + 1.0
+            },
+            total,
+        )
+        .unwrap();
+        for _ in 0..4 {
+            io_callback(logger(&log, "after"), &[], &[]).unwrap();
+        }
+        total
+    });
+    let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    // One order value (a `ui8`) runs through the whole program: the loops
+    // and the branch take and give it back, no region starts a chain.
+    let text = f.lower(&x).unwrap();
+    assert_eq!(
+        text.matches("dense<0> : tensor<ui8>").count(),
+        1,
+        "{text}"
+    );
+    let total = f.call(x).unwrap();
+    assert_eq!(total.to_vec::<f32>().unwrap(), vec![14.0]);
+    let want = [
+        "before", "before", "before", "before", "scan 1", "scan 2", "scan 3", "branch 6", "while 0",
+        "while 1", "after", "after", "after", "after",
+    ];
+    assert_eq!(*seen.lock().unwrap(), want);
 }

@@ -146,6 +146,38 @@ fn child() {
     .unwrap();
     total.block_until_ready().unwrap();
 
+    // Effects before, inside (a loop, a branch in it) and after keep
+    // their program order.
+    jit(|c: Array| {
+        debug::print("order: before {}", &[&c]).unwrap();
+        let c = lax::fori_loop(
+            0,
+            3,
+            |i: Array, c: Array| {
+                debug::print("order: step {}", &[&i]).unwrap();
+                let early = jnp::less(&i, &Array::scalar(1i32).unwrap());
+                lax::cond(
+                    &early,
+                    |c: Array| {
+                        debug::print("order: first step {}", &[&c]).unwrap();
+                        c + 1.0
+                    },
+                    |c: Array| c - 1.0,
+                    c,
+                )
+                .unwrap()
+            },
+            c,
+        )
+        .unwrap();
+        debug::print("order: after {}", &[&c]).unwrap();
+        c
+    })
+    .call(Array::scalar(7.0f32).unwrap())
+    .unwrap()
+    .block_until_ready()
+    .unwrap();
+
     let three = Array::from_slice(&[3i32], &[]).unwrap();
     debug::print("eager: {} {{braces}} {}", &[&three, &m]).unwrap();
     say("END");

@@ -72,5 +72,25 @@ def scanned(xs):
 
 
 jax.jit(scanned)(x)[0].block_until_ready()
+
+
+def ordered(c):
+    jax.debug.print("order: before {}", c, ordered=True)
+
+    def body(i, c):
+        jax.debug.print("order: step {}", i, ordered=True)
+
+        def first(c):
+            jax.debug.print("order: first step {}", c, ordered=True)
+            return c + 1.0
+
+        return lax.cond(i < 1, first, lambda c: c - 1.0, c)
+
+    c = lax.fori_loop(0, 3, body, c)
+    jax.debug.print("order: after {}", c, ordered=True)
+    return c
+
+
+jax.jit(ordered)(jnp.float32(7.0)).block_until_ready()
 jax.debug.print("eager: {} {{braces}} {}", jnp.int32(3), m)
 print("END", flush=True)
