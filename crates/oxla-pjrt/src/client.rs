@@ -14,6 +14,7 @@ use crate::element_type::{ElementType, NativeType};
 use crate::error::{Error, Result};
 use crate::executable::LoadedExecutable;
 use crate::ffi;
+use crate::key_value::KeyValueCallbacks;
 use crate::named_value::{NamedValue, RawNamedValues, Value};
 
 /// Create options whose value type the PJRT plugins fix. Some plugins abort
@@ -100,6 +101,10 @@ impl ClientOptions {
 pub(crate) struct ClientInner {
     pub(crate) api: Arc<Api>,
     pub(crate) raw: *mut ffi::PJRT_Client,
+    /// The store the plugin calls back into, if the client was made with
+    /// one; dropped after the client is destroyed (fields drop after
+    /// `Drop::drop`).
+    _key_value: Option<Box<KeyValueCallbacks>>,
 }
 
 // SAFETY: PjRtClient is thread-safe; the C API may be called from any thread.
@@ -133,11 +138,33 @@ impl fmt::Debug for Client {
 impl Client {
     /// Creates a client of a loaded plugin.
     pub fn new(api: Arc<Api>, options: &ClientOptions) -> Result<Client> {
+        Self::create(api, options, None)
+    }
+
+    /// Creates a client of a loaded plugin that shares `key_value` with
+    /// the other processes of its job (for multi-node clients; the plugin
+    /// learns its place from options such as `node_id` and `num_nodes`).
+    pub fn with_key_value_store(
+        api: Arc<Api>,
+        options: &ClientOptions,
+        key_value: KeyValueCallbacks,
+    ) -> Result<Client> {
+        Self::create(api, options, Some(Box::new(key_value)))
+    }
+
+    fn create(
+        api: Arc<Api>,
+        options: &ClientOptions,
+        key_value: Option<Box<KeyValueCallbacks>>,
+    ) -> Result<Client> {
         options.check_types()?;
         let raw_options = RawNamedValues::new(options.values())?;
         let mut args = ffi::PJRT_Client_Create_Args::new();
         args.create_options = raw_options.as_ptr();
         args.num_options = raw_options.len();
+        if let Some(callbacks) = &key_value {
+            callbacks.install(&mut args);
+        }
         pjrt_call!(&api, PJRT_Client_Create, &mut args)?;
         if args.client.is_null() {
             return Err(Error::Protocol(
@@ -148,6 +175,7 @@ impl Client {
             inner: Arc::new(ClientInner {
                 api,
                 raw: args.client,
+                _key_value: key_value,
             }),
         })
     }

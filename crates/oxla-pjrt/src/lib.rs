@@ -23,6 +23,7 @@ pub mod ffi;
 mod gpu_memory;
 mod guard;
 mod host_callback;
+mod key_value;
 mod named_value;
 mod preload;
 mod program_shape;
@@ -56,6 +57,7 @@ pub use host_callback::{
     CALLBACK_ID_ATTRIBUTE, CallbackArgument, CallbackResult, HOST_CALLBACK_TARGET, HostFunction,
     register_callback,
 };
+pub use key_value::{KeyValueCallbacks, KeyValueError, KeyValueStore};
 pub use named_value::{NamedValue, Value};
 pub use preload::{NeededLibrary, Preparation, needed_libraries, preparation_of, prepare_plugin};
 pub use program_shape::{ProgramShape, Shape};

@@ -8,6 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub mod compare;
+pub mod etcd;
 pub mod fuzz;
 
 pub use compare::{Tolerance, assert_matches_jax, compare};

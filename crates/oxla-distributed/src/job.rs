@@ -1,0 +1,393 @@
+//! One process's membership of a job: joining (a member key on this
+//! process's lease, refused when a live process holds the same id),
+//! waiting for every process (exchanges, barriers) with a bounded timeout
+//! and liveness checks, the key-value store PJRT plugins share, and
+//! leaving.
+//!
+//! Keys, under `oxla/jobs/<job>/`: `members/<id>` (while the process
+//! lives), `exchange/<name>/<id>`, `barrier/<name>/<n>/<id>` (the n-th
+//! barrier of that name), `leaving/<id>`, and `kv/<key>` for the plugins.
+//! Every key is on its writer's lease, so nothing outlives the run: a
+//! process that dies takes its keys with it once its heartbeats stop for
+//! the heartbeat timeout, and the others, polling, see its member key gone
+//! and stop waiting with [`DistributedError::ProcessGone`].
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use oxla_pjrt::{ErrorCode, KeyValueError, KeyValueStore};
+
+use crate::error::{DistributedError, Result};
+use crate::etcd::EtcdStore;
+
+/// How to join a job (JAX's `jax.distributed.initialize` arguments).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobOptions {
+    /// The etcd endpoint every process reaches (`host:port` or URL).
+    pub coordinator: String,
+    /// How many processes the job has.
+    pub num_processes: usize,
+    /// This process's id, in `0..num_processes`.
+    pub process_id: usize,
+    /// The job's name: jobs of other names share the coordinator freely.
+    pub job: String,
+    /// How long joining waits for every process (JAX's
+    /// `initialization_timeout`, 300 s).
+    pub initialization_timeout: Duration,
+    /// How long a silent process stays a member (JAX's
+    /// `heartbeat_timeout_seconds`); the others notice a dead process this
+    /// long after it died. Whole seconds, at least one.
+    pub heartbeat_timeout: Duration,
+    /// How long connecting to the coordinator may take.
+    pub connect_timeout: Duration,
+}
+
+impl JobOptions {
+    /// Process `process_id` of `num_processes` coordinated by
+    /// `coordinator`, with JAX's timeouts (300 s to join) and a 10 s
+    /// heartbeat timeout, in the job named `oxla`.
+    pub fn new(coordinator: &str, num_processes: usize, process_id: usize) -> Self {
+        Self {
+            coordinator: coordinator.to_string(),
+            num_processes,
+            process_id,
+            job: "oxla".into(),
+            initialization_timeout: Duration::from_secs(300),
+            heartbeat_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        let invalid = |m: String| Err(DistributedError::InvalidOptions(m));
+        if self.num_processes == 0 {
+            return invalid("num_processes is 0: a job has at least one process".into());
+        }
+        if self.process_id >= self.num_processes {
+            return invalid(format!(
+                "process_id {} is not below num_processes {}",
+                self.process_id, self.num_processes
+            ));
+        }
+        if self.job.is_empty() || self.job.contains('/') {
+            return invalid(format!(
+                "job name {:?} must be non-empty and without '/'",
+                self.job
+            ));
+        }
+        if self.coordinator.is_empty() {
+            return invalid("the coordinator address is empty".into());
+        }
+        Ok(())
+    }
+}
+
+/// The shared state of a joined job.
+struct Membership {
+    store: EtcdStore,
+    options: JobOptions,
+    /// `oxla/jobs/<job>/`.
+    root: String,
+    /// How many barriers of each name this process has passed.
+    barriers: Mutex<HashMap<String, u64>>,
+    /// The processes seen as members: one missing later is gone.
+    seen: Mutex<BTreeSet<usize>>,
+    left: AtomicBool,
+}
+
+/// This process's place in a multi-process job.
+#[derive(Clone)]
+pub struct Job {
+    membership: Arc<Membership>,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job")
+            .field("options", &self.membership.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The key's process id when `key` is `<prefix><id>`.
+fn process_of(key: &str, prefix: &str) -> Option<usize> {
+    key.strip_prefix(prefix)?.parse().ok()
+}
+
+/// How a wait treats a process whose member key disappears.
+#[derive(Clone, Copy, PartialEq)]
+enum Gone {
+    /// An error: the job cannot go on without it.
+    IsAnError,
+    /// As good as arrived (when leaving, a process may finish first).
+    CountsAsArrived,
+}
+
+impl Job {
+    /// Connects to the coordinator and joins the job as
+    /// `options.process_id` (it does not wait for the others; see
+    /// [`exchange`](Self::exchange)).
+    pub fn join(options: JobOptions) -> Result<Job> {
+        options.check()?;
+        let store = EtcdStore::connect(
+            &options.coordinator,
+            options.connect_timeout,
+            options.heartbeat_timeout,
+        )?;
+        let root = format!("oxla/jobs/{}/", options.job);
+        let member = format!("{root}members/{}", options.process_id);
+        let about = serde_json::json!({ "os_pid": std::process::id() }).to_string();
+        if !store.put_if_absent(&member, about.as_bytes())? {
+            let _ = store.revoke();
+            return Err(DistributedError::DuplicateProcess {
+                process_id: options.process_id,
+                job: options.job.clone(),
+                coordinator: options.coordinator.clone(),
+                heartbeat_timeout: store.heartbeat_timeout(),
+            });
+        }
+        tracing::debug!(job = %options.job, process = options.process_id, "joined");
+        Ok(Job {
+            membership: Arc::new(Membership {
+                store,
+                options,
+                root,
+                barriers: Mutex::default(),
+                seen: Mutex::default(),
+                left: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// The options the job was joined with.
+    pub fn options(&self) -> &JobOptions {
+        &self.membership.options
+    }
+
+    /// This process's id.
+    pub fn process_id(&self) -> usize {
+        self.membership.options.process_id
+    }
+
+    /// How many processes the job has.
+    pub fn num_processes(&self) -> usize {
+        self.membership.options.num_processes
+    }
+
+    fn check_not_left(&self) -> Result<()> {
+        match self.membership.left.load(Ordering::SeqCst) {
+            true => Err(DistributedError::Left {
+                job: self.membership.options.job.clone(),
+            }),
+            false => Ok(()),
+        }
+    }
+
+    /// Publishes `value` as this process's part of exchange `name` and
+    /// waits (up to `timeout`) for every process's: their values in
+    /// process order. Each name is used once per job.
+    pub fn exchange(&self, name: &str, value: &[u8], timeout: Duration) -> Result<Vec<Vec<u8>>> {
+        self.check_not_left()?;
+        let prefix = format!("exchange/{name}/");
+        self.publish_and_wait(&format!("exchange {name:?}"), &prefix, value, timeout, Gone::IsAnError)
+    }
+
+    /// Waits (up to `timeout`) until every process reaches barrier `name`
+    /// (JAX's `sync_global_devices`); a barrier's name can be used again,
+    /// every process counting its passes alike.
+    pub fn barrier(&self, name: &str, timeout: Duration) -> Result<()> {
+        self.check_not_left()?;
+        let pass = {
+            let mut barriers = self.membership.barriers.lock().unwrap_or_else(|p| p.into_inner());
+            let count = barriers.entry(name.to_string()).or_insert(0);
+            *count += 1;
+            *count
+        };
+        let prefix = format!("barrier/{name}/{pass}/");
+        self.publish_and_wait(&format!("barrier {name:?}"), &prefix, b"", timeout, Gone::IsAnError)
+            .map(drop)
+    }
+
+    /// Leaves the job: a barrier with every process (up to `timeout`), then
+    /// waiting until each has seen it pass (a process gone by then has
+    /// left), then ending this process's lease, which deletes its keys.
+    pub fn shutdown(&self, timeout: Duration) -> Result<()> {
+        self.barrier("shutdown", timeout)?;
+        self.publish_and_wait("the others to leave", "leaving/", b"", timeout, Gone::CountsAsArrived)?;
+        self.leave()
+    }
+
+    /// Ends this process's membership at once (its keys go; the others see
+    /// it gone).
+    fn leave(&self) -> Result<()> {
+        if self.membership.left.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.membership.store.revoke()
+    }
+
+    /// A key-value store for a PJRT plugin's client, under `kv/`: `get`
+    /// waits and fails fast when a process of the job is gone.
+    pub fn key_value_store(&self) -> Arc<dyn KeyValueStore> {
+        Arc::new(JobKeyValueStore { job: self.clone() })
+    }
+
+    /// Puts this process's `value` under `prefix` and waits for every
+    /// process's value there.
+    fn publish_and_wait(
+        &self,
+        what: &str,
+        prefix: &str,
+        value: &[u8],
+        timeout: Duration,
+        gone: Gone,
+    ) -> Result<Vec<Vec<u8>>> {
+        let m = &self.membership;
+        let key = format!("{}{prefix}{}", m.root, m.options.process_id);
+        m.store.put(&key, value)?;
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            let (values, members) = self.poll(prefix)?;
+            let gone_now = self.gone_processes(&members);
+            let arrived = |id: &usize| {
+                values.contains_key(id) || (gone == Gone::CountsAsArrived && gone_now.contains(id))
+            };
+            if gone == Gone::IsAnError
+                && let Some(&process_id) = gone_now.iter().find(|id| !values.contains_key(id))
+            {
+                return Err(DistributedError::ProcessGone {
+                    process_id,
+                    job: m.options.job.clone(),
+                    what: what.to_string(),
+                    heartbeat_timeout: m.store.heartbeat_timeout(),
+                });
+            }
+            let missing: Vec<usize> = (0..m.options.num_processes).filter(|id| !arrived(id)).collect();
+            if missing.is_empty() {
+                let mut values = values;
+                return Ok((0..m.options.num_processes)
+                    .map(|id| values.remove(&id).unwrap_or_default())
+                    .collect());
+            }
+            if start.elapsed() >= timeout {
+                return Err(DistributedError::Timeout {
+                    what: what.to_string(),
+                    job: m.options.job.clone(),
+                    missing,
+                    num_processes: m.options.num_processes,
+                    waited: start.elapsed(),
+                });
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+    }
+
+    /// The values under `prefix` by process, and the current members.
+    fn poll(&self, prefix: &str) -> Result<(BTreeMap<usize, Vec<u8>>, BTreeSet<usize>)> {
+        let m = &self.membership;
+        let entries = m.store.list(&m.root)?;
+        let full_prefix = format!("{}{prefix}", m.root);
+        let members_prefix = format!("{}members/", m.root);
+        let mut values = BTreeMap::new();
+        let mut members = BTreeSet::new();
+        for (key, value) in entries {
+            if let Some(id) = process_of(&key, &members_prefix) {
+                members.insert(id);
+            }
+            if let Some(id) = process_of(&key, &full_prefix) {
+                values.insert(id, value);
+            }
+        }
+        Ok((values, members))
+    }
+
+    /// The processes seen as members before that are not any more (and
+    /// notes the current members as seen).
+    fn gone_processes(&self, members: &BTreeSet<usize>) -> BTreeSet<usize> {
+        let mut seen = self.membership.seen.lock().unwrap_or_else(|p| p.into_inner());
+        seen.extend(members.iter().copied());
+        seen.difference(members).copied().collect()
+    }
+
+    /// The current members (noting them as seen).
+    fn members(&self) -> Result<BTreeSet<usize>> {
+        let (_, members) = self.poll("members/")?;
+        Ok(members)
+    }
+}
+
+impl Drop for Membership {
+    fn drop(&mut self) {
+        if !self.left.swap(true, Ordering::SeqCst) {
+            let _ = self.store.revoke();
+        }
+    }
+}
+
+/// The store a plugin's client uses (under the job's `kv/`).
+struct JobKeyValueStore {
+    job: Job,
+}
+
+impl JobKeyValueStore {
+    fn key(&self, key: &str) -> String {
+        format!("{}kv/{key}", self.job.membership.root)
+    }
+
+    fn unavailable(e: DistributedError) -> KeyValueError {
+        KeyValueError::new(ErrorCode::Unavailable, e.to_string())
+    }
+}
+
+impl KeyValueStore for JobKeyValueStore {
+    fn get(&self, key: &str, timeout: Duration) -> std::result::Result<Vec<u8>, KeyValueError> {
+        let full = self.key(key);
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            if let Some(value) = self.job.membership.store.get(&full).map_err(Self::unavailable)? {
+                return Ok(value);
+            }
+            let members = self.job.members().map_err(Self::unavailable)?;
+            if let Some(&process_id) = self.job.gone_processes(&members).iter().next() {
+                return Err(Self::unavailable(DistributedError::ProcessGone {
+                    process_id,
+                    job: self.job.options().job.clone(),
+                    what: format!("key {key:?}"),
+                    heartbeat_timeout: self.job.membership.store.heartbeat_timeout(),
+                }));
+            }
+            if start.elapsed() >= timeout {
+                return Err(KeyValueError::new(
+                    ErrorCode::DeadlineExceeded,
+                    format!(
+                        "key {key:?} of job {:?} was not set within {timeout:?}",
+                        self.job.options().job
+                    ),
+                ));
+            }
+            std::thread::sleep(pause.min(timeout.saturating_sub(start.elapsed())));
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+    }
+
+    fn try_get(&self, key: &str) -> std::result::Result<Option<Vec<u8>>, KeyValueError> {
+        self.job
+            .membership
+            .store
+            .get(&self.key(key))
+            .map_err(Self::unavailable)
+    }
+
+    fn put(&self, key: &str, value: &[u8]) -> std::result::Result<(), KeyValueError> {
+        self.job
+            .membership
+            .store
+            .put(&self.key(key), value)
+            .map_err(Self::unavailable)
+    }
+}
