@@ -8,9 +8,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp,
-};
+use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp};
 use tokio::runtime::Runtime;
 
 use crate::error::{DistributedError, Result};
@@ -64,7 +62,12 @@ impl EtcdStore {
                 Client::connect([coordinator], Some(options)),
             )
             .await
-            .map_err(|_| failed("connecting", &format!("no answer within {connect_timeout:?}")))?
+            .map_err(|_| {
+                failed(
+                    "connecting",
+                    &format!("no answer within {connect_timeout:?}"),
+                )
+            })?
             .map_err(|e| failed("connecting", &e))?;
             let lease = client
                 .lease_grant(ttl_seconds, None)
@@ -155,9 +158,10 @@ impl EtcdStore {
         let txn = Txn::new()
             .when([Compare::create_revision(key, CompareOp::Equal, 0)])
             .and_then([TxnOp::put(key, value.to_vec(), Some(options))]);
-        self.block_on(&format!("create {key:?}"), async move {
-            client.txn(txn).await
-        })
+        self.block_on(
+            &format!("create {key:?}"),
+            async move { client.txn(txn).await },
+        )
         .map(|answer| answer.succeeded())
     }
 
@@ -174,7 +178,9 @@ impl EtcdStore {
     pub fn list(&self, prefix: &str) -> Result<Vec<(String, Vec<u8>)>> {
         let mut client = self.client.clone();
         let answer = self.block_on(&format!("list {prefix:?}"), async move {
-            client.get(prefix, Some(GetOptions::new().with_prefix())).await
+            client
+                .get(prefix, Some(GetOptions::new().with_prefix()))
+                .await
         })?;
         Ok(answer
             .kvs()

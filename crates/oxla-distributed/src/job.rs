@@ -116,6 +116,14 @@ fn process_of(key: &str, prefix: &str) -> Option<usize> {
     key.strip_prefix(prefix)?.parse().ok()
 }
 
+/// One poll of the job's keys.
+struct Snapshot {
+    /// The values under the awaited prefix, by process.
+    values: BTreeMap<usize, Vec<u8>>,
+    /// The processes whose member key exists.
+    members: BTreeSet<usize>,
+}
+
 /// How a wait treats a process whose member key disappears.
 #[derive(Clone, Copy, PartialEq)]
 enum Gone {
@@ -191,7 +199,13 @@ impl Job {
     pub fn exchange(&self, name: &str, value: &[u8], timeout: Duration) -> Result<Vec<Vec<u8>>> {
         self.check_not_left()?;
         let prefix = format!("exchange/{name}/");
-        self.publish_and_wait(&format!("exchange {name:?}"), &prefix, value, timeout, Gone::IsAnError)
+        self.publish_and_wait(
+            &format!("exchange {name:?}"),
+            &prefix,
+            value,
+            timeout,
+            Gone::IsAnError,
+        )
     }
 
     /// Waits (up to `timeout`) until every process reaches barrier `name`
@@ -200,14 +214,24 @@ impl Job {
     pub fn barrier(&self, name: &str, timeout: Duration) -> Result<()> {
         self.check_not_left()?;
         let pass = {
-            let mut barriers = self.membership.barriers.lock().unwrap_or_else(|p| p.into_inner());
+            let mut barriers = self
+                .membership
+                .barriers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             let count = barriers.entry(name.to_string()).or_insert(0);
             *count += 1;
             *count
         };
         let prefix = format!("barrier/{name}/{pass}/");
-        self.publish_and_wait(&format!("barrier {name:?}"), &prefix, b"", timeout, Gone::IsAnError)
-            .map(drop)
+        self.publish_and_wait(
+            &format!("barrier {name:?}"),
+            &prefix,
+            b"",
+            timeout,
+            Gone::IsAnError,
+        )
+        .map(drop)
     }
 
     /// Leaves the job: a barrier with every process (up to `timeout`), then
@@ -215,7 +239,13 @@ impl Job {
     /// left), then ending this process's lease, which deletes its keys.
     pub fn shutdown(&self, timeout: Duration) -> Result<()> {
         self.barrier("shutdown", timeout)?;
-        self.publish_and_wait("the others to leave", "leaving/", b"", timeout, Gone::CountsAsArrived)?;
+        self.publish_and_wait(
+            "the others to leave",
+            "leaving/",
+            b"",
+            timeout,
+            Gone::CountsAsArrived,
+        )?;
         self.leave()
     }
 
@@ -250,7 +280,7 @@ impl Job {
         let start = Instant::now();
         let mut pause = Duration::from_millis(5);
         loop {
-            let (values, members) = self.poll(prefix)?;
+            let Snapshot { values, members } = self.poll(prefix)?;
             let gone_now = self.gone_processes(&members);
             let arrived = |id: &usize| {
                 values.contains_key(id) || (gone == Gone::CountsAsArrived && gone_now.contains(id))
@@ -265,7 +295,9 @@ impl Job {
                     heartbeat_timeout: m.store.heartbeat_timeout(),
                 });
             }
-            let missing: Vec<usize> = (0..m.options.num_processes).filter(|id| !arrived(id)).collect();
+            let missing: Vec<usize> = (0..m.options.num_processes)
+                .filter(|id| !arrived(id))
+                .collect();
             if missing.is_empty() {
                 let mut values = values;
                 return Ok((0..m.options.num_processes)
@@ -287,7 +319,7 @@ impl Job {
     }
 
     /// The values under `prefix` by process, and the current members.
-    fn poll(&self, prefix: &str) -> Result<(BTreeMap<usize, Vec<u8>>, BTreeSet<usize>)> {
+    fn poll(&self, prefix: &str) -> Result<Snapshot> {
         let m = &self.membership;
         let entries = m.store.list(&m.root)?;
         let full_prefix = format!("{}{prefix}", m.root);
@@ -302,21 +334,24 @@ impl Job {
                 values.insert(id, value);
             }
         }
-        Ok((values, members))
+        Ok(Snapshot { values, members })
     }
 
     /// The processes seen as members before that are not any more (and
     /// notes the current members as seen).
     fn gone_processes(&self, members: &BTreeSet<usize>) -> BTreeSet<usize> {
-        let mut seen = self.membership.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = self
+            .membership
+            .seen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         seen.extend(members.iter().copied());
         seen.difference(members).copied().collect()
     }
 
     /// The current members (noting them as seen).
     fn members(&self) -> Result<BTreeSet<usize>> {
-        let (_, members) = self.poll("members/")?;
-        Ok(members)
+        Ok(self.poll("members/")?.members)
     }
 }
 
@@ -349,7 +384,13 @@ impl KeyValueStore for JobKeyValueStore {
         let start = Instant::now();
         let mut pause = Duration::from_millis(5);
         loop {
-            if let Some(value) = self.job.membership.store.get(&full).map_err(Self::unavailable)? {
+            if let Some(value) = self
+                .job
+                .membership
+                .store
+                .get(&full)
+                .map_err(Self::unavailable)?
+            {
                 return Ok(value);
             }
             let members = self.job.members().map_err(Self::unavailable)?;

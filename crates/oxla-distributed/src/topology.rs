@@ -129,17 +129,14 @@ mod tests {
 
     #[test]
     fn devices_are_numbered_process_major() {
-        let t = GlobalTopology::assemble("j", &[process(0, "cpu", 2), process(1, "cpu", 3)])
-            .unwrap();
+        let t =
+            GlobalTopology::assemble("j", &[process(0, "cpu", 2), process(1, "cpu", 3)]).unwrap();
         let ids: Vec<(usize, usize, i64)> = t
             .devices
             .iter()
             .map(|d| (d.id, d.process_index, d.local_id))
             .collect();
-        assert_eq!(
-            ids,
-            [(0, 0, 0), (1, 0, 1), (2, 1, 0), (3, 1, 1), (4, 1, 2)]
-        );
+        assert_eq!(ids, [(0, 0, 0), (1, 0, 1), (2, 1, 0), (3, 1, 1), (4, 1, 2)]);
         assert_eq!(t.local_devices(1).count(), 3);
     }
 
@@ -148,11 +145,17 @@ mod tests {
         let err = GlobalTopology::assemble("j", &[process(0, "cpu", 1), process(1, "cuda", 1)])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("process 0 runs cpu 1 but process 1 runs cuda 1"), "{err}");
+        assert!(
+            err.contains("process 0 runs cpu 1 but process 1 runs cuda 1"),
+            "{err}"
+        );
         let err = GlobalTopology::assemble("j", &[process(1, "cpu", 1)])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("topology number 0 came from process 1"), "{err}");
+        assert!(
+            err.contains("topology number 0 came from process 1"),
+            "{err}"
+        );
         let err = GlobalTopology::assemble("j", &[process(0, "cpu", 0)])
             .unwrap_err()
             .to_string();

@@ -77,10 +77,17 @@ fn a_second_process_with_the_same_id_is_refused() {
     let first = Job::join(options(&server, "dup", 2, 1)).unwrap();
     let err = Job::join(options(&server, "dup", 2, 1)).unwrap_err();
     assert!(
-        matches!(err, DistributedError::DuplicateProcess { process_id: 1, .. }),
+        matches!(
+            err,
+            DistributedError::DuplicateProcess { process_id: 1, .. }
+        ),
         "{err}"
     );
-    assert!(err.to_string().contains("process 1 already joined job \"dup\""), "{err}");
+    assert!(
+        err.to_string()
+            .contains("process 1 already joined job \"dup\""),
+        "{err}"
+    );
     drop(first);
     // Its lease revoked, the id is free.
     Job::join(options(&server, "dup", 2, 1)).unwrap();
@@ -168,7 +175,11 @@ fn plugin_keys_time_out_and_bad_options_or_coordinators_are_errors() {
     assert!(matches!(err, DistributedError::Left { .. }), "{err}");
 
     let err = Job::join(options(&server, "kv", 2, 2)).unwrap_err();
-    assert!(err.to_string().contains("process_id 2 is not below num_processes 2"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("process_id 2 is not below num_processes 2"),
+        "{err}"
+    );
     let err = Job::join(options(&server, "a/b", 1, 0)).unwrap_err();
     assert!(err.to_string().contains("without '/'"), "{err}");
 

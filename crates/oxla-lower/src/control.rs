@@ -50,14 +50,18 @@ pub(crate) fn cond<'c, 'a>(
                 };
                 inner.set_effect_chain(unsafe { Value::from_raw(order) });
                 let outs = lower_body(inner, branch.jaxpr(), &args)?;
-                Ok(std::iter::once(inner.effect_order(loc)?).chain(outs).collect())
+                Ok(std::iter::once(inner.effect_order(loc)?)
+                    .chain(outs)
+                    .collect())
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
     if order_in.is_none() {
         return e.op_with_regions("stablehlo.case", &[*index], out_avals, &[], regions, loc);
     }
-    let avals: Vec<&Aval> = std::iter::once(&order_aval).chain(out_avals.iter().copied()).collect();
+    let avals: Vec<&Aval> = std::iter::once(&order_aval)
+        .chain(out_avals.iter().copied())
+        .collect();
     let outs = e.op_with_regions("stablehlo.case", &[*index], &avals, &[], regions, loc)?;
     e.set_effect_chain(outs[0]);
     Ok(outs[1..].to_vec())
@@ -192,7 +196,9 @@ pub(crate) fn scan<'c, 'a>(
     let body_region = e.region(&loop_avals, loc, |inner, args| {
         let mut state: Vec<Value> = args.to_vec();
         if ordered {
-            let order = state.pop().expect("the loop state ends with the order value");
+            let order = state
+                .pop()
+                .expect("the loop state ends with the order value");
             inner.set_effect_chain(order);
         }
         for _ in 0..unroll {

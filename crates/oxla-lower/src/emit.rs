@@ -114,7 +114,10 @@ impl<'c, 'a> Emitter<'c, 'a> {
 
     /// The order value the next effectful op of this block takes: the last
     /// one's, or a new zero before the block's first.
-    pub(crate) fn effect_order(&mut self, location: Location<'c>) -> Result<Value<'c, 'a>, LowerError> {
+    pub(crate) fn effect_order(
+        &mut self,
+        location: Location<'c>,
+    ) -> Result<Value<'c, 'a>, LowerError> {
         match self.effect_chain {
             Some(value) => Ok(value),
             None => {

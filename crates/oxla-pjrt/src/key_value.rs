@@ -307,7 +307,12 @@ mod tests {
         let error = unsafe { client.kv_put_callback.unwrap()(&mut put) };
         assert!(error.is_null());
         assert_eq!(
-            store.0.lock().unwrap().get("cuda:gpu:local_topology/0").unwrap(),
+            store
+                .0
+                .lock()
+                .unwrap()
+                .get("cuda:gpu:local_topology/0")
+                .unwrap(),
             value
         );
 
@@ -355,7 +360,10 @@ mod tests {
         assert!(message.contains("cpu:absent"), "{message}");
         let (code, message) = try_get("boom");
         assert_eq!(code, ffi::PJRT_Error_Code_INTERNAL);
-        assert!(message.contains("panicked: store failure on cpu:boom"), "{message}");
+        assert!(
+            message.contains("panicked: store failure on cpu:boom"),
+            "{message}"
+        );
 
         let mut get: ffi::PJRT_KeyValueGetCallback_Args = unsafe { std::mem::zeroed() };
         let key = "never";
@@ -367,6 +375,9 @@ mod tests {
         assert!(!unsafe { client.kv_get_callback.unwrap()(&mut get) }.is_null());
         let (code, message) = LAST_ERROR.lock().unwrap().take().unwrap();
         assert_eq!(code, ffi::PJRT_Error_Code_DEADLINE_EXCEEDED);
-        assert!(message.contains("cpu:never not set within 5ms"), "{message}");
+        assert!(
+            message.contains("cpu:never not set within 5ms"),
+            "{message}"
+        );
     }
 }

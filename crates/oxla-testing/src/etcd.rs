@@ -45,11 +45,8 @@ impl EtcdServer {
     /// it is healthy. Panics, saying how to install it, when `etcd` is not
     /// on the PATH.
     pub fn start() -> EtcdServer {
-        let data_dir = std::env::temp_dir().join(format!(
-            "oxla-etcd-{}-{}",
-            std::process::id(),
-            free_port()
-        ));
+        let data_dir =
+            std::env::temp_dir().join(format!("oxla-etcd-{}-{}", std::process::id(), free_port()));
         let client_port = free_port();
         let peer_port = free_port();
         let client = format!("http://127.0.0.1:{client_port}");

@@ -113,6 +113,10 @@ pub enum Error {
     /// Reading or writing a .npy file failed.
     #[error(transparent)]
     Npy(Arc<oxla_npy::NpyError>),
+    /// Joining or running a multi-process job failed (the coordinator, a
+    /// timeout, a process gone).
+    #[error(transparent)]
+    Distributed(#[from] oxla_distributed::DistributedError),
 }
 
 impl From<oxla_pjrt::Error> for Error {

@@ -18,6 +18,7 @@ mod control;
 pub mod custom;
 pub mod datasets;
 pub mod debug;
+pub mod distributed;
 mod element;
 mod error;
 mod export;

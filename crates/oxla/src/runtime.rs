@@ -19,34 +19,75 @@ use crate::error::{Error, Result};
 pub fn client() -> Result<&'static Client> {
     CLIENT
         .get_or_init(|| {
-            let platform =
-                oxla_pjrt::settings::setting("OXLA_PLATFORM", "cpu, cuda, rocm, tpu", |p| {
-                    p.parse().ok()
-                })
-                .or_default(Platform::Cpu);
-            let options = match platform {
-                Platform::Cpu => {
-                    let requested = *REQUESTED_CPU_DEVICES
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner());
-                    ClientOptions::new().cpu_device_count(requested.unwrap_or_else(|| {
-                        oxla_pjrt::settings::setting(
-                            "OXLA_CPU_DEVICE_COUNT",
-                            "a whole number of devices, at least 1",
-                            |n| n.parse().ok().filter(|n: &i64| *n >= 1),
-                        )
-                        .or_default(1)
-                    }))
-                }
-                Platform::Cuda | Platform::Rocm => {
-                    ClientOptions::new().with_gpu_memory_from_environment()
-                }
-                Platform::Tpu => ClientOptions::new(),
-            };
-            Client::for_platform(platform, &options).map_err(Arc::new)
+            let platform = default_platform();
+            Client::for_platform(platform, &default_options(platform)).map_err(Arc::new)
         })
         .as_ref()
         .map_err(|e| Error::Runtime(e.clone()))
+}
+
+/// The platform of `OXLA_PLATFORM` (default `cpu`).
+fn default_platform() -> Platform {
+    oxla_pjrt::settings::setting("OXLA_PLATFORM", "cpu, cuda, rocm, tpu", |p| p.parse().ok())
+        .or_default(Platform::Cpu)
+}
+
+/// The default client's options on `platform` (see [`client`]).
+fn default_options(platform: Platform) -> ClientOptions {
+    match platform {
+        Platform::Cpu => {
+            let requested = *REQUESTED_CPU_DEVICES
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            ClientOptions::new().cpu_device_count(requested.unwrap_or_else(|| {
+                oxla_pjrt::settings::setting(
+                    "OXLA_CPU_DEVICE_COUNT",
+                    "a whole number of devices, at least 1",
+                    |n| n.parse().ok().filter(|n: &i64| *n >= 1),
+                )
+                .or_default(1)
+            }))
+        }
+        Platform::Cuda | Platform::Rocm => ClientOptions::new().with_gpu_memory_from_environment(),
+        Platform::Tpu => ClientOptions::new(),
+    }
+}
+
+/// Makes the default client as process `node_id` of a job of `num_nodes`
+/// processes, sharing `key_value` (under the platform's name and a colon,
+/// JAX's prefix) with the others. GPU plugins build their multi-node
+/// client from it (`node_id`, `num_nodes`); the CPU plugins take neither
+/// option and stay local; TPU plugins learn their slice from the machine.
+/// An error when the default client already exists.
+pub(crate) fn create_job_client(
+    key_value: Arc<dyn oxla_pjrt::KeyValueStore>,
+    node_id: usize,
+    num_nodes: usize,
+) -> Result<&'static Client> {
+    let mut created_here = false;
+    let made = CLIENT.get_or_init(|| {
+        created_here = true;
+        let platform = default_platform();
+        let mut options = default_options(platform);
+        if matches!(platform, Platform::Cuda | Platform::Rocm) {
+            options = options
+                .set("node_id", oxla_pjrt::Value::Int64(node_id as i64))
+                .set("num_nodes", oxla_pjrt::Value::Int64(num_nodes as i64));
+        }
+        let api = oxla_pjrt::find_plugin(platform, None)
+            .and_then(|path| oxla_pjrt::Api::load_for(platform, &path))
+            .map_err(Arc::new)?;
+        let key_value = oxla_pjrt::KeyValueCallbacks::new(key_value, format!("{platform}:"));
+        Client::with_key_value_store(api, &options, key_value).map_err(Arc::new)
+    });
+    if !created_here {
+        return Err(Error::InvalidArgument(
+            "distributed::initialize must come before the process's first array or \
+             compilation (the client already exists)"
+                .into(),
+        ));
+    }
+    made.as_ref().map_err(|e| Error::Runtime(e.clone()))
 }
 
 static CLIENT: OnceLock<std::result::Result<Client, Arc<oxla_pjrt::Error>>> = OnceLock::new();

@@ -320,16 +320,12 @@ fn io_callbacks_keep_their_order_across_loops_and_branches() {
     // One order value (a `ui8`) runs through the whole program: the loops
     // and the branch take and give it back, no region starts a chain.
     let text = f.lower(&x).unwrap();
-    assert_eq!(
-        text.matches("dense<0> : tensor<ui8>").count(),
-        1,
-        "{text}"
-    );
+    assert_eq!(text.matches("dense<0> : tensor<ui8>").count(), 1, "{text}");
     let total = f.call(x).unwrap();
     assert_eq!(total.to_vec::<f32>().unwrap(), vec![14.0]);
     let want = [
-        "before", "before", "before", "before", "scan 1", "scan 2", "scan 3", "branch 6", "while 0",
-        "while 1", "after", "after", "after", "after",
+        "before", "before", "before", "before", "scan 1", "scan 2", "scan 3", "branch 6",
+        "while 0", "while 1", "after", "after", "after", "after",
     ];
     assert_eq!(*seen.lock().unwrap(), want);
 }

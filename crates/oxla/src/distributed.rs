@@ -1,0 +1,154 @@
+//! Many processes (JAX's `jax.distributed`): [`initialize`] joins this
+//! process to a job coordinated by an etcd cluster, before its first array
+//! or compilation. It connects, joins under `process_id` (a live process
+//! with the same id is an error), makes the default PJRT client with the
+//! job's key-value store behind the client's `kv_*` callbacks (and, on GPU
+//! plugins, the `node_id`/`num_nodes` options that make a multi-node
+//! client), publishes this process's devices and waits for every
+//! process's, then meets the others at a barrier. Afterwards
+//! [`global_devices`] lists the job's devices (process-major, as
+//! `jax.devices()`), [`barrier`] synchronises (`sync_global_devices`) and
+//! [`shutdown`] leaves. Every wait is bounded; a process that dies is
+//! reported by id to the others once its heartbeats have been silent for
+//! the heartbeat timeout.
+//!
+//! The CPU plugins run no cross-process collectives: on them the job is a
+//! set of processes that agree on the device list and synchronise, each
+//! computing on its own devices. docs/multi-host.md says how a GPU or TPU
+//! job runs end to end.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+pub use oxla_distributed::{
+    DistributedError, GlobalDevice, GlobalTopology, Job, JobOptions, LocalDevice, ProcessTopology,
+};
+
+use crate::error::{Error, Result};
+
+/// The job this process joined.
+struct Joined {
+    job: Job,
+    topology: GlobalTopology,
+}
+
+static JOINED: OnceLock<Joined> = OnceLock::new();
+
+/// Joins process `process_id` of `num_processes` to the job coordinated
+/// by the etcd endpoint `coordinator` (`host:port` or URL), with
+/// [`JobOptions::new`]'s timeouts. See [`initialize_with`].
+pub fn initialize(coordinator: &str, num_processes: usize, process_id: usize) -> Result<()> {
+    initialize_with(JobOptions::new(coordinator, num_processes, process_id))
+}
+
+/// Joins the job `options` describe (see the module's documentation);
+/// once per process, before its first array or compilation.
+pub fn initialize_with(options: JobOptions) -> Result<()> {
+    if JOINED.get().is_some() {
+        return Err(Error::InvalidArgument(
+            "distributed::initialize was already called in this process".into(),
+        ));
+    }
+    let timeout = options.initialization_timeout;
+    let job = Job::join(options)?;
+    let client = crate::runtime::create_job_client(
+        job.key_value_store(),
+        job.process_id(),
+        job.num_processes(),
+    )?;
+    let local = local_topology(client, job.process_id())?;
+    let published = serde_json::to_vec(&local).expect("a topology serializes");
+    let topologies = job
+        .exchange("topology", &published, timeout)?
+        .iter()
+        .enumerate()
+        .map(|(id, bytes)| {
+            serde_json::from_slice::<ProcessTopology>(bytes).map_err(|e| {
+                Error::InvalidArgument(format!(
+                    "process {id} published a topology oxla cannot read: {e}"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let topology = GlobalTopology::assemble(&job.options().job, &topologies)?;
+    job.barrier("initialized", timeout)?;
+    tracing::debug!(
+        process = job.process_id(),
+        devices = topology.devices.len(),
+        "joined the job"
+    );
+    JOINED
+        .set(Joined { job, topology })
+        .map_err(|_| Error::InvalidArgument("distributed::initialize ran twice at once".into()))
+}
+
+/// This process's devices as the others learn them.
+fn local_topology(client: &oxla_pjrt::Client, process_id: usize) -> Result<ProcessTopology> {
+    let devices = client
+        .addressable_devices()?
+        .iter()
+        .map(|d| {
+            Ok(LocalDevice {
+                id: i64::from(d.id()?),
+                kind: d.kind()?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ProcessTopology {
+        process_id,
+        platform: client.platform_name()?,
+        platform_version: client.platform_version()?,
+        devices,
+    })
+}
+
+/// The joined job, or an error saying [`initialize`] must come first.
+fn joined() -> Result<&'static Joined> {
+    JOINED.get().ok_or_else(|| {
+        Error::InvalidArgument(
+            "this process joined no job: call distributed::initialize first".into(),
+        )
+    })
+}
+
+/// Whether this process joined a job.
+pub fn is_initialized() -> bool {
+    JOINED.get().is_some()
+}
+
+/// This process's index in its job (0 when it joined none), as
+/// `jax.process_index()`.
+pub fn process_index() -> usize {
+    JOINED.get().map_or(0, |j| j.job.process_id())
+}
+
+/// How many processes the job has (1 when this process joined none), as
+/// `jax.process_count()`.
+pub fn process_count() -> usize {
+    JOINED.get().map_or(1, |j| j.job.num_processes())
+}
+
+/// Every device of the job, process-major (as `jax.devices()` across
+/// processes).
+pub fn global_devices() -> Result<Vec<GlobalDevice>> {
+    Ok(joined()?.topology.devices.clone())
+}
+
+/// The job this process joined (for exchanges of its own, or the
+/// plugins' key-value store).
+pub fn job() -> Result<&'static Job> {
+    Ok(&joined()?.job)
+}
+
+/// Waits until every process of the job reaches barrier `name` (JAX's
+/// `multihost_utils.sync_global_devices`), up to `timeout`.
+pub fn barrier(name: &str, timeout: Duration) -> Result<()> {
+    Ok(joined()?.job.barrier(name, timeout)?)
+}
+
+/// Leaves the job: a last barrier with every process (up to `timeout`),
+/// then this process's keys go. Arrays and compiled programs stay usable
+/// locally.
+pub fn shutdown(timeout: Duration) -> Result<()> {
+    Ok(joined()?.job.shutdown(timeout)?)
+}
