@@ -57,6 +57,12 @@ pub(crate) struct Sharded {
 impl Sharded {
     /// The whole array on the host, put together from the shards.
     pub fn to_host(&self, aval: &Aval) -> Result<HostArray> {
+        let _span = tracing::info_span!(
+            "transfer",
+            direction = "device-to-host",
+            shards = self.shards.len()
+        )
+        .entered();
         let t = element_type(aval.dtype);
         let dims = aval.shape.to_vec();
         let size = oxla_pjrt::expected_byte_len(t, &dims)?;
@@ -81,6 +87,12 @@ impl Sharded {
 /// Splits the host array `whole` into the blocks `layout` gives each
 /// device of `mesh`, on those devices.
 pub(crate) fn scatter(whole: &HostArray, mesh: &Mesh, layout: &HloSharding) -> Result<Vec<Buffer>> {
+    let _span = tracing::info_span!(
+        "transfer",
+        direction = "host-to-device",
+        shards = mesh.devices().len()
+    )
+    .entered();
     let shard_dims = layout.shard_dims(&whole.dims)?;
     mesh.devices()
         .iter()
@@ -100,9 +112,13 @@ pub(crate) fn scatter(whole: &HostArray, mesh: &Mesh, layout: &HloSharding) -> R
         .collect()
 }
 
-/// `x` laid out as `sharding` (checked against its shape): the blocks are
-/// copied to their devices from the host. Inside `jit`, a sharding
-/// constraint instead (as JAX's `device_put` under `jit`).
+/// `x` laid out as `sharding` (checked against its shape). An array
+/// already split over the same mesh moves device to device: a program
+/// whose result is constrained to `sharding`, in which XLA's partitioner
+/// moves the blocks (slices, all-gathers, all-to-alls); the same sharding
+/// is the array itself. Otherwise the blocks are copied to their devices
+/// from the host. Inside `jit`, a sharding constraint instead (as JAX's
+/// `device_put` under `jit`).
 #[track_caller]
 pub fn device_put(x: &Array, sharding: &NamedSharding) -> Result<Array> {
     device_put_at(x, sharding, super::mesh::here())
@@ -117,6 +133,17 @@ fn device_put_at(x: &Array, sharding: &NamedSharding, location: Location) -> Res
     }
     let aval = x.aval()?.clone();
     sharding.check(&aval, &format!("an array of {aval}"), location)?;
+    if x.mesh() == Some(sharding.mesh()) {
+        if x.sharding().as_ref() == Some(sharding) {
+            return Ok(x.clone());
+        }
+        let moved = super::with_sharding_constraint_at(x, sharding, location)
+            .check()
+            .cloned()?;
+        if moved.sharding().as_ref() == Some(sharding) {
+            return Ok(moved);
+        }
+    }
     let layout = ShardLayout::of_named(sharding, aval.shape.len());
     let whole = x.to_host()?;
     let shards = scatter(&whole, sharding.mesh(), &layout.hlo)?;

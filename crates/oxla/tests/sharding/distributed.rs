@@ -144,15 +144,28 @@ fn a_killed_process_is_reported_by_id_to_the_others() {
 
 #[test]
 fn initialize_after_the_first_array_or_without_a_coordinator_is_an_error() {
-    // This test binary's client exists (other tests made arrays); a second
-    // initialize would be refused either way, and no coordinator listens.
-    let _ = Array::scalar(1.0f32).unwrap();
+    // No coordinator listens there: a bounded error naming it.
     let err = distributed::initialize_with(JobOptions {
         connect_timeout: Duration::from_millis(500),
         ..JobOptions::new("127.0.0.1:1", 2, 0)
     })
     .unwrap_err();
     assert!(err.to_string().contains("127.0.0.1:1"), "{err}");
+    // This test binary's client (8 devices, as every test here asks)
+    // exists: joining now would leave it outside the job.
+    crate::eight_devices();
+    let _ = Array::scalar(1.0f32).unwrap();
+    let server = EtcdServer::start();
+    let err = distributed::initialize_with(JobOptions {
+        job: "late".into(),
+        ..JobOptions::new(server.endpoint(), 1, 0)
+    })
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("must come before the process's first array or compilation"),
+        "{err}"
+    );
     assert!(!distributed::is_initialized());
     assert_eq!(distributed::process_count(), 1);
     let err = distributed::global_devices().unwrap_err();

@@ -132,3 +132,42 @@ fn specs_print_as_jax_prints_them() {
         "NamedSharding(mesh=Mesh('data': 4, 'model': 2), spec=P('data'))"
     );
 }
+
+#[test]
+fn device_put_of_a_sharded_array_reshards_it_on_the_devices() {
+    let (x, _) = inputs();
+    let by_rows = oxla::device_put(&x, &named(P!["data", None])).unwrap();
+    // The same sharding: the array itself.
+    let same = oxla::device_put(&by_rows, &named(P!["data", None])).unwrap();
+    assert_eq!(same.sharding(), by_rows.sharding());
+    let dir = tempfile::tempdir().unwrap();
+    // A layout no other test asks for, so its program is compiled here.
+    let target = named(P!["model", "data"]);
+    let (moved, trace) =
+        oxla::profiler::trace(dir.path(), || oxla::device_put(&by_rows, &target).unwrap()).unwrap();
+    assert_eq!(moved.sharding().unwrap(), target);
+    assert_eq!(moved.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+    // It ran as a program on the mesh (XLA moved the blocks): this thread
+    // made no host transfer (the trace's `tid` is the profiler's hash of
+    // the thread's id; other tests run on other threads).
+    let this_thread = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::thread::current().id().hash(&mut hasher);
+        hasher.finish() % 1_000_000
+    };
+    let events: serde_json::Value = serde_json::from_slice(&std::fs::read(trace).unwrap()).unwrap();
+    let transfers: Vec<&serde_json::Value> = events["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["tid"] == this_thread && e["name"] == "transfer")
+        .collect();
+    assert!(transfers.is_empty(), "{transfers:?}");
+    // Replicated and back.
+    let everywhere = oxla::device_put(&moved, &named(P![])).unwrap();
+    assert_eq!(everywhere.sharding().unwrap(), named(P![]));
+    let back = oxla::device_put(&everywhere, &named(P![None, "model"])).unwrap();
+    assert_eq!(back.sharding().unwrap(), named(P![None, "model"]));
+    assert_eq!(back.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+}
