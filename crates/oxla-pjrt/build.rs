@@ -1,6 +1,7 @@
 //! Generates the PJRT C API bindings (bindgen over the pinned header that
-//! ci/setup unpacks) and the prost types for proto/xla_subset.proto (compiled
-//! with protox, so no protoc is needed), and compiles src/guard.cpp.
+//! ci/setup unpacks) and the prost types for proto/*_subset.proto (XLA's
+//! protos and TSL's profiler protos, compiled with protox, so no protoc is
+//! needed), and compiles src/guard.cpp.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -89,9 +90,16 @@ fn main() {
         .expect("cannot write the PJRT bindings");
 
     let proto_dir = repo.join("proto");
-    let proto = proto_dir.join("xla_subset.proto");
-    println!("cargo:rerun-if-changed={}", proto.display());
-    let descriptors = protox::compile([&proto], [&proto_dir]).expect("protox failed on proto/");
+    let protos = [
+        "xla_subset.proto",
+        "profiler_subset.proto",
+        "xplane_subset.proto",
+    ]
+    .map(|name| proto_dir.join(name));
+    for proto in &protos {
+        println!("cargo:rerun-if-changed={}", proto.display());
+    }
+    let descriptors = protox::compile(&protos, [&proto_dir]).expect("protox failed on proto/");
     // Maps as BTreeMap: the encoded options are part of the disk cache key,
     // so their bytes must not depend on hash order.
     prost_build::Config::new()

@@ -25,6 +25,7 @@ mod guard;
 mod host_callback;
 mod key_value;
 mod named_value;
+mod plugin_profiler;
 mod preload;
 mod program_shape;
 pub mod settings;
@@ -35,6 +36,18 @@ mod transfer;
 #[allow(missing_docs, clippy::all)]
 pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/xla.rs"));
+}
+
+/// prost types of TSL's profiler protos: the options a plugin's profiler is
+/// created with (proto/profiler_subset.proto) and the `XSpace` it collects
+/// (proto/xplane_subset.proto).
+#[allow(missing_docs, clippy::all)]
+pub mod profiler_proto {
+    include!(concat!(env!("OUT_DIR"), "/tensorflow.rs"));
+    /// `tensorflow.profiler`: XSpace, XPlane, XLine, XEvent, XStat.
+    pub mod profiler {
+        include!(concat!(env!("OUT_DIR"), "/tensorflow.profiler.rs"));
+    }
 }
 
 pub use api::{Api, ApiVersion};
@@ -59,6 +72,7 @@ pub use host_callback::{
 };
 pub use key_value::{KeyValueCallbacks, KeyValueError, KeyValueStore};
 pub use named_value::{NamedValue, Value};
+pub use plugin_profiler::{PluginProfiler, decode_xspace};
 pub use preload::{NeededLibrary, Preparation, needed_libraries, preparation_of, prepare_plugin};
 pub use program_shape::{ProgramShape, Shape};
 pub use sharding::HloSharding;

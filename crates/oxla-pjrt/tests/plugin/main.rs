@@ -17,4 +17,5 @@ mod execute;
 mod host_callbacks;
 mod loading;
 mod preload;
+mod profiler;
 mod support;

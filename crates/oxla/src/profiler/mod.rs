@@ -4,9 +4,14 @@
 //! writes them to one Chrome trace JSON file (`oxla.trace.json`) that
 //! `ui.perfetto.dev` and `chrome://tracing` open, and `oxla profile`
 //! summarises. Each event carries the jit's name as its `function`
-//! argument. The CPU plugins have no PJRT profiler extension, so their
-//! per-op timings are not in the file; the file's `otherData` says which
-//! plugin ran and whether it has one.
+//! argument. Where the plugin has the PJRT profiler extension (the GPU
+//! plugins), its own profile (host and device tracers: ops, kernels,
+//! copies) is collected over the same time and added ([`plugin`]); the
+//! pinned CPU plugins have none, so their per-op timings are not in the
+//! file. The file's `otherData` says which plugin ran and what its
+//! profiler gave.
+
+mod plugin;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,9 +27,6 @@ use crate::error::{Error, Result};
 
 /// The file `trace` writes in its directory.
 pub const TRACE_FILE: &str = "oxla.trace.json";
-
-/// `PJRT_Extension_Type_Profiler`.
-const PROFILER_EXTENSION_TYPE: u32 = 1;
 
 /// One finished span.
 #[derive(Debug, Clone)]
@@ -165,13 +167,6 @@ fn display_name(event: &Event) -> &str {
     }
 }
 
-/// Whether oxla's plugin offers the PJRT profiler extension.
-fn plugin_has_profiler() -> Result<(String, bool)> {
-    let api = crate::runtime::client()?.api().clone();
-    let found = api.has_extension(PROFILER_EXTENSION_TYPE);
-    Ok((api.path().display().to_string(), found))
-}
-
 /// Installs the collector as the global `tracing` subscriber (once); an
 /// error when the program already installed its own.
 fn install() -> Result<()> {
@@ -196,7 +191,7 @@ fn install() -> Result<()> {
 /// time.
 pub fn trace<R>(dir: impl AsRef<Path>, f: impl FnOnce() -> R) -> Result<(R, PathBuf)> {
     let dir = dir.as_ref();
-    let (plugin, has_profiler) = plugin_has_profiler()?;
+    let api = crate::runtime::client()?.api().clone();
     install()?;
     {
         let mut current = session().lock().unwrap_or_else(|p| p.into_inner());
@@ -211,6 +206,10 @@ pub fn trace<R>(dir: impl AsRef<Path>, f: impl FnOnce() -> R) -> Result<(R, Path
         });
         RECORDING.store(true, Ordering::Relaxed);
     }
+    let origin_unix_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128);
+    let capture = plugin::PluginCapture::start(&api);
     /// Ends the session, also when `f` panics.
     struct End;
     impl Drop for End {
@@ -221,6 +220,7 @@ pub fn trace<R>(dir: impl AsRef<Path>, f: impl FnOnce() -> R) -> Result<(R, Path
     }
     let end = End;
     let result = f();
+    let (plugin_events, plugin_status) = capture.finish(origin_unix_ns);
     RECORDING.store(false, Ordering::Relaxed);
     let events = session()
         .lock()
@@ -229,7 +229,7 @@ pub fn trace<R>(dir: impl AsRef<Path>, f: impl FnOnce() -> R) -> Result<(R, Path
         .map(|s| s.events)
         .unwrap_or_default();
     drop(end);
-    let trace_events: Vec<serde_json::Value> = events
+    let mut trace_events: Vec<serde_json::Value> = events
         .iter()
         .map(|e| {
             let args: serde_json::Map<String, serde_json::Value> = e
@@ -249,17 +249,14 @@ pub fn trace<R>(dir: impl AsRef<Path>, f: impl FnOnce() -> R) -> Result<(R, Path
             })
         })
         .collect();
+    trace_events.extend(plugin_events);
     let document = serde_json::json!({
         "traceEvents": trace_events,
         "displayTimeUnit": "ms",
         "otherData": {
             "producer": format!("oxla {}", env!("CARGO_PKG_VERSION")),
-            "plugin": plugin,
-            "plugin_profiler": if has_profiler {
-                "the plugin has the PJRT profiler extension; oxla does not collect it yet"
-            } else {
-                "the plugin has no PJRT profiler extension: oxla's spans only"
-            },
+            "plugin": api.path().display().to_string(),
+            "plugin_profiler": plugin_status,
         },
     });
     let io = |e: std::io::Error| Error::InvalidArgument(format!("profiler::trace: {e}"));
