@@ -1,6 +1,8 @@
 //! `oxla profile FILE`: a Chrome trace (what `oxla::profiler::trace` or
 //! another tracer wrote) summarised in the terminal: the events grouped by
-//! name and function, the groups taking the most time first.
+//! name and function, the groups taking the most time first. A pprof
+//! memory profile (`save_device_memory_profile`'s, or JAX's) is summarised
+//! by location instead: bytes and allocations, the largest first.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -11,7 +13,8 @@ use clap::Args;
 /// Arguments of `oxla profile`.
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// A Chrome trace JSON file (`oxla.trace.json`).
+    /// A Chrome trace JSON file (`oxla.trace.json`) or a pprof memory
+    /// profile (`save_device_memory_profile`'s).
     file: PathBuf,
     /// How many groups to list.
     #[arg(long, default_value_t = 20)]
@@ -63,10 +66,87 @@ pub(crate) fn summarize(document: &serde_json::Value) -> anyhow::Result<Vec<Grou
     Ok(groups)
 }
 
+/// The bytes and allocations of a memory profile's samples, by their
+/// innermost location's function, the most bytes first.
+pub(crate) fn summarize_memory(profile: &oxla_pprof::Profile) -> Vec<(String, i64, i64)> {
+    let text = |i: i64| {
+        profile
+            .string_table
+            .get(i as usize)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let index = |name: &str| {
+        profile
+            .sample_type
+            .iter()
+            .position(|t| text(t.r#type) == name)
+    };
+    let (space, count) = (index("space"), index("allocations"));
+    let place = |location: u64| {
+        let function = profile
+            .location
+            .iter()
+            .find(|l| l.id == location)
+            .and_then(|l| l.line.first())
+            .and_then(|line| profile.function.iter().find(|f| f.id == line.function_id));
+        function.map_or_else(|| "?".to_string(), |f| text(f.name))
+    };
+    let mut groups: HashMap<String, (i64, i64)> = HashMap::new();
+    for sample in &profile.sample {
+        let key = sample
+            .location_id
+            .first()
+            .map_or("?".to_string(), |&l| place(l));
+        let slot = groups.entry(key).or_default();
+        slot.0 += space
+            .and_then(|i| sample.value.get(i))
+            .copied()
+            .unwrap_or(0);
+        slot.1 += count
+            .and_then(|i| sample.value.get(i))
+            .copied()
+            .unwrap_or(0);
+    }
+    let mut groups: Vec<(String, i64, i64)> =
+        groups.into_iter().map(|(k, (b, n))| (k, b, n)).collect();
+    groups.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    groups
+}
+
+/// Prints a memory profile's summary.
+fn run_memory(args: &ProfileArgs, profile: &oxla_pprof::Profile) {
+    let groups = summarize_memory(profile);
+    let total: i64 = groups.iter().map(|g| g.1).sum();
+    println!(
+        "device memory: {total} bytes in {} samples",
+        profile.sample.len()
+    );
+    println!("{:>14} {:>7} {:>8}  location", "bytes", "share", "arrays");
+    for (place, bytes, count) in groups.iter().take(args.top) {
+        println!(
+            "{bytes:>14} {:>6.1}% {count:>8}  {place}",
+            100.0 * *bytes as f64 / total.max(1) as f64
+        );
+    }
+}
+
 /// Runs `oxla profile`.
 pub fn run(args: &ProfileArgs) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&args.file)
+    let bytes = std::fs::read(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let profile = oxla_pprof::read(&bytes)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
+        run_memory(args, &profile);
+        return Ok(());
+    }
+    let text = String::from_utf8(bytes).with_context(|| {
+        format!(
+            "{} is neither a trace nor a pprof profile",
+            args.file.display()
+        )
+    })?;
     let document: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{} is not JSON", args.file.display()))?;
     let groups = summarize(&document)?;

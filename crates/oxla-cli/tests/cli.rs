@@ -526,6 +526,49 @@ fn exports_written_by_oxla_inspect_and_run_like_jax_ones() {
 /// here with the fields it writes): the groups by time, and errors for a
 /// file that is not a trace.
 #[test]
+fn profile_summarises_a_memory_profile_by_location() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.prof");
+    let at = |line: u32, bytes: u64, shape: &str| oxla_pprof::Allocation {
+        file: "src/train.rs".into(),
+        line,
+        column: 5,
+        bytes,
+        shape: shape.into(),
+    };
+    let live = [
+        at(10, 1000, "f32[250]"),
+        at(20, 4096, "f32[32,32]"),
+        at(10, 3000, "f32[750]"),
+    ];
+    std::fs::write(
+        &path,
+        oxla_pprof::gzipped(&oxla_pprof::memory_profile(&live, 0)),
+    )
+    .unwrap();
+    let o = oxla(&["profile", s(&path)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "device memory: 8096 bytes in 3 samples", "{text}");
+    assert!(
+        lines[2].contains("4096") && lines[2].ends_with("src/train.rs:20:5"),
+        "{text}"
+    );
+    assert!(
+        lines[3].contains("4000")
+            && lines[3].contains("       2  ")
+            && lines[3].ends_with("src/train.rs:10:5"),
+        "{text}"
+    );
+    // gzip that is not a profile: an error naming the file.
+    std::fs::write(&path, [0x1f, 0x8b, 0, 1, 2]).unwrap();
+    let o = oxla(&["profile", s(&path)]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("memory.prof"));
+}
+
+#[test]
 fn profile_summarises_a_trace_by_time() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("oxla.trace.json");

@@ -88,15 +88,72 @@ fn the_memory_profile_lists_live_arrays_with_the_lines_that_made_them() {
     assert_eq!(find(line_of_big).aval.to_string(), "f32[64,64]");
     assert!(find(line_of_big).bytes >= 64 * 64 * 4);
     assert_eq!(find(line_of_doubled).aval.to_string(), "f32[64,64]");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("memory.prof");
-    oxla::memory::save_device_memory_profile(&path).unwrap();
-    let text = std::fs::read_to_string(&path).unwrap();
+    let text = oxla::memory::device_memory_summary();
     assert!(text.starts_with("oxla device memory profile: "), "{text}");
     assert!(
         text.contains(&here(line_of_big)) && text.contains("u8[777777]"),
         "{text}"
     );
+    // The file is a gzip-compressed pprof profile laid out as JAX's.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.prof");
+    oxla::memory::save_device_memory_profile(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b]);
+    let ours = oxla_pprof::read(&bytes).unwrap();
+    let string = |p: &oxla_pprof::Profile, i: i64| p.string_table[i as usize].clone();
+    let big_sample = ours
+        .sample
+        .iter()
+        .find(|s| {
+            let location = ours
+                .location
+                .iter()
+                .find(|l| l.id == s.location_id[0])
+                .unwrap();
+            let function = ours
+                .function
+                .iter()
+                .find(|f| f.id == location.line[0].function_id)
+                .unwrap();
+            location.line[0].line == i64::from(line_of_big)
+                && string(&ours, function.filename).ends_with("profiler.rs")
+        })
+        .expect("a sample at the line that made `big`");
+    assert_eq!(big_sample.value, vec![1, 64 * 64 * 4]);
+    let labels: Vec<(String, String)> = big_sample
+        .label
+        .iter()
+        .map(|l| (string(&ours, l.key), string(&ours, l.str)))
+        .collect();
+    assert!(
+        labels.contains(&("shape".into(), "f32[64,64]".into())),
+        "{labels:?}"
+    );
+    let jax_profile = dir.path().join("jax.prof");
+    oxla_testing::run_python(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/suite/reference/device_memory_profile.py"),
+        &[&jax_profile],
+    );
+    let theirs = oxla_pprof::read(&std::fs::read(&jax_profile).unwrap()).unwrap();
+    let types = |p: &oxla_pprof::Profile| -> Vec<(String, String)> {
+        p.sample_type
+            .iter()
+            .map(|t| (string(p, t.r#type), string(p, t.unit)))
+            .collect()
+    };
+    assert_eq!(types(&ours), types(&theirs));
+    let kinds = |p: &oxla_pprof::Profile| -> Vec<String> {
+        p.sample
+            .iter()
+            .flat_map(|s| &s.label)
+            .filter(|l| string(p, l.key) == "kind")
+            .map(|l| string(p, l.str))
+            .collect()
+    };
+    assert!(kinds(&theirs).contains(&"buffer".to_string()));
+    assert!(kinds(&ours).iter().all(|k| k == "buffer"));
     drop(temporary);
     assert!(
         !oxla::memory::live_arrays()

@@ -1,8 +1,9 @@
 //! Device memory profiles (JAX's `jax.profiler.save_device_memory_profile`):
 //! every device array oxla holds is registered, with its size and the
-//! source line that made it, while it lives; `save_device_memory_profile`
-//! writes the live ones, largest first, grouped by source line, and
-//! `live_arrays` returns them.
+//! source line that made it, while it lives. `save_device_memory_profile`
+//! writes the live ones as a pprof profile, as JAX does (`pprof -top
+//! FILE`, `oxla profile FILE`); `device_memory_summary` says the same in
+//! text, grouped by source line; `live_arrays` returns them.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -76,10 +77,40 @@ pub fn live_arrays() -> Vec<LiveArray> {
     live
 }
 
-/// Writes the live device arrays to `path` as text: the total, then one
-/// line per source line that made arrays (bytes, count, the line), the
-/// largest first, then every array.
+/// The live device arrays as a gzip-compressed pprof profile (JAX's
+/// `jax.profiler.device_memory_profile`): sample types `allocations` and
+/// `space` (bytes), one sample per array at the source line that made it.
+pub fn device_memory_profile() -> Vec<u8> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    let live: Vec<oxla_pprof::Allocation> = live_arrays()
+        .into_iter()
+        .map(|a| oxla_pprof::Allocation {
+            file: a.location.file.to_string(),
+            line: a.location.line,
+            column: a.location.column,
+            bytes: a.bytes,
+            shape: a.aval.to_string(),
+        })
+        .collect();
+    oxla_pprof::gzipped(&oxla_pprof::memory_profile(&live, now))
+}
+
+/// Writes [`device_memory_profile`] to `path`.
 pub fn save_device_memory_profile(path: impl AsRef<Path>) -> Result<()> {
+    std::fs::write(path.as_ref(), device_memory_profile()).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "save_device_memory_profile: cannot write {}: {e}",
+            path.as_ref().display()
+        ))
+    })
+}
+
+/// The live device arrays in text: the total, then one line per source
+/// line that made arrays (bytes, count, the line), the largest first, then
+/// every array.
+pub fn device_memory_summary() -> String {
     let live = live_arrays();
     let total: u64 = live.iter().map(|a| a.bytes).sum();
     let mut by_line: HashMap<String, (u64, usize)> = HashMap::new();
@@ -104,10 +135,5 @@ pub fn save_device_memory_profile(path: impl AsRef<Path>) -> Result<()> {
             a.bytes, a.aval, a.location
         ));
     }
-    std::fs::write(path.as_ref(), text).map_err(|e| {
-        Error::InvalidArgument(format!(
-            "save_device_memory_profile: cannot write {}: {e}",
-            path.as_ref().display()
-        ))
-    })
+    text
 }
