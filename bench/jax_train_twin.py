@@ -27,7 +27,7 @@ from safetensors.numpy import load_file
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "crates", "oxla", "tests",
                                 "suite", "reference"))
 from jax_models import lm_layers, lm_loss, mlp_loss  # noqa: E402
-from jax_twin import median_us, trace_lower_us  # noqa: E402
+from jax_twin import median_us, serve_named, trace_lower_us  # noqa: E402
 
 DIR = sys.argv[1]
 LOOP_STEPS = 200
@@ -110,12 +110,7 @@ def main():
     steps["tiny"] = lambda: tiny(x4)
     results["tiny_call_us"] = median_us(lambda: tiny(x4).block_until_ready(), 2000, 9)
     print(json.dumps(results), flush=True)
-    for line in sys.stdin:
-        name, n = line.split()
-        start = time.perf_counter()
-        for _ in range(int(n)):
-            jax.block_until_ready(steps[name]())
-        print((time.perf_counter() - start) / int(n) * 1e6, flush=True)
+    serve_named(steps)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,17 @@ def serve_blocks(step):
         print((time.perf_counter() - start) / n * 1e6, flush=True)
 
 
+def serve_named(steps):
+    """Answers each input line "NAME N" with the microseconds per call of N
+    calls of `steps[NAME]` (blocking on its results), until stdin closes."""
+    for line in sys.stdin:
+        name, n = line.split()
+        start = time.perf_counter()
+        for _ in range(int(n)):
+            jax.block_until_ready(steps[name]())
+        print((time.perf_counter() - start) / int(n) * 1e6, flush=True)
+
+
 def mlp_loss(params, x, y):
     (w1, b1), (w2, b2), (w3, b3) = params
     h = jax.nn.relu(x @ w1 + b1)
