@@ -1,15 +1,16 @@
 //! The PJRT profiler extension: the pinned CPU plugins have none (oxla
 //! then records only its own spans); a plugin that has one (the CUDA
-//! plugin, installed by `ci/setup --cuda`, or any plugin named by
-//! `OXLA_TEST_PROFILER_PLUGIN`) is driven through a whole session, and its
-//! errors come back with the plugin's code and message.
+//! plugin of third_party/profiler-plugins.toml, which ci/setup installs
+//! for these tests on x86_64 and which profiles without a GPU, and any
+//! plugin named by `OXLA_TEST_PROFILER_PLUGIN`) is driven through a whole
+//! session, and its errors come back with the plugin's code and message.
 
 use std::path::PathBuf;
 
 use oxla_pjrt::profiler_proto::ProfileOptions;
-use oxla_pjrt::{Api, Error, ErrorCode, Platform, PluginProfiler, find_plugin};
+use oxla_pjrt::{Api, Error, ErrorCode, PluginProfiler};
 
-use crate::support::pinned_plugins;
+use crate::support::{pinned_plugins, plugins_of};
 
 #[test]
 fn the_pinned_cpu_plugins_have_no_profiler_extension() {
@@ -21,26 +22,27 @@ fn the_pinned_cpu_plugins_have_no_profiler_extension() {
     }
 }
 
-/// The plugins with a profiler this machine has.
+/// The plugins with a profiler: the one ci/setup installs for these tests
+/// (x86_64), and any named by `OXLA_TEST_PROFILER_PLUGIN`.
 fn profiling_plugins() -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::env::var_os("OXLA_TEST_PROFILER_PLUGIN")
         .map(PathBuf::from)
         .into_iter()
         .collect();
-    found.extend(find_plugin(Platform::Cuda, None).ok());
+    if cfg!(target_arch = "x86_64") {
+        let dir = oxla_pjrt::oxla_home().join("profiler-plugins");
+        found.extend(
+            plugins_of("third_party/profiler-plugins.toml", &dir)
+                .into_iter()
+                .map(|p| p.path),
+        );
+    }
     found
 }
 
 #[test]
 fn a_plugin_profiler_records_a_session_and_reports_its_errors() {
-    let plugins = profiling_plugins();
-    if plugins.is_empty() {
-        eprintln!(
-            "no plugin with a profiler here (install the CUDA plugin with `ci/setup --cuda` or \
-             set OXLA_TEST_PROFILER_PLUGIN)"
-        );
-    }
-    for path in plugins {
+    for path in profiling_plugins() {
         let api = Api::load(&path).unwrap();
         assert!(PluginProfiler::available(&api), "{}", path.display());
         let options = ProfileOptions {

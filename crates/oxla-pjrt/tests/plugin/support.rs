@@ -65,13 +65,19 @@ pub fn repo_root() -> PathBuf {
 
 /// Every pinned plugin; panics (with the fix) if ci/setup has not run.
 pub fn pinned_plugins() -> Vec<PinnedPlugin> {
-    let text = std::fs::read_to_string(repo_root().join("third_party/plugins.toml")).unwrap();
+    plugins_of("third_party/plugins.toml", &plugin_dir())
+}
+
+/// The plugins of `manifest` (a path in the repository) as ci/setup
+/// unpacks them under `dir`; panics (with the fix) if one is missing.
+pub fn plugins_of(manifest: &str, dir: &Path) -> Vec<PinnedPlugin> {
+    let text = std::fs::read_to_string(repo_root().join(manifest)).unwrap();
     let manifest: Manifest = toml::from_str(&text).unwrap();
     manifest
         .plugin
         .into_iter()
         .map(|p| {
-            let path = plugin_dir()
+            let path = dir
                 .join(format!("{}-{}", p.name, p.version))
                 .join(&p.library);
             assert!(
