@@ -279,9 +279,13 @@ impl Job {
         m.store.put(&key, value)?;
         let start = Instant::now();
         let mut pause = Duration::from_millis(5);
+        // Arrival is kept once seen: a process that arrived and then left
+        // (its keys going with its lease) has arrived.
+        let mut values: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
         loop {
-            let Snapshot { values, members } = self.poll(prefix)?;
-            let gone_now = self.gone_processes(&members);
+            let snapshot = self.poll(prefix)?;
+            values.extend(snapshot.values);
+            let gone_now = self.gone_processes(&snapshot.members);
             let arrived = |id: &usize| {
                 values.contains_key(id) || (gone == Gone::CountsAsArrived && gone_now.contains(id))
             };
@@ -299,7 +303,6 @@ impl Job {
                 .filter(|id| !arrived(id))
                 .collect();
             if missing.is_empty() {
-                let mut values = values;
                 return Ok((0..m.options.num_processes)
                     .map(|id| values.remove(&id).unwrap_or_default())
                     .collect());
@@ -318,22 +321,25 @@ impl Job {
         }
     }
 
-    /// The values under `prefix` by process, and the current members.
+    /// The values under `prefix` by process, and the current members: two
+    /// range reads of just those keys (not the whole job, whose barrier
+    /// keys grow with its length), the members first.
     fn poll(&self, prefix: &str) -> Result<Snapshot> {
         let m = &self.membership;
-        let entries = m.store.list(&m.root)?;
-        let full_prefix = format!("{}{prefix}", m.root);
         let members_prefix = format!("{}members/", m.root);
-        let mut values = BTreeMap::new();
-        let mut members = BTreeSet::new();
-        for (key, value) in entries {
-            if let Some(id) = process_of(&key, &members_prefix) {
-                members.insert(id);
-            }
-            if let Some(id) = process_of(&key, &full_prefix) {
-                values.insert(id, value);
-            }
-        }
+        let members = m
+            .store
+            .list(&members_prefix)?
+            .into_iter()
+            .filter_map(|(key, _)| process_of(&key, &members_prefix))
+            .collect();
+        let full_prefix = format!("{}{prefix}", m.root);
+        let values = m
+            .store
+            .list(&full_prefix)?
+            .into_iter()
+            .filter_map(|(key, value)| Some((process_of(&key, &full_prefix)?, value)))
+            .collect();
         Ok(Snapshot { values, members })
     }
 

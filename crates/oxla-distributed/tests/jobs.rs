@@ -96,19 +96,24 @@ fn a_second_process_with_the_same_id_is_refused() {
 #[test]
 fn a_process_that_never_comes_is_a_timeout_naming_it() {
     let server = EtcdServer::start();
+    // Processes 0 and 1 both joined before either waits; 2 never comes.
+    let joined = Arc::new(std::sync::Barrier::new(2));
     let handles: Vec<_> = (0..2)
         .map(|id| {
             let options = options(&server, "three", 3, id);
+            let joined = joined.clone();
             thread::spawn(move || {
                 let job = Job::join(options).unwrap();
+                joined.wait();
                 let start = Instant::now();
                 let err = job.barrier("all", Duration::from_millis(700)).unwrap_err();
-                (err, start.elapsed())
+                // The job is returned, so neither leaves while the other waits.
+                (err, start.elapsed(), job)
             })
         })
         .collect();
-    for handle in handles {
-        let (err, waited) = handle.join().unwrap();
+    let done: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    for (err, waited, _job) in done {
         assert!(
             matches!(&err, DistributedError::Timeout { missing, num_processes: 3, .. } if missing == &[2]),
             "{err}"
@@ -123,12 +128,16 @@ fn a_process_that_leaves_is_reported_to_those_waiting_for_it() {
     let server = EtcdServer::start();
     let timeout = Duration::from_secs(20);
     let leaver = Job::join(options(&server, "gone", 3, 2)).unwrap();
+    // The leaver leaves once every process has passed "joined".
+    let passed = Arc::new(std::sync::Barrier::new(3));
     let waiters: Vec<_> = (0..2)
         .map(|id| {
             let options = options(&server, "gone", 3, id);
+            let passed = passed.clone();
             thread::spawn(move || {
                 let job = Job::join(options).unwrap();
                 job.barrier("joined", timeout).unwrap();
+                passed.wait();
                 let start = Instant::now();
                 let barrier = job.barrier("later", timeout).unwrap_err();
                 let kv = job
@@ -141,6 +150,7 @@ fn a_process_that_leaves_is_reported_to_those_waiting_for_it() {
         })
         .collect();
     leaver.barrier("joined", timeout).unwrap();
+    passed.wait();
     drop(leaver);
     let done: Vec<_> = waiters.into_iter().map(|w| w.join().unwrap()).collect();
     for (barrier, kv, waited, _job) in done {
