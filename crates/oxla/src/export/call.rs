@@ -40,41 +40,13 @@ struct Inner {
 #[derive(Clone)]
 pub struct ExportedFn(Arc<Inner>);
 
-/// The oxla dtype of an export's dtype, if oxla has it.
+/// The oxla dtype of an export's dtype, if oxla has it: the inverse of
+/// `program::export_dtype` (complex, 4- and 8-bit floats, keys and
+/// float0 have no oxla dtype).
 fn oxla_dtype(dtype: oxla_export::DType) -> Option<DType> {
-    use oxla_export::DType as E;
-    match dtype {
-        E::Bool => Some(DType::Bool),
-        E::I8 => Some(DType::I8),
-        E::I16 => Some(DType::I16),
-        E::I32 => Some(DType::I32),
-        E::I64 => Some(DType::I64),
-        E::U8 => Some(DType::U8),
-        E::U16 => Some(DType::U16),
-        E::U32 => Some(DType::U32),
-        E::U64 => Some(DType::U64),
-        E::F16 => Some(DType::F16),
-        E::Bf16 => Some(DType::BF16),
-        E::F32 => Some(DType::F32),
-        E::F64 => Some(DType::F64),
-        E::F0 => None,
-        E::C64
-        | E::C128
-        | E::I4
-        | E::U4
-        | E::F8E4M3B11Fnuz
-        | E::F8E4M3Fn
-        | E::F8E4M3Fnuz
-        | E::F8E5M2
-        | E::F8E5M2Fnuz
-        | E::F8E4M3
-        | E::F8E3M4
-        | E::F8E8M0Fnu
-        | E::F4E2M1Fn
-        | E::KeyFry
-        | E::KeyRbg
-        | E::KeyUnsafeRbg => None,
-    }
+    DType::ALL
+        .into_iter()
+        .find(|d| super::program::export_dtype(*d) == dtype)
 }
 
 /// oxla's form of a JAX pytree structure.
@@ -468,5 +440,22 @@ impl ExportedFn {
                 .collect(),
             Err(e) => vec![Array::error(e); leaves.len()],
         }
+    }
+}
+
+#[cfg(test)]
+mod dtype_tests {
+    use super::*;
+
+    #[test]
+    fn every_oxla_dtype_goes_to_the_export_schema_and_back() {
+        for dtype in DType::ALL {
+            assert_eq!(
+                oxla_dtype(super::super::program::export_dtype(dtype)),
+                Some(dtype)
+            );
+        }
+        assert_eq!(oxla_dtype(oxla_export::DType::C64), None);
+        assert_eq!(oxla_dtype(oxla_export::DType::F0), None);
     }
 }

@@ -59,7 +59,7 @@ impl Slot {
 }
 
 /// The export schema's dtype of an oxla dtype.
-fn export_dtype(dtype: DType) -> oxla_export::DType {
+pub(super) fn export_dtype(dtype: DType) -> oxla_export::DType {
     use oxla_export::DType as E;
     match dtype {
         DType::Bool => E::Bool,
