@@ -116,6 +116,26 @@ fn process_of(key: &str, prefix: &str) -> Option<usize> {
     key.strip_prefix(prefix)?.parse().ok()
 }
 
+/// The pauses between polls: 5 ms, doubling up to 100 ms, never past
+/// what is left of the wait.
+struct Backoff {
+    pause: Duration,
+}
+
+impl Backoff {
+    fn new() -> Self {
+        Self {
+            pause: Duration::from_millis(5),
+        }
+    }
+
+    /// Sleeps the next pause, at most `left`.
+    fn sleep(&mut self, left: Duration) {
+        std::thread::sleep(self.pause.min(left));
+        self.pause = (self.pause * 2).min(Duration::from_millis(100));
+    }
+}
+
 /// One poll of the job's keys.
 struct Snapshot {
     /// The values under the awaited prefix, by process.
@@ -278,7 +298,7 @@ impl Job {
         let key = format!("{}{prefix}{}", m.root, m.options.process_id);
         m.store.put(&key, value)?;
         let start = Instant::now();
-        let mut pause = Duration::from_millis(5);
+        let mut backoff = Backoff::new();
         // Arrival is kept once seen: a process that arrived and then left
         // (its keys going with its lease) has arrived.
         let mut values: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
@@ -316,8 +336,7 @@ impl Job {
                     waited: start.elapsed(),
                 });
             }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(100));
+            backoff.sleep(timeout.saturating_sub(start.elapsed()));
         }
     }
 
@@ -326,13 +345,7 @@ impl Job {
     /// keys grow with its length), the members first.
     fn poll(&self, prefix: &str) -> Result<Snapshot> {
         let m = &self.membership;
-        let members_prefix = format!("{}members/", m.root);
-        let members = m
-            .store
-            .list(&members_prefix)?
-            .into_iter()
-            .filter_map(|(key, _)| process_of(&key, &members_prefix))
-            .collect();
+        let members = self.members()?;
         let full_prefix = format!("{}{prefix}", m.root);
         let values = m
             .store
@@ -355,9 +368,15 @@ impl Job {
         seen.difference(members).copied().collect()
     }
 
-    /// The current members (noting them as seen).
+    /// The processes whose member key exists now.
     fn members(&self) -> Result<BTreeSet<usize>> {
-        Ok(self.poll("members/")?.members)
+        let m = &self.membership;
+        let members_prefix = format!("{}members/", m.root);
+        Ok(m.store
+            .list(&members_prefix)?
+            .into_iter()
+            .filter_map(|(key, _)| process_of(&key, &members_prefix))
+            .collect())
     }
 }
 
@@ -388,7 +407,7 @@ impl KeyValueStore for JobKeyValueStore {
     fn get(&self, key: &str, timeout: Duration) -> std::result::Result<Vec<u8>, KeyValueError> {
         let full = self.key(key);
         let start = Instant::now();
-        let mut pause = Duration::from_millis(5);
+        let mut backoff = Backoff::new();
         loop {
             if let Some(value) = self
                 .job
@@ -417,8 +436,7 @@ impl KeyValueStore for JobKeyValueStore {
                     ),
                 ));
             }
-            std::thread::sleep(pause.min(timeout.saturating_sub(start.elapsed())));
-            pause = (pause * 2).min(Duration::from_millis(100));
+            backoff.sleep(timeout.saturating_sub(start.elapsed()));
         }
     }
 

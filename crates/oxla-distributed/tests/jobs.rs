@@ -194,12 +194,7 @@ fn plugin_keys_time_out_and_bad_options_or_coordinators_are_errors() {
     assert!(err.to_string().contains("without '/'"), "{err}");
 
     // Nobody listens there: a bounded error naming the coordinator.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let nowhere = format!("http://127.0.0.1:{port}");
+    let nowhere = format!("http://127.0.0.1:{}", oxla_testing::etcd::free_port());
     let start = Instant::now();
     let err = Job::join(JobOptions {
         connect_timeout: Duration::from_secs(1),

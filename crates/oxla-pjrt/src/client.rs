@@ -184,8 +184,27 @@ impl Client {
     /// the libraries it needs ([`Api::load_for`]) and creates a client with
     /// `options`.
     pub fn for_platform(platform: Platform, options: &ClientOptions) -> Result<Client> {
+        Self::create(Self::platform_api(platform)?, options, None)
+    }
+
+    /// [`for_platform`](Self::for_platform) with a job's key-value store
+    /// (see [`with_key_value_store`](Self::with_key_value_store)).
+    pub fn for_platform_with_key_value_store(
+        platform: Platform,
+        options: &ClientOptions,
+        key_value: KeyValueCallbacks,
+    ) -> Result<Client> {
+        Self::create(
+            Self::platform_api(platform)?,
+            options,
+            Some(Box::new(key_value)),
+        )
+    }
+
+    /// The plugin of `platform`, found and loaded with its libraries.
+    fn platform_api(platform: Platform) -> Result<Arc<Api>> {
         let path = find_plugin(platform, None)?;
-        Client::new(Api::load_for(platform, &path)?, options)
+        Api::load_for(platform, &path)
     }
 
     /// A CPU client with the plugin's default options.

@@ -16,7 +16,7 @@ pub struct EtcdServer {
 }
 
 /// A loopback port nobody listens on now.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

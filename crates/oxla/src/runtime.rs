@@ -74,11 +74,8 @@ pub(crate) fn create_job_client(
                 .set("node_id", oxla_pjrt::Value::Int64(node_id as i64))
                 .set("num_nodes", oxla_pjrt::Value::Int64(num_nodes as i64));
         }
-        let api = oxla_pjrt::find_plugin(platform, None)
-            .and_then(|path| oxla_pjrt::Api::load_for(platform, &path))
-            .map_err(Arc::new)?;
         let key_value = oxla_pjrt::KeyValueCallbacks::new(key_value, format!("{platform}:"));
-        Client::with_key_value_store(api, &options, key_value).map_err(Arc::new)
+        Client::for_platform_with_key_value_store(platform, &options, key_value).map_err(Arc::new)
     });
     if !created_here {
         return Err(Error::InvalidArgument(

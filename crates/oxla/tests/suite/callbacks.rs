@@ -31,6 +31,14 @@ fn triple_plus_one(values: &[HostArray]) -> oxla::callback::CallbackOutput {
     )])
 }
 
+/// `triple_plus_one` called from `x`'s program, its result typed as `x`.
+fn host_triple(x: &Array) -> Array {
+    let aval = x.aval().unwrap().clone();
+    pure_callback(triple_plus_one, &[aval], &[x], VmapMethod::Sequential)
+        .unwrap()
+        .remove(0)
+}
+
 fn f32s(a: &Array) -> Vec<f32> {
     a.to_vec::<f32>().unwrap()
 }
@@ -48,14 +56,7 @@ fn a_pure_callback_runs_eagerly_and_inside_jit() {
     .unwrap();
     assert_eq!(f32s(&eager[0]), vec![4.0, 7.0, 10.0, 13.0]);
     let f = jit(move |x: Array| {
-        let y = pure_callback(
-            triple_plus_one,
-            std::slice::from_ref(&aval),
-            &[&x],
-            VmapMethod::Sequential,
-        )
-        .unwrap()
-        .remove(0);
+        let y = host_triple(&x);
         jnp::sum(&(y * 2.0), None, false)
     });
     assert_eq!(f.call(x.clone()).unwrap().item::<f32>().unwrap(), 68.0);
@@ -209,27 +210,8 @@ fn io_callbacks_run_in_program_order_and_are_never_dropped() {
 fn a_custom_vjp_gives_a_callback_its_derivative_and_exports_refuse_callbacks() {
     // The host computes 3x + 1; the rule says its derivative is 3.
     let f = oxla::custom_vjp(
-        |x: Array| {
-            pure_callback(
-                triple_plus_one,
-                &[Aval::new(DType::F32, &[2])],
-                &[&x],
-                VmapMethod::Sequential,
-            )
-            .unwrap()
-            .remove(0)
-        },
-        |x: Array| {
-            let y = pure_callback(
-                triple_plus_one,
-                &[Aval::new(DType::F32, &[2])],
-                &[&x],
-                VmapMethod::Sequential,
-            )
-            .unwrap()
-            .remove(0);
-            (y, ())
-        },
+        |x: Array| host_triple(&x),
+        |x: Array| (host_triple(&x), ()),
         |_: (), g: Array| g * 3.0,
     );
     let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
@@ -242,19 +224,10 @@ fn a_custom_vjp_gives_a_callback_its_derivative_and_exports_refuse_callbacks() {
     .unwrap();
     assert_eq!(f32s(&dx), vec![3.0, 3.0]);
 
-    let err = jit(|x: Array| {
-        pure_callback(
-            triple_plus_one,
-            &[Aval::new(DType::F32, &[2])],
-            &[&x],
-            VmapMethod::Sequential,
-        )
-        .unwrap()
-        .remove(0)
-    })
-    .export(&x, &oxla::ExportOptions::new())
-    .unwrap_err()
-    .to_string();
+    let err = jit(|x: Array| host_triple(&x))
+        .export(&x, &oxla::ExportOptions::new())
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("calls the host callback pure_callback at")
             && err.contains("no export can carry"),
