@@ -42,7 +42,7 @@ fn gru_step(wh: &Array, bh: &Array, h: Array, xw: Array) -> Array {
 pub fn gru_loss(p: &[Array], xs: &Array, y: &Array) -> Array {
     let (wi, bi, wh, bh, wo, bo) = (&p[0], &p[1], &p[2], &p[3], &p[4], &p[5]);
     let xw = jnp::matmul(xs, wi) + bi;
-    let h0 = jnp::zeros(&[BATCH, HIDDEN], oxla::DType::F32).unwrap_or_else(Array::error);
+    let h0 = jnp::zeros(&[BATCH, HIDDEN], oxla::DType::F32);
     let (h, ()) = lax::scan(
         |h: Array, xw: Array| (gru_step(wh, bh, h, xw), ()),
         h0,

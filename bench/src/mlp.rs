@@ -49,7 +49,7 @@ pub fn mlp_params() -> anyhow::Result<Vec<Layer>> {
         .map(|(i, w)| {
             Ok((
                 data(&[w[0], w[1]], 0.05, i as u64)?,
-                jnp::zeros(&[w[1]], DType::F32)?,
+                jnp::zeros(&[w[1]], DType::F32),
             ))
         })
         .collect()

@@ -30,7 +30,7 @@ fn main() -> anyhow::Result<()> {
 
     // (a) tiny function, cache hit.
     let tiny = jit(|x: Array| x + 1.0);
-    let x4 = jnp::ones(&[4], DType::F32)?;
+    let x4 = jnp::ones(&[4], DType::F32);
     tiny.call(x4.clone())?.block_until_ready()?;
     let tiny_us = median_us(|| Ok(tiny.call(x4.clone()).map(drop)?), 2000, 15)?;
 

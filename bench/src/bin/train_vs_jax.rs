@@ -235,7 +235,7 @@ fn main() -> anyhow::Result<()> {
         &mut twin,
     )?;
     let tiny = jit(|v: Array| v + 1.0);
-    let x4 = jnp::ones(&[4], DType::F32)?;
+    let x4 = jnp::ones(&[4], DType::F32);
     let (tiny_us, jax_tiny_us) = twin.alternate_named("tiny", 9, 2000, || {
         tiny.call(x4.clone())?.block_until_ready()?;
         Ok(())

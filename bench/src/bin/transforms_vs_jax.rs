@@ -42,7 +42,7 @@ fn main() -> anyhow::Result<()> {
             )
         })
         .collect();
-    let xb = jnp::ones(&[512, 256], DType::F32)?;
+    let xb = jnp::ones(&[512, 256], DType::F32);
     let temp = |policy: Option<RematPolicy>| -> anyhow::Result<i64> {
         let f = jit(move |(l, x): (Vec<Array>, Array)| {
             grad(|l: Vec<Array>| deep_loss(&l, &x, policy.as_ref())).call(l)

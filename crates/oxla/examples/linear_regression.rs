@@ -46,7 +46,7 @@ fn main() -> oxla::Result<()> {
     let x = features();
     let true_w = Array::from_slice(&[1.5f32, -2.0, 0.5, 3.0], &[FEATURES])?;
     let y = jnp::matmul(&x, &true_w) + 0.7;
-    let mut w = jnp::zeros(&[FEATURES], DType::F32)?;
+    let mut w = jnp::zeros(&[FEATURES], DType::F32);
     let mut b = Array::scalar(0.0f32)?;
     let step = jit(train_step);
     let mut loss = f32::NAN;

@@ -115,6 +115,7 @@ pub enum Error {
     Npy(Arc<oxla_npy::NpyError>),
     /// Joining or running a multi-process job failed (the coordinator, a
     /// timeout, a process gone).
+    #[cfg(feature = "distributed")]
     #[error(transparent)]
     Distributed(#[from] oxla_distributed::DistributedError),
 }

@@ -55,6 +55,7 @@ pub use error::{Error, Result};
 pub use export::{ExportOptions, ExportedFn};
 pub use index::{IndexItem, NEW_AXIS};
 pub use jit::{CacheKey, CompileReport, Jit, Traced, jit, make_jaxpr};
+pub use operators::WeakScalar;
 pub use ops::{eager_cache_size, set_eager_cache_capacity};
 pub use oxla_cache::Source as CompileSource;
 pub use oxla_core::RematPolicy;

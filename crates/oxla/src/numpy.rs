@@ -582,31 +582,31 @@ pub fn squeeze(x: &Array, axis: Option<&[i64]>) -> Array {
 /// literal, so under a trace it is one equation (never host data captured as
 /// a constant) and eagerly it is one dispatch. A 64-bit `dtype` without x64
 /// is its 32-bit kind, as in JAX; a negative dimension is broadcast_in_dim's
-/// shape error.
+/// shape error, carried by the returned array as by every other
+/// array-returning function (constructors and ops agree: none returns a
+/// `Result`).
 #[track_caller]
-fn filled(shape: &[i64], value: f64, dtype: DType) -> Result<Array> {
+fn filled(shape: &[i64], value: f64, dtype: DType) -> Array {
     let dtype = oxla_core::promotion::canonicalize(dtype, x64_enabled());
     let scalar = crate::transform::support::literal(value, dtype, false);
-    let array = lax::broadcast_in_dim(&scalar, shape, &[]);
-    array.check()?;
-    Ok(array)
+    lax::broadcast_in_dim(&scalar, shape, &[])
 }
 
 /// `jnp.zeros(shape, dtype)`.
 #[track_caller]
-pub fn zeros(shape: &[i64], dtype: DType) -> Result<Array> {
+pub fn zeros(shape: &[i64], dtype: DType) -> Array {
     filled(shape, 0.0, dtype)
 }
 
 /// `jnp.ones(shape, dtype)`.
 #[track_caller]
-pub fn ones(shape: &[i64], dtype: DType) -> Result<Array> {
+pub fn ones(shape: &[i64], dtype: DType) -> Array {
     filled(shape, 1.0, dtype)
 }
 
 /// `jnp.full(shape, value, dtype)`.
 #[track_caller]
-pub fn full(shape: &[i64], value: f64, dtype: DType) -> Result<Array> {
+pub fn full(shape: &[i64], value: f64, dtype: DType) -> Array {
     filled(shape, value, dtype)
 }
 

@@ -59,6 +59,7 @@ fn default_options(platform: Platform) -> ClientOptions {
 /// client from it (`node_id`, `num_nodes`); the CPU plugins take neither
 /// option and stay local; TPU plugins learn their slice from the machine.
 /// An error when the default client already exists.
+#[cfg(feature = "distributed")]
 pub(crate) fn create_job_client(
     key_value: Arc<dyn oxla_pjrt::KeyValueStore>,
     node_id: usize,

@@ -213,6 +213,6 @@ fn project(
     };
     Projection {
         kernel: jnp::reshape(&init.init(key, &flat, DType::F32), &shape),
-        bias: jnp::zeros(&bias, DType::F32).unwrap_or_else(Array::error),
+        bias: jnp::zeros(&bias, DType::F32),
     }
 }

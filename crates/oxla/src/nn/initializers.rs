@@ -205,7 +205,7 @@ fn scalar_of(v: f64, dtype: DType) -> Array {
 }
 
 fn filled(shape: &[i64], value: f64, dtype: DType) -> Array {
-    jnp::full(shape, value, dtype).unwrap_or_else(Array::error)
+    jnp::full(shape, value, dtype)
 }
 
 fn truncated(key: Key, shape: &[i64], dtype: DType) -> Array {

@@ -92,7 +92,7 @@ impl RmsNorm {
 }
 
 fn filled(features: i64, value: f64) -> Array {
-    jnp::full(&[features], value, DType::F32).unwrap_or_else(Array::error)
+    jnp::full(&[features], value, DType::F32)
 }
 
 /// An error array when `x`'s last dimension is not the parameters' size.

@@ -262,7 +262,7 @@ fn pmap_maps_the_leading_axis_over_devices() {
         },
         "i",
     );
-    let scale = jnp::full(&[8], 2.0, DType::F32).unwrap();
+    let scale = jnp::full(&[8], 2.0, DType::F32);
     let out = normalized.call((x.clone(), scale)).unwrap();
     assert_eq!(out.shape(), &[8, 4]);
     let columns = jnp::sum(&x, Some(&[0]), true);
@@ -275,7 +275,7 @@ fn pmap_maps_the_leading_axis_over_devices() {
     );
 
     let uneven = oxla::sharding::pmap(|(a, b): (Array, Array)| a + b, "i")
-        .call((x.clone(), jnp::ones(&[4, 4], DType::F32).unwrap()))
+        .call((x.clone(), jnp::ones(&[4, 4], DType::F32)))
         .unwrap_err()
         .to_string();
     assert!(uneven.contains("one size"), "{uneven}");

@@ -261,7 +261,7 @@ fn both_failed(e: Error) -> (Array, Array) {
 /// the mean square of every state plus the sum of the last.
 fn rnn_loss(p: &[Array], xs: &Array) -> Array {
     let (wx, wh, b) = (&p[0], &p[1], &p[2]);
-    let h0 = jnp::zeros(&[xs.shape()[1], wh.shape()[0]], DType::F32).unwrap_or_else(Array::error);
+    let h0 = jnp::zeros(&[xs.shape()[1], wh.shape()[0]], DType::F32);
     let step = |h: Array, x: Array| {
         let h = jnp::tanh(&(jnp::matmul(&x, wx) + jnp::matmul(&h, wh) + b));
         (h.clone(), h)
@@ -438,7 +438,7 @@ fn cond_scan_loss(w: &Array, xs: &Array) -> Array {
         .unwrap_or_else(Array::error);
         (h.clone(), h)
     };
-    let h0 = jnp::ones(&[3], DType::F32).unwrap_or_else(Array::error);
+    let h0 = jnp::ones(&[3], DType::F32);
     let (_, hs) =
         lax::scan(step, h0, xs.clone(), ScanOptions::default()).unwrap_or_else(both_failed);
     jnp::sum(&jnp::square(&hs), None, false)
@@ -464,9 +464,9 @@ fn cond_inside_scan_inside_grad_matches_jax() {
 #[test]
 fn grad_of_a_long_scan_grows_memory_linearly_and_keeps_the_jaxpr_size() {
     let params = vec![
-        jnp::full(&[16, 64], 0.01, DType::F32).unwrap(),
-        jnp::full(&[64, 64], 0.02, DType::F32).unwrap(),
-        jnp::full(&[64], 0.1, DType::F32).unwrap(),
+        jnp::full(&[16, 64], 0.01, DType::F32),
+        jnp::full(&[64, 64], 0.02, DType::F32),
+        jnp::full(&[64], 0.1, DType::F32),
     ];
     let want = data("long_scan");
     let grad_loss =
@@ -474,7 +474,7 @@ fn grad_of_a_long_scan_grows_memory_linearly_and_keeps_the_jaxpr_size() {
     let mut ours = Vec::new();
     let mut lines = Vec::new();
     for length in [250i64, 500, 1000] {
-        let xs = jnp::ones(&[length, 8, 16], DType::F32).unwrap();
+        let xs = jnp::ones(&[length, 8, 16], DType::F32);
         let args = (params.clone(), xs.clone());
         let temp = grad_loss.memory_stats(&args).unwrap().temp_size_in_bytes;
         let theirs = want["temp_bytes"][length.to_string()].as_i64().unwrap();

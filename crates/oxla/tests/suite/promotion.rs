@@ -124,3 +124,61 @@ fn integer_inputs_promote_as_jax_does() {
         }
     }
 }
+
+/// Every Rust number is a weak scalar operand, on the right of any operator
+/// (and f64, i32, f16, bf16 on the left): the array's dtype wins, as a
+/// Python scalar's does in JAX (`x_f16 * 2.0` is f16), and values are the
+/// arithmetic's.
+#[test]
+fn every_rust_number_is_a_weak_scalar_operand() {
+    use half::{bf16, f16};
+    use oxla::Array;
+    let h = Array::from_slice(&[f16::from_f32(1.0), f16::from_f32(2.5)], &[2]).unwrap();
+    let f = Array::from_slice(&[1.0f32, -2.0], &[2]).unwrap();
+    let i = Array::from_slice(&[7i32, -3], &[2]).unwrap();
+    let u = Array::from_slice(&[200u8, 3], &[2]).unwrap();
+
+    let cases: Vec<(&str, Array, DType, Vec<f64>)> = vec![
+        ("f16 * 2f32", &h * 2.0f32, DType::F16, vec![2.0, 5.0]),
+        (
+            "f16 + bf16",
+            &h + bf16::from_f32(0.5),
+            DType::F16,
+            vec![1.5, 3.0],
+        ),
+        ("f32 - 1u8", &f - 1u8, DType::F32, vec![0.0, -3.0]),
+        ("f32 / 4i64", &f / 4i64, DType::F32, vec![0.25, -0.5]),
+        ("i32 * 3u16", &i * 3u16, DType::I32, vec![21.0, -9.0]),
+        ("u8 % 7u32", &u % 7u32, DType::U8, vec![4.0, 3.0]),
+        ("u8 + 1u64", &u + 1u64, DType::U8, vec![201.0, 4.0]),
+        ("i32 + 0.5f32", &i + 0.5f32, DType::F32, vec![7.5, -2.5]),
+        (
+            "f16 on the left",
+            f16::from_f32(2.0) * &f,
+            DType::F32,
+            vec![2.0, -4.0],
+        ),
+        (
+            "bf16 on the left",
+            bf16::from_f32(1.0) - f.clone(),
+            DType::F32,
+            vec![0.0, 3.0],
+        ),
+        ("literals", 2.0 * &f + 1, DType::F32, vec![3.0, -3.0]),
+    ];
+    for (what, got, dtype, want) in cases {
+        assert_eq!(got.dtype(), dtype, "{what}");
+        assert!(
+            !got.weak_type(),
+            "{what}: an array with a weak scalar stays strong"
+        );
+        let as_f32 = oxla::lax::convert_element_type(&got, DType::F32);
+        let values: Vec<f64> = as_f32
+            .to_vec::<f32>()
+            .unwrap()
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        assert_eq!(values, want, "{what}");
+    }
+}

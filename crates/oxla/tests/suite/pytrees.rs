@@ -120,10 +120,7 @@ fn tree_functions_work_on_containers() {
     );
     let pair = (
         f32s(&[1.0], &[1]),
-        [
-            jnp::zeros(&[2], DType::F32).unwrap(),
-            jnp::ones(&[2], DType::F32).unwrap(),
-        ],
+        [jnp::zeros(&[2], DType::F32), jnp::ones(&[2], DType::F32)],
     );
     assert_eq!(tree_structure(&pair).to_string(), "(*, [*, *])");
     let err = tree_unflatten::<(Array, Array)>(&TreeDef::Leaf, vec![]).unwrap_err();

@@ -490,7 +490,7 @@ fn checkpoint_policies_keep_gradients_and_recompute_behind_a_barrier() {
             )
         })
         .collect();
-    let xb = jnp::ones(&[512, 256], DType::F32).unwrap();
+    let xb = jnp::ones(&[512, 256], DType::F32);
     let program = |policy: Option<RematPolicy>| {
         jit(move |(l, x): (Vec<Array>, Array)| {
             grad(|l: Vec<Array>| deep_mlp(&l, &x, policy.clone())).call(l)

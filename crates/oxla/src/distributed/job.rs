@@ -1,22 +1,5 @@
-//! Many processes (JAX's `jax.distributed`): [`initialize`] joins this
-//! process to a job coordinated by an etcd cluster, before its first array
-//! or compilation. It connects, joins under `process_id` (a live process
-//! with the same id is an error), makes the default PJRT client with the
-//! job's key-value store behind the client's `kv_*` callbacks (and, on GPU
-//! plugins, the `node_id`/`num_nodes` options that make a multi-node
-//! client), publishes this process's devices and waits for every
-//! process's, then meets the others at a barrier. Afterwards
-//! [`global_devices`] lists the job's devices (process-major, as
-//! `jax.devices()`), [`barrier`] synchronises (`sync_global_devices`) and
-//! [`shutdown`] leaves. Every wait is bounded; a process that dies is
-//! reported by id to the others once its heartbeats have been silent for
-//! the heartbeat timeout.
-//!
-//! The CPU plugins run no cross-process collectives: on them the job is a
-//! set of processes that agree on the device list and synchronise, each
-//! computing on its own devices. docs/multi-host.md says how a GPU or TPU
-//! job runs end to end.
-
+//! Joining a job of many processes through etcd, and what a joined
+//! process asks of it (the `distributed` feature).
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -27,12 +10,12 @@ pub use oxla_distributed::{
 use crate::error::{Error, Result};
 
 /// The job this process joined.
-struct Joined {
-    job: Job,
+pub(super) struct Joined {
+    pub(super) job: Job,
     topology: GlobalTopology,
 }
 
-static JOINED: OnceLock<Joined> = OnceLock::new();
+pub(super) static JOINED: OnceLock<Joined> = OnceLock::new();
 
 /// Joins process `process_id` of `num_processes` to the job coordinated
 /// by the etcd endpoint `coordinator` (`host:port` or URL), with
@@ -109,23 +92,6 @@ fn joined() -> Result<&'static Joined> {
             "this process joined no job: call distributed::initialize first".into(),
         )
     })
-}
-
-/// Whether this process joined a job.
-pub fn is_initialized() -> bool {
-    JOINED.get().is_some()
-}
-
-/// This process's index in its job (0 when it joined none), as
-/// `jax.process_index()`.
-pub fn process_index() -> usize {
-    JOINED.get().map_or(0, |j| j.job.process_id())
-}
-
-/// How many processes the job has (1 when this process joined none), as
-/// `jax.process_count()`.
-pub fn process_count() -> usize {
-    JOINED.get().map_or(1, |j| j.job.num_processes())
 }
 
 /// Every device of the job, process-major (as `jax.devices()` across
