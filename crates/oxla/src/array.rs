@@ -283,24 +283,81 @@ impl Array {
         }
     }
 
-    /// The dimensions (empty for an error array).
+    /// The dimensions.
+    ///
+    /// # Panics
+    ///
+    /// When the array carries an error (an op that made it failed): the
+    /// panic prints that error with the op's source line. An array whose
+    /// error went unchecked has no shape, and a made-up one would be a
+    /// silent wrong answer (a parameter count of 1, `shape()[0]` out of
+    /// bounds far from the cause), so oxla stops there, as indexing out of
+    /// bounds does. To handle the error instead, ask first: `x.check()?`,
+    /// or [`try_shape`](Self::try_shape) / [`aval`](Self::aval).
+    #[track_caller]
     pub fn shape(&self) -> &[i64] {
+        &self.known_aval("shape").shape
+    }
+
+    /// The dimensions, or the error the array carries.
+    pub fn try_shape(&self) -> Result<&[i64]> {
+        self.aval().map(|a| a.shape.as_slice())
+    }
+
+    /// The element type. Panics, printing the error, on an array that
+    /// carries one (see [`shape`](Self::shape)); [`aval`](Self::aval)
+    /// returns it instead.
+    #[track_caller]
+    pub fn dtype(&self) -> DType {
+        self.known_aval("dtype").dtype
+    }
+
+    /// Number of dimensions. Panics on an array that carries an error (see
+    /// [`shape`](Self::shape)).
+    #[track_caller]
+    pub fn ndim(&self) -> usize {
+        self.known_aval("ndim").shape.len()
+    }
+
+    /// Number of elements. Panics on an array that carries an error (see
+    /// [`shape`](Self::shape)).
+    #[track_caller]
+    pub fn size(&self) -> i64 {
+        self.known_aval("size").shape.iter().product()
+    }
+
+    /// The aval, for a public accessor that has no `Result` to return.
+    #[track_caller]
+    fn known_aval(&self, accessor: &str) -> &Aval {
+        match self.aval() {
+            Ok(aval) => aval,
+            Err(e) => panic!(
+                "Array::{accessor}() of an array that carries an error (check it with \
+                 `x.check()?` first): {e}"
+            ),
+        }
+    }
+
+    /// The dimensions, empty for an error array: for oxla's own ops, which
+    /// pass an input's error on through the primitive they bind.
+    pub(crate) fn shape_or_empty(&self) -> &[i64] {
         self.aval().map(|a| a.shape.as_slice()).unwrap_or(&[])
     }
 
-    /// The element type (bool for an error array).
-    pub fn dtype(&self) -> DType {
+    /// The element type, bool for an error array (see
+    /// [`shape_or_empty`](Self::shape_or_empty)).
+    pub(crate) fn dtype_or_bool(&self) -> DType {
         self.aval().map(|a| a.dtype).unwrap_or(DType::Bool)
     }
 
-    /// Number of dimensions.
-    pub fn ndim(&self) -> usize {
-        self.shape().len()
+    /// Number of dimensions, 0 for an error array.
+    pub(crate) fn ndim_or_zero(&self) -> usize {
+        self.shape_or_empty().len()
     }
 
-    /// Number of elements.
-    pub fn size(&self) -> i64 {
-        self.shape().iter().product()
+    /// Number of elements, 1 for an error array.
+    pub(crate) fn size_or_one(&self) -> i64 {
+        self.shape_or_empty().iter().product()
     }
 
     /// Whether the dtype is weak.
@@ -559,7 +616,7 @@ impl fmt::Display for Array {
             Inner::Concrete { .. } => {}
         }
         match self.to_host() {
-            Ok(host) => write_host(f, self.dtype(), &host),
+            Ok(host) => write_host(f, self.dtype_or_bool(), &host),
             Err(e) => write!(f, "<error: {e}>"),
         }
     }

@@ -55,7 +55,28 @@ fn check_same_structure(
 /// Forward mode: `f(primals)` and its directional derivative along
 /// `tangents` (a pytree like `primals`), as `jax.jvp`. Integer and bool
 /// leaves have no tangent (JAX's float0): theirs are ignored and their
-/// output tangents are zeros.
+/// output tangents are zeros. Each float tangent must have its primal's
+/// dtype and shape.
+///
+/// Like every transformation here, `jvp` takes and returns pytrees and
+/// composes with [`jit`](crate::jit), [`vmap`](crate::vmap) and the other
+/// transformations, to any order.
+///
+/// ```
+/// use oxla::{Array, jvp};
+/// # fn main() -> oxla::Result<()> {
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// let t = Array::from_slice(&[1.0f32, 0.5], &[2])?;
+/// let (y, dy) = jvp(|x: Array| &x * &x * &x, &x, &t)?;     // 3x² · t
+/// assert_eq!(y.to_vec::<f32>()?, vec![1.0, 8.0]);
+/// assert_eq!(dy.to_vec::<f32>()?, vec![3.0, 6.0]);
+/// // Several inputs: a tuple of primals and a tuple of tangents.
+/// // d(a·b) = da·b + a·db, at (a, b) = (x, t) along (da, db) = (t, x).
+/// let (_, d) = jvp(|(a, b): (Array, Array)| &a * &b, &(x.clone(), t.clone()), &(t.clone(), x.clone()))?;
+/// assert_eq!(d.to_vec::<f32>()?, vec![2.0, 4.25]);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn jvp<In: Pytree, Out: Pytree>(
     f: impl FnOnce(In) -> Out,
@@ -149,7 +170,21 @@ pub struct Linearized<In, Out>(LinearPart<In, Out>);
 
 /// `f(primals)` and its linear part, as `jax.linearize`: the primal
 /// computation runs now, the tangent computation is kept as a jaxpr that
-/// each [`Linearized::call`] evaluates.
+/// each [`Linearized::call`] evaluates. Outside `jit` the primal ops run
+/// eagerly, so Rust control flow on their values works.
+///
+/// ```
+/// use oxla::{Array, linearize, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// let (y, f_jvp) = linearize(|x: Array| &x * &x, &x)?;
+/// assert_eq!(y.to_vec::<f32>()?, vec![1.0, 4.0]);
+/// // The linear map t ↦ 2x·t, applied to as many tangents as you like.
+/// assert_eq!(f_jvp.call(&jnp::ones_like(&x))?.to_vec::<f32>()?, vec![2.0, 4.0]);
+/// assert_eq!(f_jvp.call(&(&x * 0.5))?.to_vec::<f32>()?, vec![1.0, 4.0]);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn linearize<In: Pytree, Out: Pytree>(
     f: impl FnOnce(In) -> Out,
@@ -189,6 +224,21 @@ pub struct Vjp<In, Out>(LinearPart<In, Out>);
 
 /// `f(primals)` and its vjp function, as `jax.vjp`: [`Vjp::call`] maps
 /// output cotangents to input cotangents (zeros for integer inputs).
+/// Reverse mode linearizes `f` and transposes the linear part; it goes
+/// through `lax::cond`, `switch`, `scan` and static `fori_loop`, not
+/// through `while_loop` (an error pointing to `scan`).
+///
+/// ```
+/// use oxla::{Array, vjp};
+/// # fn main() -> oxla::Result<()> {
+/// let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+/// let (y, pullback) = vjp(|x: Array| &x * &x, &x)?;
+/// assert_eq!(y.to_vec::<f32>()?, vec![1.0, 4.0, 9.0]);
+/// let ct = Array::from_slice(&[1.0f32, 1.0, 0.5], &[3])?;
+/// assert_eq!(pullback.call(&ct)?.to_vec::<f32>()?, vec![2.0, 4.0, 3.0]);   // 2x · ct
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn vjp<In: Pytree, Out: Pytree>(
     f: impl FnOnce(In) -> Out,
@@ -257,7 +307,40 @@ pub struct Grad<F> {
 /// `jax.grad`: `grad(f).call(x)` has `x`'s structure. `.argnums(&[..])`
 /// differentiates only those top-level arguments of a tuple input (the
 /// others' gradients are zeros); `.allow_int()` lets integer leaves
-/// through (their gradients are zeros), which are an error otherwise.
+/// through (their gradients are zeros), which are an error otherwise;
+/// [`Grad::call_with_aux`] differentiates a function returning
+/// `(value, aux)` (JAX's `has_aux=True`).
+///
+/// Reverse mode: `f` is linearized at `x` (its primal operations run now,
+/// eagerly outside `jit`) and the linear part is transposed. `grad`
+/// composes with [`jit`](crate::jit), [`vmap`](crate::vmap) and itself in
+/// any order and to any depth: `jit(grad(f))`, `grad(jit(f))`,
+/// `vmap(grad(f))` for per-example gradients, `grad(grad(f))`. Inside a
+/// transformation, turn the `Result` of an inner `call` into an array
+/// with `.unwrap_or_else(Array::error)`; the outer call reports it.
+///
+/// ```
+/// use oxla::{Array, grad, jit, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let f = |x: Array| jnp::sum(&(&x * &x), None, false);
+/// let x = Array::from_slice(&[1.0f32, -2.0, 3.0], &[3])?;
+/// assert_eq!(grad(f).call(x.clone())?.to_vec::<f32>()?, vec![2.0, -4.0, 6.0]);
+///
+/// // Under jit, and the second derivative of x³ (6x).
+/// let g = jit(|x: Array| grad(f).call(x)).call(x.clone())??;
+/// assert_eq!(g.to_vec::<f32>()?, vec![2.0, -4.0, 6.0]);
+/// let d = |x: Array| grad(|x: Array| &x * &x * &x).call(x).unwrap_or_else(Array::error);
+/// assert_eq!(grad(d).call(Array::scalar(2.0f32)?)?.item::<f32>()?, 12.0);
+///
+/// // Only the first of two arguments.
+/// let (dw, db) = grad(|(w, b): (Array, Array)| jnp::sum(&(&w * &b), None, false))
+///     .argnums(&[0])
+///     .call((x.clone(), x))?;
+/// assert_eq!(dw.to_vec::<f32>()?, vec![1.0, -2.0, 3.0]);
+/// assert_eq!(db.to_vec::<f32>()?, vec![0.0, 0.0, 0.0]);
+/// # Ok(())
+/// # }
+/// ```
 pub fn grad<F>(f: F) -> Grad<F> {
     Grad {
         f,
@@ -266,6 +349,23 @@ pub fn grad<F>(f: F) -> Grad<F> {
 }
 
 /// Like [`grad`], but `call` returns the value too, as `jax.value_and_grad`.
+///
+/// ```
+/// use oxla::{Array, numpy as jnp, value_and_grad};
+/// # fn main() -> oxla::Result<()> {
+/// let loss = |w: Array| jnp::sum(&jnp::square(&(&w - 1.0)), None, false);
+/// let w = Array::from_slice(&[0.0f32, 3.0], &[2])?;
+/// let (value, dw) = value_and_grad(loss).call(w.clone())?;
+/// assert_eq!(value.item::<f32>()?, 5.0);
+/// assert_eq!(dw.to_vec::<f32>()?, vec![-2.0, 4.0]);
+///
+/// // With an auxiliary output that is not differentiated.
+/// let ((value, aux), _) = value_and_grad(|w: Array| (loss(w.clone()), jnp::max(&w, None, false)))
+///     .call_with_aux(w)?;
+/// assert_eq!((value.item::<f32>()?, aux.item::<f32>()?), (5.0, 3.0));
+/// # Ok(())
+/// # }
+/// ```
 pub fn value_and_grad<F>(f: F) -> ValueAndGrad<F> {
     ValueAndGrad(grad(f))
 }
@@ -463,6 +563,21 @@ impl<F> Grad<F> {
 
     /// The gradient and the auxiliary output of `f` returning
     /// `(value, aux)` (JAX's `has_aux=True`).
+    ///
+    /// ```
+    /// use oxla::{Array, grad, numpy as jnp};
+    /// # fn main() -> oxla::Result<()> {
+    /// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+    /// let (g, squares) = grad(|x: Array| {
+    ///     let squares = &x * &x;
+    ///     (jnp::sum(&squares, None, false), squares)
+    /// })
+    /// .call_with_aux(x)?;
+    /// assert_eq!(g.to_vec::<f32>()?, vec![2.0, 4.0]);
+    /// assert_eq!(squares.to_vec::<f32>()?, vec![1.0, 4.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[track_caller]
     pub fn call_with_aux<In: Pytree, Aux: Pytree>(&self, args: In) -> Result<(In, Aux)>
     where
@@ -476,13 +591,26 @@ impl<F> Grad<F> {
 
 /// The Jacobian of `f` at `x` by forward mode (one jvp per input element,
 /// batched with vmap), as `jax.jacfwd`: shape `out.shape ++ x.shape`.
+///
+/// ```
+/// use oxla::{Array, jacfwd, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// // f(x) = [x0 · x1, x0 + x1]: the Jacobian is [[x1, x0], [1, 1]].
+/// let f = |x: Array| jnp::stack(&[&(jnp::prod(&x, None, false)), &jnp::sum(&x, None, false)], 0);
+/// let j = jacfwd(f, &x)?;
+/// assert_eq!(j.shape(), &[2, 2]);
+/// assert_eq!(j.to_vec::<f32>()?, vec![2.0, 1.0, 1.0, 1.0]);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn jacfwd(f: impl Fn(Array) -> Array, x: &Array) -> Result<Array> {
     let location = caller();
     let aval = x.aval()?.clone();
     let n = aval.size();
     let basis = standard_basis(&aval)?;
-    let out_shape = f(x.clone()).shape().to_vec();
+    let out_shape = f(x.clone()).shape_or_empty().to_vec();
     // Each basis vector's jvp, batched along a new leading axis.
     let columns = crate::vmap::vmap(|t: Array| -> Result<Array> {
         let (_, tangent) = jvp(|y: Array| f(y), x, &t)?;
@@ -503,6 +631,18 @@ pub fn jacfwd(f: impl Fn(Array) -> Array, x: &Array) -> Result<Array> {
 
 /// The Jacobian of `f` at `x` by reverse mode (one vjp per output
 /// element, batched with vmap), as `jax.jacrev`: shape `out.shape ++ x.shape`.
+///
+/// ```
+/// use oxla::{Array, jacrev, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+/// // f(x) = [Σ x²]: a 1×3 Jacobian, 2x.
+/// let j = jacrev(|x: Array| jnp::reshape(&jnp::sum(&(&x * &x), None, false), &[1]), &x)?;
+/// assert_eq!(j.shape(), &[1, 3]);
+/// assert_eq!(j.to_vec::<f32>()?, vec![2.0, 4.0, 6.0]);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn jacrev(f: impl Fn(Array) -> Array, x: &Array) -> Result<Array> {
     let location = caller();
@@ -512,11 +652,27 @@ pub fn jacrev(f: impl Fn(Array) -> Array, x: &Array) -> Result<Array> {
     let rows =
         crate::vmap::vmap(|ct: Array| pullback.call(&ct)).call_with_location(basis, location)??;
     let mut shape = out_aval.shape.to_vec();
-    shape.extend_from_slice(x.shape());
+    shape.extend_from_slice(x.shape_or_empty());
     Ok(crate::lax::reshape(&rows, &shape))
 }
 
-/// The Hessian of a scalar function, as `jax.hessian` (forward over reverse).
+/// The Hessian of a scalar function, as `jax.hessian` (forward over reverse):
+/// [`jacfwd`] of [`jacrev`], shape `x.shape ++ x.shape`.
+///
+/// ```
+/// use oxla::{Array, hessian};
+/// # fn main() -> oxla::Result<()> {
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// // f(x) = x0² x1: the Hessian is [[2 x1, 2 x0], [2 x0, 0]].
+/// let f = |x: Array| {
+///     let x0 = x.index(&oxla::s![0]);
+///     let x1 = x.index(&oxla::s![1]);
+///     &x0 * &x0 * &x1
+/// };
+/// assert_eq!(hessian(f, &x)?.to_vec::<f32>()?, vec![4.0, 2.0, 2.0, 0.0]);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn hessian(f: impl Fn(Array) -> Array + Copy, x: &Array) -> Result<Array> {
     jacfwd(

@@ -23,6 +23,20 @@ use crate::pytree::{Pytree, TreeDef};
 
 /// The tensor names of `tree`'s leaves, in leaf order: the pytree paths
 /// without their leading `.` (`layers[0].kernel`).
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use oxla::Array;
+/// use oxla::checkpoint::tensor_names;
+/// # fn main() -> oxla::Result<()> {
+/// let mut params = BTreeMap::new();
+/// params.insert("w".to_string(), vec![Array::scalar(1.0f32)?, Array::scalar(2.0f32)?]);
+/// params.insert("b".to_string(), vec![Array::scalar(0.0f32)?]);
+/// assert_eq!(tensor_names(&params), vec!["['b'][0]", "['w'][0]", "['w'][1]"]);
+/// assert_eq!(tensor_names(&(params.clone(), Array::scalar(0i32)?))[3], "[1]");
+/// # Ok(())
+/// # }
+/// ```
 pub fn tensor_names<P: Pytree>(tree: &P) -> Vec<String> {
     names_of(&tree.flatten().1)
 }
@@ -36,7 +50,24 @@ fn names_of(def: &TreeDef) -> Vec<String> {
 }
 
 /// Saves `tree` to `path` as safetensors (`.safetensors`) or numpy
-/// (`.npz`), by the extension.
+/// (`.npz`), by the extension. The file is written beside `path` and
+/// renamed over it, so a crash leaves the previous checkpoint whole.
+///
+/// ```
+/// use oxla::nn::{Activation, Mlp};
+/// use oxla::random::Key;
+/// # fn main() -> oxla::Result<()> {
+/// let model = Mlp::new(Key::new(0), &[2, 3, 1], Activation::Tanh);
+/// let path = std::env::temp_dir().join(format!("oxla-doc-save-{}.safetensors", std::process::id()));
+/// oxla::checkpoint::save(&path, &model)?;
+/// // Loaded against a template: here a model of the same shapes from another key.
+/// let template = Mlp::new(Key::new(1), &[2, 3, 1], Activation::Tanh);
+/// let restored = oxla::checkpoint::load(&path, &template)?;
+/// assert_eq!(restored.layers[0].kernel.to_vec::<f32>()?, model.layers[0].kernel.to_vec::<f32>()?);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok(())
+/// # }
+/// ```
 pub fn save<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<()> {
     let path = path.as_ref();
     match Format::of(path)? {
@@ -46,7 +77,25 @@ pub fn save<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<()> {
 }
 
 /// Loads a pytree shaped like `like` (its structure, static fields, dtypes
-/// and shapes) from `path`, safetensors or `.npz` by the extension.
+/// and shapes) from `path`, safetensors or `.npz` by the extension. A file
+/// whose names, dtypes or shapes differ from the template's is an error
+/// naming the first difference.
+///
+/// ```
+/// use oxla::Array;
+/// # fn main() -> oxla::Result<()> {
+/// let path = std::env::temp_dir().join(format!("oxla-doc-load-{}.npz", std::process::id()));
+/// let saved = (Array::from_slice(&[1.0f32, 2.0], &[2])?, Array::scalar(7i32)?);
+/// oxla::checkpoint::save(&path, &saved)?;
+/// let (w, step) = oxla::checkpoint::load(&path, &saved)?;
+/// assert_eq!((w.to_vec::<f32>()?, step.item::<i32>()?), (vec![1.0, 2.0], 7));
+/// // A template of another shape does not fit.
+/// let wrong = (Array::from_slice(&[1.0f32], &[1])?, Array::scalar(0i32)?);
+/// assert!(oxla::checkpoint::load(&path, &wrong).is_err());
+/// # std::fs::remove_file(&path).ok();
+/// # Ok(())
+/// # }
+/// ```
 pub fn load<P: Pytree>(path: impl AsRef<Path>, like: &P) -> Result<P> {
     let path = path.as_ref();
     match Format::of(path)? {
@@ -124,6 +173,21 @@ fn safetensors_dtype(dtype: DType) -> StDtype {
 /// Saves `tree` as a safetensors file: one tensor per leaf, named by
 /// [`tensor_names`], with metadata `format = oxla` and the pytree
 /// structure as text (`treedef`).
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::checkpoint::{load_safetensors, save_safetensors};
+/// # fn main() -> oxla::Result<()> {
+/// // Any extension: the format is safetensors either way.
+/// let path = std::env::temp_dir().join(format!("oxla-doc-st-{}.bin", std::process::id()));
+/// let tree = vec![Array::from_slice(&[1.5f32, -2.0], &[2])?];
+/// save_safetensors(&path, &tree)?;
+/// let back = load_safetensors(&path, &tree)?;
+/// assert_eq!(back[0].to_vec::<f32>()?, vec![1.5, -2.0]);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok(())
+/// # }
+/// ```
 pub fn save_safetensors<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<()> {
     let path = path.as_ref();
     let (leaves, def) = named_host_leaves(tree)?;
@@ -131,7 +195,7 @@ pub fn save_safetensors<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<(
         .iter()
         .map(|(name, leaf, host)| {
             let shape = host.dims.iter().map(|&d| d as usize).collect();
-            TensorView::new(safetensors_dtype(leaf.dtype()), shape, &host.bytes)
+            TensorView::new(safetensors_dtype(leaf.dtype_or_bool()), shape, &host.bytes)
                 .map(|view| (name.clone(), view))
                 .map_err(|e| checkpoint_error(path, format!("{name}: {e}")))
         })
@@ -147,6 +211,21 @@ pub fn save_safetensors<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<(
 }
 
 /// Loads a safetensors file into a pytree shaped like `like`.
+///
+/// ```
+/// use oxla::{Array, DType};
+/// use oxla::checkpoint::{load_safetensors, save_safetensors};
+/// # fn main() -> oxla::Result<()> {
+/// let path = std::env::temp_dir().join(format!("oxla-doc-lst-{}.safetensors", std::process::id()));
+/// save_safetensors(&path, &Array::from_slice(&[1u8, 2, 3], &[3])?)?;
+/// let like = oxla::numpy::zeros(&[3], DType::U8);
+/// assert_eq!(load_safetensors(&path, &like)?.to_vec::<u8>()?, vec![1, 2, 3]);
+/// // The template's dtype must match the file's.
+/// assert!(load_safetensors(&path, &oxla::numpy::zeros(&[3], DType::F32)).is_err());
+/// # std::fs::remove_file(&path).ok();
+/// # Ok(())
+/// # }
+/// ```
 pub fn load_safetensors<P: Pytree>(path: impl AsRef<Path>, like: &P) -> Result<P> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|e| checkpoint_error(path, e))?;
@@ -187,6 +266,21 @@ fn dtype_of_safetensors(dtype: StDtype) -> Option<DType> {
 
 /// Saves `tree` as a numpy `.npz` archive (uncompressed, as `np.savez`):
 /// one `<name>.npy` per leaf.
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::checkpoint::{load_npz, save_npz};
+/// # fn main() -> oxla::Result<()> {
+/// let path = std::env::temp_dir().join(format!("oxla-doc-npz-{}.npz", std::process::id()));
+/// let tree = (Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?,);
+/// save_npz(&path, &tree)?;                                   // np.load(path)["[0]"] in Python
+/// let (back,) = load_npz(&path, &tree)?;
+/// assert_eq!(back.shape(), &[2, 2]);
+/// assert_eq!(back.to_vec::<f32>()?, vec![1.0, 2.0, 3.0, 4.0]);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok(())
+/// # }
+/// ```
 pub fn save_npz<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<()> {
     let path = path.as_ref();
     let (leaves, _) = named_host_leaves(tree)?;
@@ -209,6 +303,22 @@ pub fn save_npz<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<()> {
 
 /// Loads a numpy `.npz` archive (stored or deflated, as `np.savez` and
 /// `np.savez_compressed` write them) into a pytree shaped like `like`.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use oxla::Array;
+/// use oxla::checkpoint::{load_npz, save_npz};
+/// # fn main() -> oxla::Result<()> {
+/// let path = std::env::temp_dir().join(format!("oxla-doc-lnpz-{}.npz", std::process::id()));
+/// let mut stats = BTreeMap::new();
+/// stats.insert("mean".to_string(), Array::scalar(0.5f32)?);
+/// save_npz(&path, &stats)?;
+/// let back = load_npz(&path, &stats)?;
+/// assert_eq!(back["mean"].item::<f32>()?, 0.5);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok(())
+/// # }
+/// ```
 pub fn load_npz<P: Pytree>(path: impl AsRef<Path>, like: &P) -> Result<P> {
     let path = path.as_ref();
     let file = std::fs::File::open(path).map_err(|e| checkpoint_error(path, e))?;

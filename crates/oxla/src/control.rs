@@ -134,6 +134,22 @@ fn check_branches(
 
 /// `branches[index](operands)` inside the compiled program, as
 /// `jax.lax.switch`: `index` is an integer scalar, clamped into range.
+/// Every branch takes the same operands and must return the same
+/// structure and types. Differentiable in both modes; under `vmap` a
+/// batched index runs every branch and selects.
+///
+/// ```
+/// use oxla::{Array, jit, lax};
+/// # fn main() -> oxla::Result<()> {
+/// let f = jit(|(i, x): (Array, Array)| {
+///     lax::switch(&i, &[&|x: Array| &x + 1.0, &|x: Array| &x * 2.0, &|x: Array| -&x], x)
+/// });
+/// let x = Array::from_slice(&[3.0f32], &[1])?;
+/// assert_eq!(f.call((Array::scalar(1i32)?, x.clone()))??.to_vec::<f32>()?, vec![6.0]);
+/// assert_eq!(f.call((Array::scalar(7i32)?, x))??.to_vec::<f32>()?, vec![-3.0]);   // clamped to 2
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn switch<In: Pytree, Out: Pytree>(
     index: &Array,
@@ -191,6 +207,28 @@ fn switch_clamped<In: Pytree, Out: Pytree>(
 /// `true_fn(operands)` if `pred` else `false_fn(operands)`, inside the
 /// compiled program, as `jax.lax.cond`: `pred` is a bool scalar; both
 /// branches must return the same structure and types.
+///
+/// This is how a jitted function chooses on a traced value: Rust's `if`
+/// cannot, since the value is unknown while tracing (reading it is
+/// [`Error::Concretization`]). Both branches are traced into the one
+/// compiled program and one runs. What a branch captures (arrays, tracers
+/// of enclosing transformations) is passed in as operands. Differentiable
+/// in both modes; under `vmap` a batched predicate runs both branches and
+/// selects. For an elementwise choice, `numpy::where_` is simpler.
+///
+/// ```
+/// use oxla::{Array, grad, jit, lax, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let f = |x: Array| {
+///     let pred = jnp::greater(&x, &Array::weak_scalar(0.0f32));
+///     lax::cond(&pred, |x: Array| &x * &x, |x: Array| -&x, x).unwrap_or_else(Array::error)
+/// };
+/// assert_eq!(jit(f).call(Array::scalar(3.0f32)?)?.item::<f32>()?, 9.0);
+/// assert_eq!(jit(f).call(Array::scalar(-2.0f32)?)?.item::<f32>()?, 2.0);
+/// assert_eq!(grad(f).call(Array::scalar(-2.0f32)?)?.item::<f32>()?, -1.0);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn cond<In: Pytree, Out: Pytree>(
     pred: &Array,
@@ -246,7 +284,31 @@ fn check_carry(
 
 /// `while cond_fn(carry): carry = body_fn(carry)` inside the compiled
 /// program, as `jax.lax.while_loop`. Forward-mode differentiable; reverse
-/// mode needs a fixed trip count (`fori_loop` with static bounds, `scan`).
+/// mode needs a fixed trip count (`fori_loop` with static bounds, `scan`):
+/// `grad` through a while loop is an error that says so. The body must
+/// return the carry with its structure, dtypes and shapes. Under `vmap`, a
+/// batched condition runs the loop until every example is done.
+///
+/// ```
+/// use oxla::{Array, jit, lax};
+/// # fn main() -> oxla::Result<()> {
+/// // Collatz steps of n until it reaches 1, counting them.
+/// let steps = jit(|n: Array| {
+///     lax::while_loop(
+///         |(n, _): &(Array, Array)| lax::gt(n, &Array::weak_scalar(1i32)),
+///         |(n, count): (Array, Array)| {
+///             let even = lax::eq(&lax::rem(&n, &Array::weak_scalar(2i32)), &Array::weak_scalar(0i32));
+///             let next = lax::select_n(&even, &[&(&n * 3 + 1), &lax::div(&n, &Array::weak_scalar(2i32))]);
+///             (next, &count + 1)
+///         },
+///         (n, Array::scalar(0i32).unwrap_or_else(Array::error)),
+///     )
+/// });
+/// let (_, count) = steps.call(Array::scalar(6i32)?)??;
+/// assert_eq!(count.item::<i32>()?, 8);                      // 6 3 10 5 16 8 4 2 1
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn while_loop<C: Pytree>(
     cond_fn: impl Fn(&C) -> Array,
@@ -292,7 +354,8 @@ pub fn while_loop<C: Pytree>(
     bind_tree(primitive, &ops, &tree, location)
 }
 
-/// Options of [`scan`].
+/// Options of [`scan`]; `ScanOptions::default()` scans every slice of `xs`
+/// forward, one iteration per step of the compiled loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ScanOptions {
     /// The number of iterations, needed when `xs` has no leaves.
@@ -307,6 +370,36 @@ pub struct ScanOptions {
 /// `jax.lax.scan`: `f(carry, x) -> (carry, y)`; returns the final carry and
 /// the ys stacked along a new leading axis. Differentiable in both modes
 /// (reverse mode saves per-iteration residuals only) and batchable.
+///
+/// `xs` and the stacked `ys` are pytrees (use `()` for none); every `xs`
+/// leaf needs the same leading length, or give [`ScanOptions::length`]
+/// when `xs` has no leaves. The body must return the carry with its
+/// structure, dtypes and shapes.
+///
+/// ```
+/// use oxla::{Array, grad, lax, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// // A running sum: the carry is the total so far, each y the new total.
+/// let xs = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4])?;
+/// let (total, running) = lax::scan(
+///     |c: Array, x: Array| { let c = &c + &x; (c.clone(), c) },
+///     Array::scalar(0.0f32)?,
+///     xs.clone(),
+///     lax::ScanOptions::default(),
+/// )?;
+/// assert_eq!(total.item::<f32>()?, 10.0);
+/// assert_eq!(running.to_vec::<f32>()?, vec![1.0, 3.0, 6.0, 10.0]);
+///
+/// // Reverse mode through it: d/dxs Π xs.
+/// let product = |xs: Array| {
+///     let (p, ()) = lax::scan(|c: Array, x: Array| (&c * &x, ()), jnp::ones(&[], oxla::DType::F32), xs, Default::default())
+///         .unwrap_or_else(|e| (Array::error(e), ()));
+///     p
+/// };
+/// assert_eq!(grad(product).call(xs)?.to_vec::<f32>()?, vec![24.0, 12.0, 8.0, 6.0]);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn scan<C: Pytree, X: Pytree, Y: Pytree>(
     f: impl Fn(C, X) -> (C, Y),
@@ -403,7 +496,18 @@ pub fn scan<C: Pytree, X: Pytree, Y: Pytree>(
 }
 
 /// `f` over the leading axis of `xs`, one slice at a time inside the
-/// compiled program, as `jax.lax.map`.
+/// compiled program, as `jax.lax.map`: a [`scan`] without a carry, so
+/// one compiled loop rather than a batched computation (`vmap`).
+///
+/// ```
+/// use oxla::{Array, lax, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let xs = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+/// let row_sums = lax::map(|row: Array| jnp::sum(&row, None, false), xs)?;
+/// assert_eq!(row_sums.to_vec::<f32>()?, vec![3.0, 7.0]);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn map<X: Pytree, Y: Pytree>(f: impl Fn(X) -> Y, xs: X) -> Result<Y> {
     let (_, ys) = scan(|(), x| ((), f(x)), (), xs, ScanOptions::default())?;
@@ -412,7 +516,22 @@ pub fn map<X: Pytree, Y: Pytree>(f: impl Fn(X) -> Y, xs: X) -> Result<Y> {
 
 /// `for i in lower..upper: carry = body(i, carry)` with bounds known now,
 /// as `jax.lax.fori_loop` with static bounds: a scan (so reverse-mode
-/// differentiable), `i` an i32 scalar.
+/// differentiable), `i` an i32 scalar. For bounds computed in the program
+/// use [`fori_loop_dynamic`].
+///
+/// ```
+/// use oxla::{Array, DType, grad, lax};
+/// # fn main() -> oxla::Result<()> {
+/// // Σ i for i in 2..7.
+/// let total = lax::fori_loop(2, 7, |i: Array, acc: Array| &acc + &lax::convert_element_type(&i, DType::F32),
+///     Array::scalar(0.0f32)?)?;
+/// assert_eq!(total.item::<f32>()?, 20.0);
+/// // x ↦ x^(2^3), squared three times, and its derivative 8x⁷ at 1.
+/// let pow8 = |x: Array| lax::fori_loop(0, 3, |_, y: Array| &y * &y, x).unwrap_or_else(Array::error);
+/// assert_eq!(grad(pow8).call(Array::scalar(1.0f32)?)?.item::<f32>()?, 8.0);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn fori_loop<C: Pytree>(
     lower: i64,
@@ -440,6 +559,18 @@ pub fn fori_loop<C: Pytree>(
 
 /// `fori_loop` with bounds computed in the program (integer scalars): a
 /// while loop, so forward-mode differentiable only.
+///
+/// ```
+/// use oxla::{Array, jit, lax};
+/// # fn main() -> oxla::Result<()> {
+/// // 2^n for a traced n.
+/// let pow2 = jit(|n: Array| {
+///     lax::fori_loop_dynamic(&Array::weak_scalar(0i32), &n, |_, acc: Array| &acc * 2, Array::scalar(1i32).unwrap_or_else(Array::error))
+/// });
+/// assert_eq!(pow2.call(Array::scalar(5i32)?)??.item::<i32>()?, 32);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn fori_loop_dynamic<C: Pytree>(
     lower: &Array,

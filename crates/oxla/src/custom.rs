@@ -90,6 +90,31 @@ pub struct CustomJvp<In, Out, F> {
 /// tangents)`, as `jax.custom_jvp`: every differentiation of `f` (forward,
 /// reverse, any order, under jit and vmap) uses the rule instead of `f`'s
 /// own operations. The rule must be linear in the tangents.
+///
+/// Outside any transformation, [`CustomJvp::call`] just calls `f`.
+///
+/// ```
+/// use oxla::{Array, custom_jvp, grad, jit, jvp, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// // log(1 + exp(x)), whose derivative computed from its own operations is
+/// // NaN at large x (inf / inf); the rule gives 1 - 1 / (1 + exp(x)).
+/// let log1pexp = custom_jvp(
+///     |x: Array| jnp::log(&(jnp::exp(&x) + 1.0)),
+///     |x: Array, t: Array| {
+///         let y = jnp::log(&(jnp::exp(&x) + 1.0));
+///         let slope = 1.0 - (1.0 / (jnp::exp(&x) + 1.0));
+///         (y, &t * &slope)
+///     },
+/// );
+/// let f = |x: Array| log1pexp.call(x).unwrap_or_else(Array::error);
+/// let big = Array::scalar(100.0f32)?;
+/// assert_eq!(grad(f).call(big.clone())?.item::<f32>()?, 1.0);
+/// assert_eq!(jit(|x: Array| grad(f).call(x)).call(big)??.item::<f32>()?, 1.0);
+/// let (_, t) = jvp(f, &Array::scalar(0.0f32)?, &Array::scalar(1.0f32)?)?;
+/// assert_eq!(t.item::<f32>()?, 0.5);
+/// # Ok(())
+/// # }
+/// ```
 pub fn custom_jvp<In, Out, F, R>(f: F, rule: R) -> CustomJvp<In, Out, F>
 where
     In: Pytree + 'static,
@@ -163,7 +188,28 @@ pub struct CustomVjp<In, Out, Res, F> {
 /// `f` with the reverse-mode rules `fwd(inputs) -> (outputs, residuals)`
 /// and `bwd(residuals, output cotangents) -> input cotangents`, as
 /// `jax.custom_vjp`. Forward mode (jvp) of such a function is an error, as
-/// in JAX.
+/// in JAX. `bwd` returns one cotangent per input, in the inputs' structure.
+///
+/// Outside any transformation, [`CustomVjp::call`] just calls `f`.
+///
+/// ```
+/// use oxla::{Array, custom_vjp, grad, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// // The identity, whose gradient is clipped to [-1, 1] on the way back.
+/// let clip_gradient = custom_vjp(
+///     |x: Array| x,
+///     |x: Array| (x, ()),                                    // no residuals
+///     |(): (), g: Array| jnp::clip(&g, &Array::weak_scalar(-1.0f32), &Array::weak_scalar(1.0f32)),
+/// );
+/// let loss = |x: Array| {
+///     let y = clip_gradient.call(x).unwrap_or_else(Array::error);
+///     jnp::sum(&(&y * 3.0), None, false)
+/// };
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// assert_eq!(grad(loss).call(x)?.to_vec::<f32>()?, vec![1.0, 1.0]);   // 3, clipped
+/// # Ok(())
+/// # }
+/// ```
 pub fn custom_vjp<In, Out, Res, F, Fwd, Bwd>(f: F, fwd: Fwd, bwd: Bwd) -> CustomVjp<In, Out, Res, F>
 where
     In: Pytree + 'static,
@@ -275,6 +321,29 @@ pub struct Checkpoint<In, Out, F> {
 /// intermediate values are not kept for the backward pass (only what the
 /// policy allows, [`Checkpoint::policy`]; nothing by default) but
 /// recomputed from its inputs, trading compute for memory.
+///
+/// Outside reverse mode it changes nothing: the values and gradients are
+/// the same, only what the backward pass stores differs.
+///
+/// ```
+/// use oxla::{Array, RematPolicy, checkpoint, grad, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let block = |(h, w): (Array, Array)| jnp::tanh(&jnp::matmul(&h, &w));
+/// let loss = |w: Array| {
+///     let x = Array::from_slice(&[1.0f32, 0.0], &[1, 2]).unwrap_or_else(Array::error);
+///     let h = checkpoint(block)
+///         .policy(RematPolicy::DotsSaveable)                 // keep matmuls, recompute tanh
+///         .call((x, w))
+///         .unwrap_or_else(Array::error);
+///     jnp::sum(&h, None, false)
+/// };
+/// let w = jnp::zeros(&[2, 2], oxla::DType::F32);
+/// let g = grad(loss).call(w.clone())?;
+/// // d/dw Σ tanh(x w) at w = 0: x for every column (tanh'(0) = 1).
+/// assert_eq!(g.to_vec::<f32>()?, vec![1.0, 1.0, 0.0, 0.0]);
+/// # Ok(())
+/// # }
+/// ```
 pub fn checkpoint<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F) -> Checkpoint<In, Out, F> {
     Checkpoint {
         f,
@@ -323,6 +392,25 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Checkpoint<In, Out, F> {
 
 /// Names `x` for [`RematPolicy::SaveOnlyTheseNames`] (the identity
 /// otherwise), as `jax.ad_checkpoint.checkpoint_name`.
+///
+/// ```
+/// use oxla::{Array, RematPolicy, checkpoint, checkpoint_name, grad, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let f = |x: Array| {
+///     let h = checkpoint_name(&jnp::sin(&x), "h");            // saved for the backward pass
+///     jnp::sum(&(&h * &h), None, false)
+/// };
+/// let remat = |x: Array| {
+///     checkpoint(f)
+///         .policy(RematPolicy::SaveOnlyTheseNames(vec!["h".into()]))
+///         .call(x)
+///         .unwrap_or_else(Array::error)
+/// };
+/// let x = Array::from_slice(&[0.0f32], &[1])?;
+/// assert_eq!(grad(remat).call(x)?.to_vec::<f32>()?, vec![0.0]);   // 2 sin x cos x
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn checkpoint_name(x: &Array, name: &str) -> Array {
     if !crate::trace::is_tracing() {

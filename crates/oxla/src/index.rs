@@ -258,13 +258,13 @@ pub(crate) fn take_along(
     mode: GatherMode,
     fill: Scalar,
 ) -> Array {
-    let rank = x.ndim();
-    let index_rank = idx.ndim();
+    let rank = x.ndim_or_zero();
+    let index_rank = idx.ndim_or_zero();
     let indices = lax::expand_dims(idx, &[index_rank as i64]);
     let offset_dims: Dims = (0..axis as i64)
         .chain((axis + index_rank) as i64..(rank + index_rank - 1) as i64)
         .collect();
-    let mut slice_sizes = x.shape().to_vec();
+    let mut slice_sizes = x.shape_or_empty().to_vec();
     if let Some(s) = slice_sizes.get_mut(axis) {
         *s = 1;
     }
@@ -288,10 +288,10 @@ impl Array {
     /// gathers along its dim, clamping out-of-bounds positions as JAX does.
     #[track_caller]
     pub fn index(&self, items: &[IndexItem]) -> Array {
-        if let Some(found) = array_index(items, self.ndim()) {
+        if let Some(found) = array_index(items, self.ndim_or_zero()) {
             return match found {
                 Ok((axis, idx)) => {
-                    let n = self.shape().get(axis).copied().unwrap_or(0);
+                    let n = self.shape_or_empty().get(axis).copied().unwrap_or(0);
                     take_along(
                         self,
                         &lax::wrap_negative(&idx, n),
@@ -303,7 +303,7 @@ impl Array {
                 Err(message) => Array::error(Error::InvalidArgument(message)),
             };
         }
-        let b = match basic(self.shape(), items) {
+        let b = match basic(self.shape_or_empty(), items) {
             Ok(b) => b,
             Err(message) => return Array::error(Error::InvalidArgument(message)),
         };
@@ -391,18 +391,20 @@ impl At<'_> {
     #[track_caller]
     fn scatter(&self, v: &Array, op: ScatterOp) -> Array {
         let x = self.array;
-        let rank = x.ndim();
+        let rank = x.ndim_or_zero();
         if let Some(found) = array_index(&self.items, rank) {
             let (axis, idx) = match found {
                 Ok(f) => f,
                 Err(message) => return Array::error(Error::InvalidArgument(message)),
             };
-            let n = x.shape().get(axis).copied().unwrap_or(0);
-            let idx = lax::wrap_negative(&lax::reshape(&idx, &[idx.size()]), n);
-            let mut update_shape = x.shape().to_vec();
-            update_shape[axis] = idx.size();
-            let updates =
-                crate::numpy::broadcast_to(&lax::convert_element_type(v, x.dtype()), &update_shape);
+            let n = x.shape_or_empty().get(axis).copied().unwrap_or(0);
+            let idx = lax::wrap_negative(&lax::reshape(&idx, &[idx.size_or_one()]), n);
+            let mut update_shape = x.shape_or_empty().to_vec();
+            update_shape[axis] = idx.size_or_one();
+            let updates = crate::numpy::broadcast_to(
+                &lax::convert_element_type(v, x.dtype_or_bool()),
+                &update_shape,
+            );
             let indices = lax::expand_dims(&idx, &[1]);
             let window: Dims = (0..rank as i64).filter(|&d| d != axis as i64).collect();
             return lax::scatter(
@@ -417,7 +419,7 @@ impl At<'_> {
                 },
             );
         }
-        let b = match basic(x.shape(), &self.items) {
+        let b = match basic(x.shape_or_empty(), &self.items) {
             Ok(b) => b,
             Err(message) => return Array::error(Error::InvalidArgument(message)),
         };
@@ -446,7 +448,7 @@ impl At<'_> {
             .filter(|(_, k)| **k)
             .map(|(&(_, _, c), _)| c)
             .collect();
-        let v = lax::convert_element_type(v, x.dtype());
+        let v = lax::convert_element_type(v, x.dtype_or_bool());
         let v = crate::numpy::broadcast_to(
             &crate::numpy::squeeze_new_axes(&v, &b.result_shape, &kept_shape),
             &kept_shape,

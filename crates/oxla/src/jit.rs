@@ -28,7 +28,46 @@ use crate::pytree::{Pytree, TreeDef};
 use crate::sharding::NamedSharding;
 use crate::sharding::spmd::{self, SpmdProgram};
 
-/// What a compiled function is specialized on.
+/// What a compiled function is specialized on: a [`Jit`] keeps one
+/// executable per key, and a call whose key it has not seen traces and
+/// compiles again.
+///
+/// The key holds what the traced program depends on, and nothing else:
+///
+/// - the input pytree's structure ([`TreeDef`]): tuple arity, `Vec`
+///   lengths, map keys, `Some` or `None`, struct names and fields, **and
+///   the values of static fields** ([`Static`](crate::Static) arguments and
+///   `#[pytree(static)]` fields, compared by their `Debug` text);
+/// - each input leaf's dtype, shape and weak type ([`Aval`]);
+/// - each input leaf's sharding over a mesh (`None` for an array on one
+///   device);
+/// - the flags that change tracing: x64 ([`enable_x64`](crate::enable_x64))
+///   and `jax_threefry_partitionable`
+///   ([`set_threefry_partitionable`](crate::random::set_threefry_partitionable)).
+///
+/// New *values* of the same dtypes and shapes hit the cache. Arrays the
+/// function captures (closes over) are not part of the key: they become
+/// constants of the jaxpr and are passed to the compiled program as leading
+/// arguments, never embedded in the module. Rust numbers the function uses
+/// become literals in the module, so a new number needs a new `jit` (or
+/// an array or [`Static`](crate::Static) argument).
+/// [`Jit::explain_miss`] says which part of the key changed.
+///
+/// ```
+/// use oxla::{Array, jit};
+/// # fn main() -> oxla::Result<()> {
+/// let f = jit(|x: Array| &x * 2.0);
+/// f.call(Array::from_slice(&[1.0f32, 2.0], &[2])?)?;
+/// f.call(Array::from_slice(&[3.0f32, 4.0], &[2])?)?;     // new values: a hit
+/// assert_eq!(f.cache_size(), 1);
+/// let longer = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+/// assert_eq!(
+///     f.explain_miss(&longer)?.as_deref(),
+///     Some("input 0 changed shape from f32[2] to f32[3]")
+/// );
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CacheKey {
     /// The input structure, static values included.
@@ -75,7 +114,10 @@ struct Compiled {
     execute_options: oxla_pjrt::ExecuteOptions,
 }
 
-/// How a jitted function's executable was made for one signature.
+/// How a jitted function's executable was made for one signature (see
+/// [`Jit::compile`]): `source` says whether the plugin compiled it or it was
+/// loaded from the persistent disk cache
+/// ([`set_compile_cache_dir`](crate::set_compile_cache_dir)).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CompileReport {
     /// Tracing the function to a jaxpr.
@@ -96,7 +138,24 @@ pub struct Traced {
     pub out_tree: TreeDef,
 }
 
-/// A jitted function; see [`jit`].
+/// A jitted function, made by [`jit`]: it traces the function once per
+/// signature ([`CacheKey`]), lowers the jaxpr to StableHLO, compiles it with
+/// the plugin (or loads it from the persistent disk cache), keeps the
+/// executable in a memory cache, and runs the compiled code on later calls.
+///
+/// Builder methods set what `jax.jit`'s keyword arguments do:
+/// [`donate`](Jit::donate) (`donate_argnums`),
+/// [`in_shardings`](Jit::in_shardings), [`out_shardings`](Jit::out_shardings)
+/// and [`named`](Jit::named). [`call`](Jit::call) runs it;
+/// [`trace`](Jit::trace), [`lower`](Jit::lower), [`compile`](Jit::compile)
+/// and [`memory_stats`](Jit::memory_stats) are the ahead-of-time stages;
+/// [`export`](Jit::export) writes it as a `jax.export` file.
+///
+/// A function of arrays split over a mesh (or given `in_shardings` /
+/// `out_shardings`, or pinning layouts with
+/// [`with_sharding_constraint`](crate::with_sharding_constraint)) is
+/// compiled as one SPMD program over the mesh's devices; the leaves'
+/// shardings are part of the cache key.
 pub struct Jit<In, Out, F> {
     f: F,
     name: String,
@@ -108,7 +167,37 @@ pub struct Jit<In, Out, F> {
     _signature: PhantomData<fn(In) -> Out>,
 }
 
-/// Compiles `f` on first call for each new signature (see the module docs).
+/// `f`, compiled: as `jax.jit`, the first call for each new signature
+/// ([`CacheKey`]: the input structure with static values, each leaf's
+/// dtype, shape, weak type and sharding, the x64 and threefry flags) runs
+/// `f` once on tracers to record a jaxpr, lowers and compiles it; later
+/// calls with the same signature run the compiled program without running
+/// `f`. `f` takes one pytree (a tuple for several arguments) and returns
+/// one (a `Result` too: an `Err` from inside is the error of
+/// [`Jit::call`]).
+///
+/// Inside `f`, values are tracers: their values are unknown until the
+/// program runs, so reading one on the host (`item`, `to_vec`) is
+/// [`Error::Concretization`]; branch and loop on traced values with
+/// [`lax::cond`](crate::lax::cond), [`lax::while_loop`](crate::lax::while_loop)
+/// and friends. Rust side effects in `f` happen once per trace, not per call.
+/// Arrays `f` captures are passed to the program as arguments (not part of
+/// the key); Rust numbers it uses are literals of the program.
+///
+/// A `jit` called inside another transformation (`grad`, `vmap`, another
+/// `jit`) is not compiled on its own: it is traced into the outer program
+/// as a call (JAX's `pjit`) that every transformation sees through.
+///
+/// ```
+/// use oxla::{Array, jit, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let f = jit(|(x, y): (Array, Array)| jnp::sum(&(&x * &y), None, false) + 1.0);
+/// let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+/// let y = Array::from_slice(&[4.0f32, 5.0, 6.0], &[3])?;
+/// assert_eq!(f.call((x, y))?.item::<f32>()?, 33.0);
+/// # Ok(())
+/// # }
+/// ```
 pub fn jit<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F) -> Jit<In, Out, F> {
     Jit {
         f,
@@ -151,7 +240,23 @@ fn trace<In: Pytree, Out: Pytree>(
     })
 }
 
-/// The jaxpr of `f` on arguments like `args`, as `jax.make_jaxpr(f)(*args)`.
+/// The jaxpr of `f` on arguments like `args`, as `jax.make_jaxpr(f)(*args)`:
+/// `f` traced with tracers of `args`' dtypes and shapes (their values are
+/// not read). Its `Display` is JAX's jaxpr syntax.
+///
+/// ```
+/// use oxla::{Array, grad, make_jaxpr, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// let jaxpr = make_jaxpr(|x: Array| jnp::sin(&x) * 2.0, &x)?;
+/// assert_eq!(jaxpr.eqns.len(), 2);
+/// assert!(jaxpr.to_string().contains("sin"));
+/// // Transformations show their work: the gradient of sin is a cos.
+/// let dj = make_jaxpr(|x: Array| grad(|x: Array| jnp::sum(&jnp::sin(&x), None, false)).call(x), &x)?;
+/// assert!(dj.to_string().contains("cos"));
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn make_jaxpr<In: Pytree, Out: Pytree>(f: impl Fn(In) -> Out, args: &In) -> Result<Jaxpr> {
     let location = Location::from_caller(std::panic::Location::caller());
@@ -169,7 +274,22 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// Donates the buffers of these top-level arguments (positions in the
     /// input tuple; 0 for a non-tuple input): outputs of the same type and
     /// shape reuse them in place, and the donated arrays cannot be used
-    /// after the call (as `jax.jit(f, donate_argnums=...)`).
+    /// after the call (as `jax.jit(f, donate_argnums=...)`): using one is
+    /// [`Error::Donated`], naming the argument, its leaf path and the
+    /// function. [`memory_stats`](Jit::memory_stats) shows the aliased bytes.
+    ///
+    /// ```
+    /// use oxla::{Array, Error, jit};
+    /// # fn main() -> oxla::Result<()> {
+    /// let step = jit(|(w, g): (Array, Array)| &w - &g).donate(&[0]);
+    /// let w = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+    /// let g = Array::from_slice(&[0.5f32, 0.5], &[2])?;
+    /// let w2 = step.call((w.clone(), g))?;
+    /// assert_eq!(w2.to_vec::<f32>()?, vec![0.5, 1.5]);
+    /// assert!(matches!(w.to_vec::<f32>(), Err(Error::Donated { .. })));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn donate(mut self, argnums: &[usize]) -> Self {
         self.donate_argnums = argnums.to_vec();
         self
@@ -392,6 +512,19 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// Compiles ahead of time for `args` (filling the cache), and reports
     /// how the executable was made: traced, lowered and then compiled or
     /// loaded from the disk cache (the first report again on a memory hit).
+    ///
+    /// ```
+    /// use oxla::{Array, CompileSource, jit};
+    /// # fn main() -> oxla::Result<()> {
+    /// let f = jit(|x: Array| &x + 1.0);
+    /// let x = Array::from_slice(&[1.0f32], &[1])?;
+    /// let report = f.compile(&x)?;
+    /// assert!(matches!(report.source, CompileSource::Compiled { .. } | CompileSource::DiskHit { .. }));
+    /// assert_eq!(f.cache_size(), 1);                 // the call below is a hit
+    /// assert_eq!(f.call(x)?.to_vec::<f32>()?, vec![2.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[track_caller]
     pub fn compile(&self, args: &In) -> Result<CompileReport> {
         let location = Location::from_caller(std::panic::Location::caller());
@@ -503,7 +636,25 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     }
 
     /// Why `args` would miss the cache, against the closest earlier key
-    /// (`None` if it would hit or nothing was compiled yet).
+    /// (`None` if it would hit or nothing was compiled yet): the same
+    /// sentence `OXLA_EXPLAIN_CACHE_MISSES=1` (or
+    /// [`config::set_explain_cache_misses`](crate::config::set_explain_cache_misses))
+    /// prints at each miss.
+    ///
+    /// ```
+    /// use oxla::{Array, Static, jit};
+    /// # fn main() -> oxla::Result<()> {
+    /// let f = jit(|(x, n): (Array, Static<u32>)| &x * n.0 as f64);
+    /// let x = Array::from_slice(&[1.0f32], &[1])?;
+    /// f.call((x.clone(), Static(2)))?;
+    /// assert_eq!(f.explain_miss(&(x.clone(), Static(2)))?, None);
+    /// assert_eq!(
+    ///     f.explain_miss(&(x, Static(3)))?.as_deref(),
+    ///     Some("static argument values changed from 2 to 3")
+    /// );
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn explain_miss(&self, args: &In) -> Result<Option<String>> {
         let (_, key) = self.key(args)?;
         if self
@@ -531,6 +682,12 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
 
     /// Calls the function: compiled code on a cache hit, trace + compile on
     /// a miss. Inside another trace, the function is traced inline.
+    ///
+    /// The call returns once the execution is enqueued, as in JAX: the
+    /// outputs' values may still be computing (reading them waits;
+    /// [`Array::block_until_ready`] waits without reading). Errors of
+    /// tracing, compiling or enqueuing are this call's; an `Err` returned
+    /// by the function while tracing is too.
     #[track_caller]
     pub fn call(&self, args: In) -> Result<Out> {
         let location = Location::from_caller(std::panic::Location::caller());

@@ -2,6 +2,23 @@
 //! Operands must already have one dtype (weakly typed scalars are converted
 //! to the other operand's type, as JAX's lax does); shapes must be equal or
 //! broadcast as the primitive allows (rank-0 operands, size-1 dims).
+//!
+//! # Control flow
+//!
+//! [`cond`], [`switch`], [`while_loop`], [`fori_loop`],
+//! [`fori_loop_dynamic`], [`scan`] and [`map`] are `jax.lax`'s structured
+//! control flow: the way to branch and loop on *traced* values, which
+//! Rust's `if` and `while` cannot look at inside `jit` or `vmap`. Their
+//! bodies are traced once into closed sub-jaxprs that stay inside the one
+//! compiled program; what the bodies capture (concrete arrays, tracers of
+//! enclosing transformations) becomes explicit operands. They run eagerly
+//! too, and work under `jit`, `vmap` and differentiation: forward mode
+//! through all of them, reverse mode through `cond`, `switch`, `scan`,
+//! `map` and static `fori_loop` (which is a scan), not through
+//! `while_loop` or `fori_loop_dynamic` (their trip count is unknown: use
+//! `scan`). Branches must return one structure and types, and a loop body
+//! its carry's; a mismatch is an error naming the branch or leaf path and
+//! both types.
 
 use oxla_core::promotion::promote as promote_pair;
 use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, Scalar, UnaryOp};
@@ -196,7 +213,7 @@ pub fn select_n(which: &Array, cases: &[&Array]) -> Array {
 /// min(max(x, lo), hi).
 #[track_caller]
 pub fn clamp(lo: &Array, x: &Array, hi: &Array) -> Array {
-    let dtype = x.dtype();
+    let dtype = x.dtype_or_bool();
     let lo = convert_element_type_weak(lo, dtype, lo.weak_type() && x.weak_type());
     let hi = convert_element_type_weak(hi, dtype, hi.weak_type() && x.weak_type());
     bind(Primitive::Clamp, &[&lo, x, &hi])
@@ -263,14 +280,14 @@ pub fn squeeze(x: &Array, dimensions: &[i64]) -> Array {
 /// Inserts size-1 dimensions at `dimensions` (of the result).
 #[track_caller]
 pub fn expand_dims(x: &Array, dimensions: &[i64]) -> Array {
-    let rank = (x.ndim() + dimensions.len()) as i64;
+    let rank = (x.ndim_or_zero() + dimensions.len()) as i64;
     let axes: Vec<i64> = dimensions
         .iter()
         .map(|&d| if d < 0 { d + rank } else { d })
         .collect();
     let mut shape = Vec::new();
     let mut kept = Vec::new();
-    let mut source = x.shape().iter();
+    let mut source = x.shape_or_empty().iter();
     for d in 0..rank {
         if axes.contains(&d) {
             shape.push(1);
@@ -317,7 +334,7 @@ pub fn concatenate(xs: &[&Array], dimension: usize) -> Array {
 /// Pads with `value`: per dimension (low, high, interior).
 #[track_caller]
 pub fn pad(x: &Array, value: &Array, config: &[(i64, i64, i64)]) -> Array {
-    let value = convert_element_type_weak(value, x.dtype(), false);
+    let value = convert_element_type_weak(value, x.dtype_or_bool(), false);
     bind(
         Primitive::Pad {
             config: config.to_vec(),
@@ -407,7 +424,7 @@ pub fn dot_general_with_precision(
 fn normalize_indices(x: &Array, start: &[&Array]) -> Vec<Array> {
     start
         .iter()
-        .zip(x.shape().iter().chain(std::iter::repeat(&0)))
+        .zip(x.shape_or_empty().iter().chain(std::iter::repeat(&0)))
         .map(|(i, &dim)| {
             let negative = lt(i, &Array::weak_scalar(0i32));
             let wrapped = add(i, &Array::weak_scalar(dim as i32));
@@ -681,7 +698,10 @@ pub fn conv_general_dilated(
         or_ones(&options.rhs_dilation),
     );
     let dim = |a: &Array, spec: &Dims, i: usize| {
-        a.shape().get(spec[i].max(0) as usize).copied().unwrap_or(0)
+        a.shape_or_empty()
+            .get(spec[i].max(0) as usize)
+            .copied()
+            .unwrap_or(0)
     };
     let sizes: Vec<i64> = (0..spatial)
         .map(|i| (dim(lhs, &numbers.lhs_spec, i + 2) - 1).max(0) * lhs_dilation[i] + 1)
@@ -739,7 +759,7 @@ pub fn scatter(
     op: oxla_core::ScatterOp,
     dimension_numbers: oxla_core::ScatterDimensionNumbers,
 ) -> Array {
-    let updates = convert_element_type_weak(updates, x.dtype(), false);
+    let updates = convert_element_type_weak(updates, x.dtype_or_bool(), false);
     bind(
         Primitive::Scatter {
             op,
@@ -759,6 +779,15 @@ pub(crate) fn wrap_negative(indices: &Array, dim: i64) -> Array {
 
 /// `x` with a zero derivative: differentiation treats it as a constant
 /// (`jax.lax.stop_gradient`).
+///
+/// ```
+/// use oxla::{Array, grad, lax};
+/// # fn main() -> oxla::Result<()> {
+/// let f = |x: Array| &x * &lax::stop_gradient(&x);        // x · const(x)
+/// assert_eq!(grad(f).call(Array::scalar(3.0f32)?)?.item::<f32>()?, 3.0);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn stop_gradient(x: &Array) -> Array {
     if !crate::trace::is_tracing() {

@@ -1,9 +1,4 @@
-//! oxla: JAX's programming model in Rust, on the XLA runtime.
-//!
-//! [`Array`]s live on a PJRT device; operators and [`numpy`] / [`lax`] /
-//! [`nn`] functions run eagerly, or are traced into a jaxpr inside [`jit`],
-//! which lowers it to StableHLO, compiles it once per signature and caches
-//! it. Inputs and outputs are [`Pytree`]s.
+#![doc = include_str!("../docs/guide.md")]
 #![warn(missing_docs)]
 
 // `#[derive(Pytree)]` names `::oxla`; inside this crate that is itself.

@@ -32,15 +32,15 @@ pub(crate) fn promote_args(xs: &[&Array]) -> Vec<Array> {
 /// Gives lower-rank operands leading size-1 dims (rank-0 ones stay scalars).
 #[track_caller]
 fn broadcast_ranks(xs: Vec<Array>) -> Vec<Array> {
-    let rank = xs.iter().map(Array::ndim).max().unwrap_or(0);
+    let rank = xs.iter().map(Array::ndim_or_zero).max().unwrap_or(0);
     xs.into_iter()
         .map(|x| {
-            let r = x.ndim();
+            let r = x.ndim_or_zero();
             if r == 0 || r == rank || x.check().is_err() {
                 return x;
             }
             let mut shape = vec![1i64; rank - r];
-            shape.extend_from_slice(x.shape());
+            shape.extend_from_slice(x.shape_or_empty());
             let dims: Vec<i64> = ((rank - r) as i64..rank as i64).collect();
             lax::broadcast_in_dim(&x, &shape, &dims)
         })
@@ -108,7 +108,7 @@ float_binary! {
 #[track_caller]
 pub fn power(x: &Array, y: &Array) -> Array {
     let v = promote_args(&[x, y]);
-    let dtype = v[0].dtype();
+    let dtype = v[0].dtype_or_bool();
     if dtype.is_int() || dtype == DType::Bool {
         let int = if dtype == DType::Bool {
             oxla_core::promotion::default_int(x64_enabled())
@@ -211,12 +211,12 @@ pub fn clip(x: &Array, lo: &Array, hi: &Array) -> Array {
 
 /// The numpy broadcast of the operands' shapes (assumed rank-aligned or scalar).
 fn broadcast_shape(xs: &[&Array]) -> Vec<i64> {
-    let rank = xs.iter().map(|x| x.ndim()).max().unwrap_or(0);
+    let rank = xs.iter().map(|x| x.ndim_or_zero()).max().unwrap_or(0);
     (0..rank)
         .map(|d| {
             xs.iter()
-                .filter(|x| x.ndim() == rank)
-                .map(|x| x.shape()[d])
+                .filter(|x| x.ndim_or_zero() == rank)
+                .map(|x| x.shape_or_empty()[d])
                 .fold(1, |acc, s| if s != 1 { s } else { acc })
         })
         .collect()
@@ -225,17 +225,17 @@ fn broadcast_shape(xs: &[&Array]) -> Vec<i64> {
 /// `jnp.broadcast_to`.
 #[track_caller]
 pub fn broadcast_to(x: &Array, shape: &[i64]) -> Array {
-    if x.shape() == shape {
+    if x.shape_or_empty() == shape {
         return x.clone();
     }
-    let offset = shape.len().saturating_sub(x.ndim()) as i64;
-    let dims: Vec<i64> = (0..x.ndim() as i64).map(|d| d + offset).collect();
+    let offset = shape.len().saturating_sub(x.ndim_or_zero()) as i64;
+    let dims: Vec<i64> = (0..x.ndim_or_zero() as i64).map(|d| d + offset).collect();
     lax::broadcast_in_dim(x, shape, &dims)
 }
 
 /// Normalizes possibly negative axes; `None` means all axes.
 fn axes_of(x: &Array, axis: Option<&[i64]>) -> Vec<i64> {
-    let rank = x.ndim() as i64;
+    let rank = x.ndim_or_zero() as i64;
     match axis {
         None => (0..rank).collect(),
         Some(a) => a
@@ -253,7 +253,7 @@ fn finish_reduction(reduced: Array, x: &Array, axes: &[i64], keepdims: bool) -> 
         return reduced;
     }
     let shape: Vec<i64> = x
-        .shape()
+        .shape_or_empty()
         .iter()
         .enumerate()
         .map(|(i, &d)| if axes.contains(&(i as i64)) { 1 } else { d })
@@ -288,7 +288,7 @@ fn accumulation_dtype(dtype: DType) -> DType {
 
 /// `x` as `dtype`, unchanged (weak type included) when it already is.
 fn as_dtype(x: &Array, dtype: DType) -> Array {
-    if x.dtype() == dtype {
+    if x.dtype_or_bool() == dtype {
         x.clone()
     } else {
         lax::convert_element_type(x, dtype)
@@ -309,7 +309,7 @@ fn cumulative_dtype(dtype: DType) -> DType {
 #[track_caller]
 pub fn sum(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     let axes = axes_of(x, axis);
-    let dtype = x.dtype();
+    let dtype = x.dtype_or_bool();
     let reduced = if upcast_for_sum(dtype) {
         let wide = lax::convert_element_type(x, DType::F32);
         lax::convert_element_type(&lax::reduce_sum(&wide, &axes), dtype)
@@ -323,7 +323,7 @@ pub fn sum(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
 #[track_caller]
 pub fn prod(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     let axes = axes_of(x, axis);
-    let reduced = lax::reduce_prod(&as_dtype(x, accumulation_dtype(x.dtype())), &axes);
+    let reduced = lax::reduce_prod(&as_dtype(x, accumulation_dtype(x.dtype_or_bool())), &axes);
     finish_reduction(reduced, x, &axes, keepdims)
 }
 
@@ -349,7 +349,7 @@ pub fn mean(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
     let axes = axes_of(x, axis);
     let count: i64 = axes
         .iter()
-        .map(|&a| x.shape().get(a as usize).copied().unwrap_or(1))
+        .map(|&a| x.shape_or_empty().get(a as usize).copied().unwrap_or(1))
         .product();
     let total = sum(&to_inexact(x), Some(&axes), keepdims);
     divide(&total, &Array::weak_scalar(count as f64))
@@ -420,8 +420,8 @@ pub fn matmul(x: &Array, y: &Array) -> Array {
     }
     let v = promote_args(&[x, y]);
     let (x, y) = (&v[0], &v[1]);
-    let preferred = Some(x.dtype());
-    let (xs, ys) = (x.shape(), y.shape());
+    let preferred = Some(x.dtype_or_bool());
+    let (xs, ys) = (x.shape_or_empty(), y.shape_or_empty());
     if let (Some(&k), Some(&k2)) = (xs.last(), ys.get(ys.len().saturating_sub(2)))
         && k != k2
     {
@@ -439,7 +439,7 @@ pub fn matmul(x: &Array, y: &Array) -> Array {
             &[x, y],
         );
     }
-    match (x.ndim(), y.ndim()) {
+    match (x.ndim_or_zero(), y.ndim_or_zero()) {
         (0, _) | (_, 0) => invalid_args("matmul", "needs operands of rank >= 1", &[x, y]),
         (1, 1) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
         (1, 2) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
@@ -453,7 +453,7 @@ pub fn matmul(x: &Array, y: &Array) -> Array {
             } else {
                 x.clone()
             };
-            let (xs, ys) = (x2.shape().to_vec(), y.shape().to_vec());
+            let (xs, ys) = (x2.shape_or_empty().to_vec(), y.shape_or_empty().to_vec());
             let (bx, by) = (&xs[..xs.len() - 2], &ys[..ys.len() - 2]);
             let Some(batch) = broadcast_shapes(bx, by) else {
                 return invalid_args(
@@ -495,8 +495,8 @@ pub fn dot(x: &Array, y: &Array) -> Array {
 /// `jnp.outer`.
 #[track_caller]
 pub fn outer(x: &Array, y: &Array) -> Array {
-    let n = x.size();
-    let m = y.size();
+    let n = x.size_or_one();
+    let m = y.size_or_one();
     multiply(&lax::reshape(x, &[n, 1]), &lax::reshape(y, &[1, m]))
 }
 
@@ -508,7 +508,7 @@ pub fn reshape(x: &Array, shape: &[i64]) -> Array {
         .iter()
         .map(|&d| {
             if d == -1 && known > 0 {
-                x.size() / known
+                x.size_or_one() / known
             } else {
                 d
             }
@@ -522,7 +522,7 @@ pub fn reshape(x: &Array, shape: &[i64]) -> Array {
 pub fn transpose(x: &Array, axes: Option<&[i64]>) -> Array {
     let perm: Vec<i64> = match axes {
         Some(a) => a.to_vec(),
-        None => (0..x.ndim() as i64).rev().collect(),
+        None => (0..x.ndim_or_zero() as i64).rev().collect(),
     };
     lax::transpose(x, &perm)
 }
@@ -530,7 +530,7 @@ pub fn transpose(x: &Array, axes: Option<&[i64]>) -> Array {
 /// `jnp.swapaxes`.
 #[track_caller]
 pub fn swapaxes(x: &Array, a: i64, b: i64) -> Array {
-    let rank = x.ndim() as i64;
+    let rank = x.ndim_or_zero() as i64;
     let (a, b) = ((a + rank) % rank.max(1), (b + rank) % rank.max(1));
     let mut perm: Vec<i64> = (0..rank).collect();
     perm.swap(a as usize, b as usize);
@@ -542,14 +542,14 @@ pub fn swapaxes(x: &Array, a: i64, b: i64) -> Array {
 pub fn concatenate(xs: &[&Array], axis: i64) -> Array {
     let promoted = promote_args(xs);
     let refs: Vec<&Array> = promoted.iter().collect();
-    let rank = xs.first().map_or(0, |x| x.ndim()) as i64;
+    let rank = xs.first().map_or(0, |x| x.ndim_or_zero()) as i64;
     lax::concatenate(&refs, (if axis < 0 { axis + rank } else { axis }) as usize)
 }
 
 /// `jnp.stack`.
 #[track_caller]
 pub fn stack(xs: &[&Array], axis: i64) -> Array {
-    let rank = xs.first().map_or(0, |x| x.ndim()) as i64 + 1;
+    let rank = xs.first().map_or(0, |x| x.ndim_or_zero()) as i64 + 1;
     let axis = if axis < 0 { axis + rank } else { axis };
     let expanded: Vec<Array> = xs.iter().map(|x| lax::expand_dims(x, &[axis])).collect();
     let refs: Vec<&Array> = expanded.iter().collect();
@@ -568,7 +568,7 @@ pub fn squeeze(x: &Array, axis: Option<&[i64]>) -> Array {
     let dims: Vec<i64> = match axis {
         Some(a) => axes_of(x, Some(a)),
         None => x
-            .shape()
+            .shape_or_empty()
             .iter()
             .enumerate()
             .filter(|(_, d)| **d == 1)
@@ -683,11 +683,11 @@ fn triangle(x: &Array, k: i64, lower: bool) -> Array {
     if let Some(e) = first_error(&[x]) {
         return e;
     }
-    let rank = x.ndim();
+    let rank = x.ndim_or_zero();
     if rank < 2 {
         return invalid_args(if lower { "tril" } else { "triu" }, "needs rank >= 2", &[x]);
     }
-    let (n, m) = (x.shape()[rank - 2], x.shape()[rank - 1]);
+    let (n, m) = (x.shape_or_empty()[rank - 2], x.shape_or_empty()[rank - 1]);
     let rows = lax::iota(DType::I32, &[n, m], 0);
     let cols = lax::iota(DType::I32, &[n, m], 1);
     let shifted = lax::add(&rows, &Array::weak_scalar(k as i32));
@@ -702,10 +702,10 @@ fn triangle(x: &Array, k: i64, lower: bool) -> Array {
 /// `jax.nn.one_hot(x, num_classes)` (also `oxla::nn::one_hot`), as `dtype`.
 #[track_caller]
 pub fn one_hot(x: &Array, num_classes: i64, dtype: DType) -> Array {
-    let mut shape = x.shape().to_vec();
+    let mut shape = x.shape_or_empty().to_vec();
     shape.push(num_classes);
-    let classes = lax::iota(x.dtype(), &shape, shape.len() - 1);
-    let expanded = lax::expand_dims(x, &[x.ndim() as i64]);
+    let classes = lax::iota(x.dtype_or_bool(), &shape, shape.len() - 1);
+    let expanded = lax::expand_dims(x, &[x.ndim_or_zero() as i64]);
     lax::convert_element_type(&equal(&expanded, &classes), dtype)
 }
 
@@ -729,9 +729,9 @@ pub fn isfinite(x: &Array) -> Array {
 #[track_caller]
 fn along(x: &Array, axis: Option<i64>) -> (Array, usize) {
     match axis {
-        None => (lax::reshape(x, &[x.size()]), 0),
+        None => (lax::reshape(x, &[x.size_or_one()]), 0),
         Some(a) => {
-            let rank = x.ndim() as i64;
+            let rank = x.ndim_or_zero() as i64;
             (
                 x.clone(),
                 (if a < 0 { a + rank } else { a }).max(0) as usize,
@@ -758,14 +758,22 @@ pub fn argmin(x: &Array, axis: Option<i64>) -> Array {
 #[track_caller]
 pub fn cumsum(x: &Array, axis: Option<i64>) -> Array {
     let (x, axis) = along(x, axis);
-    lax::cumsum(&as_dtype(&x, cumulative_dtype(x.dtype())), axis, false)
+    lax::cumsum(
+        &as_dtype(&x, cumulative_dtype(x.dtype_or_bool())),
+        axis,
+        false,
+    )
 }
 
 /// `jnp.cumprod(x, axis)`.
 #[track_caller]
 pub fn cumprod(x: &Array, axis: Option<i64>) -> Array {
     let (x, axis) = along(x, axis);
-    lax::cumprod(&as_dtype(&x, cumulative_dtype(x.dtype())), axis, false)
+    lax::cumprod(
+        &as_dtype(&x, cumulative_dtype(x.dtype_or_bool())),
+        axis,
+        false,
+    )
 }
 
 /// `jnp.sort(x, axis)` (stable; NaN last).
@@ -780,7 +788,7 @@ pub fn sort(x: &Array, axis: i64) -> Array {
 pub fn argsort(x: &Array, axis: i64) -> Array {
     let (x, axis) = along(x, Some(axis));
     let index = oxla_core::promotion::default_int(x64_enabled());
-    let iota = lax::iota(index, x.shape(), axis);
+    let iota = lax::iota(index, x.shape_or_empty(), axis);
     lax::sort(&[&x, &iota], axis, true, 1).swap_remove(1)
 }
 
@@ -788,7 +796,7 @@ pub fn argsort(x: &Array, axis: i64) -> Array {
 /// (the indexed shape with new axes): drops the new axes' size-1 dims.
 #[track_caller]
 pub(crate) fn squeeze_new_axes(v: &Array, result_shape: &[i64], kept_shape: &[i64]) -> Array {
-    if v.ndim() == result_shape.len() && result_shape.len() != kept_shape.len() {
+    if v.ndim_or_zero() == result_shape.len() && result_shape.len() != kept_shape.len() {
         return lax::reshape(v, kept_shape);
     }
     v.clone()
@@ -800,7 +808,7 @@ pub(crate) fn squeeze_new_axes(v: &Array, result_shape: &[i64], kept_shape: &[i6
 #[track_caller]
 pub fn take(x: &Array, indices: &Array, axis: Option<i64>, clip: bool) -> Array {
     let (x, axis) = along(x, axis);
-    let n = x.shape().get(axis).copied().unwrap_or(0);
+    let n = x.shape_or_empty().get(axis).copied().unwrap_or(0);
     if clip {
         crate::index::take_along(
             &x,
@@ -810,7 +818,7 @@ pub fn take(x: &Array, indices: &Array, axis: Option<i64>, clip: bool) -> Array 
             Scalar::Int(0),
         )
     } else {
-        let fill = match x.dtype() {
+        let fill = match x.dtype_or_bool() {
             d if d.is_float() => Scalar::Float(f64::NAN),
             d if d == DType::Bool || d.is_unsigned_int() => Scalar::highest(d),
             d => Scalar::lowest(d),
@@ -824,11 +832,11 @@ pub fn take(x: &Array, indices: &Array, axis: Option<i64>, clip: bool) -> Array 
 /// out-of-bounds positions are clamped.
 #[track_caller]
 pub fn take_along_axis(x: &Array, indices: &Array, axis: i64) -> Array {
-    let rank = x.ndim();
+    let rank = x.ndim_or_zero();
     let axis = (if axis < 0 { axis + rank as i64 } else { axis }) as usize;
-    let n = x.shape().get(axis).copied().unwrap_or(0);
+    let n = x.shape_or_empty().get(axis).copied().unwrap_or(0);
     let idx = lax::wrap_negative(indices, n);
-    let shape = idx.shape().to_vec();
+    let shape = idx.shape_or_empty().to_vec();
     let mut full = shape.clone();
     full.push(1);
     // One index vector per element: iota along each other dim, idx along axis.
@@ -864,11 +872,11 @@ pub fn split(x: &Array, sections: i64, axis: i64) -> Vec<Array> {
     if let Some(e) = first_error(&[x]) {
         return vec![e; sections.max(1) as usize];
     }
-    let rank = x.ndim() as i64;
+    let rank = x.ndim_or_zero() as i64;
     let normalized = if axis < 0 { axis + rank } else { axis };
     let n = usize::try_from(normalized)
         .ok()
-        .and_then(|a| x.shape().get(a).copied());
+        .and_then(|a| x.shape_or_empty().get(a).copied());
     let Some(n) = n.filter(|n| sections > 0 && n % sections == 0) else {
         let e = invalid_args(
             "split",
@@ -887,7 +895,7 @@ pub fn split(x: &Array, sections: i64, axis: i64) -> Vec<Array> {
 /// `jnp.moveaxis(x, source, destination)`.
 #[track_caller]
 pub fn moveaxis(x: &Array, source: i64, destination: i64) -> Array {
-    let rank = x.ndim() as i64;
+    let rank = x.ndim_or_zero() as i64;
     let norm = |a: i64| if a < 0 { a + rank } else { a };
     let (source, destination) = (norm(source), norm(destination));
     let mut perm: Vec<i64> = (0..rank).filter(|&d| d != source).collect();
@@ -926,11 +934,11 @@ fn einsum_plan(subscripts: &str, operands: &[&Array]) -> Result<Array, String> {
         ));
     }
     for (t, x) in terms.iter().zip(operands) {
-        if t.len() != x.ndim() {
+        if t.len() != x.ndim_or_zero() {
             return Err(format!(
                 "subscript {:?} for an operand of rank {}",
                 t.iter().collect::<String>(),
-                x.ndim()
+                x.ndim_or_zero()
             ));
         }
         if t.iter()
@@ -1004,7 +1012,12 @@ fn einsum_plan(subscripts: &str, operands: &[&Array]) -> Result<Array, String> {
         let lc: Vec<i64> = contract.iter().map(|&c| pos(ta, c)).collect();
         let rc: Vec<i64> = contract.iter().map(|&c| pos(tb, c)).collect();
         let v = promote_args(&[a, b]);
-        let product = lax::dot_general(&v[0], &v[1], ((&lc, &rc), (&lb, &rb)), Some(v[0].dtype()));
+        let product = lax::dot_general(
+            &v[0],
+            &v[1],
+            ((&lc, &rc), (&lb, &rb)),
+            Some(v[0].dtype_or_bool()),
+        );
         let mut letters = batch.clone();
         letters.extend(ta.iter().filter(|c| !shared.contains(c)));
         letters.extend(tb.iter().filter(|c| !shared.contains(c)));

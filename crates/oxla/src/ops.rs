@@ -49,6 +49,27 @@ fn eager_cache() -> &'static Mutex<LruCache<EagerKey, Arc<EagerProgram>>> {
 }
 
 /// Number of eagerly compiled primitive programs in the cache.
+///
+/// Outside `jit`, every operation runs eagerly as a one-equation program,
+/// compiled once per primitive, parameters and input types (and input
+/// shardings), then kept in a least-recently-used cache of
+/// `OXLA_EAGER_CACHE_ENTRIES` programs (default 4096; see
+/// [`set_eager_cache_capacity`]). A cached program carries no source
+/// location: it serves every caller (shape errors are raised before it,
+/// with the caller's line).
+///
+/// ```
+/// use oxla::{Array, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// jnp::exp(&x).check()?;                                   // compiles exp for f32[2]
+/// let n = oxla::eager_cache_size();
+/// let y = Array::from_slice(&[3.0f32, 4.0], &[2])?;
+/// jnp::exp(&y).check()?;                                   // the same program: cached
+/// assert_eq!(oxla::eager_cache_size(), n);
+/// # Ok(())
+/// # }
+/// ```
 pub fn eager_cache_size() -> usize {
     eager_cache().lock().map(|c| c.len()).unwrap_or(0)
 }

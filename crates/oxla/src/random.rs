@@ -174,14 +174,14 @@ impl Key {
 
     /// The shape of a batch of keys (empty for a single key).
     pub fn batch_shape(&self) -> &[i64] {
-        let shape = self.data.shape();
+        let shape = self.data.shape_or_empty();
         &shape[..shape.len().saturating_sub(1)]
     }
 
     /// The keys of a batch along its first axis (a single key is an error).
     #[track_caller]
     pub fn unstack(self) -> Vec<Key> {
-        let shape = self.data.shape().to_vec();
+        let shape = self.data.shape_or_empty().to_vec();
         if let Err(e) = self.data.check() {
             return vec![Key::error(e.clone())];
         }
@@ -439,14 +439,14 @@ pub fn truncated_normal(
         check_float("truncated_normal", dtype)?;
         let shape = match shape {
             Some(s) => s.to_vec(),
-            None => jnp::broadcast_shapes(lower.aval()?.shape.as_slice(), upper.shape())
+            None => jnp::broadcast_shapes(lower.aval()?.shape.as_slice(), upper.shape_or_empty())
                 .ok_or_else(|| {
-                    invalid(format!(
-                        "random::truncated_normal: lower {} and upper {} do not broadcast",
-                        lower.aval().map(ToString::to_string).unwrap_or_default(),
-                        upper.aval().map(ToString::to_string).unwrap_or_default()
-                    ))
-                })?,
+                invalid(format!(
+                    "random::truncated_normal: lower {} and upper {} do not broadcast",
+                    lower.aval().map(ToString::to_string).unwrap_or_default(),
+                    upper.aval().map(ToString::to_string).unwrap_or_default()
+                ))
+            })?,
         };
         check_shape("truncated_normal", &shape)?;
         check_broadcast("truncated_normal", "lower", lower, &shape)?;
@@ -692,7 +692,7 @@ pub fn choice_from(
         Ok(axis) => axis,
         Err(e) => return Array::error(e),
     };
-    let n = a.shape()[axis];
+    let n = a.shape_or_empty()[axis];
     choice_impl_checked(key, Some(a), n, shape, replace, p, axis)
 }
 
@@ -907,8 +907,8 @@ impl Op {
         match self {
             Op::Hash => {
                 let count = arg(1);
-                let shape = count.shape().to_vec();
-                let flat = lax::reshape(&count, &[count.size()]);
+                let shape = count.shape_or_empty().to_vec();
+                let flat = lax::reshape(&count, &[count.size_or_one()]);
                 one(Ok(lax::reshape(&threefry_2x32_flat(key, &flat), &shape)))
             }
             Op::Seed => one(Ok(threefry_seed(key))),
@@ -1141,7 +1141,7 @@ fn rotate_left(x: &Array, d: u32) -> Array {
 /// counter pairs `(x0, x1)` (u32 arrays of one shape): 20 rounds, a key
 /// injection after every 4.
 fn threefry2x32(k1: &Array, k2: &Array, x0: &Array, x1: &Array) -> (Array, Array) {
-    let shape = x0.shape().to_vec();
+    let shape = x0.shape_or_empty().to_vec();
     let full = |s: &Array| lax::broadcast_in_dim(s, &shape, &[]);
     let ks = [
         k1.clone(),
@@ -1173,7 +1173,7 @@ fn key_words(key: &Array) -> (Array, Array) {
 /// halves as the two words (padded with a zero when odd).
 fn threefry_2x32_flat(key: &Array, count: &Array) -> Array {
     let (k1, k2) = key_words(key);
-    let m = count.size();
+    let m = count.size_or_one();
     let odd = m % 2;
     let padded = if odd == 1 {
         let zero = lax::broadcast_in_dim(&u32c(0), &[1], &[]);
@@ -1212,7 +1212,7 @@ fn iota_2x32(shape: &[i64]) -> Result<(Array, Array)> {
 }
 
 fn threefry_seed(seed: &Array) -> Array {
-    let dtype = seed.dtype();
+    let dtype = seed.dtype_or_bool();
     let hi = if dtype.byte_size() == 8 {
         lax::convert_element_type(
             &lax::shift_right_logical(seed, &int_c(32, dtype)),
@@ -1381,7 +1381,7 @@ fn truncated_normal_impl(
 }
 
 fn bernoulli_impl(key: &Array, p: &Array, shape: &[i64], part: bool) -> Result<Array> {
-    let dtype = p.dtype();
+    let dtype = p.dtype_or_bool();
     let p = lax::convert_element_type(p, dtype);
     let one = float_c(1.0, dtype);
     let u = uniform_impl(key, &float_c(0.0, dtype), &one, shape, dtype, part)?;
@@ -1390,7 +1390,7 @@ fn bernoulli_impl(key: &Array, p: &Array, shape: &[i64], part: bool) -> Result<A
 
 fn dropout_impl(key: &Array, rate: f64, x: &Array, part: bool) -> Result<Array> {
     let keep = Array::weak_scalar(1.0 - rate);
-    let mask = bernoulli_impl(key, &keep, x.shape(), part)?;
+    let mask = bernoulli_impl(key, &keep, x.shape_or_empty(), part)?;
     let scaled = jnp::divide(x, &keep);
     Ok(lax::select_n(&mask, &[&jnp::zeros_like(&scaled), &scaled]))
 }
@@ -1416,9 +1416,9 @@ fn categorical_impl(
     replace: bool,
     part: bool,
 ) -> Result<Array> {
-    let logits_shape = logits.shape().to_vec();
+    let logits_shape = logits.shape_or_empty().to_vec();
     let rank = logits_shape.len();
-    let dtype = logits.dtype();
+    let dtype = logits.dtype_or_bool();
     let batch_rank = rank - 1;
     let prefix = &shape[..shape.len() - batch_rank];
     if replace {
@@ -1441,7 +1441,7 @@ fn categorical_impl(
         let moved = jnp::moveaxis(&noisy, axis as i64, -1);
         let (_, indices) = lax::top_k(&moved, k);
         // [batch..., k] -> [k, batch...] -> shape.
-        let last = indices.ndim() as i64 - 1;
+        let last = indices.ndim_or_zero() as i64 - 1;
         let mut perm = vec![last];
         perm.extend(0..last);
         Ok(lax::reshape(&lax::transpose(&indices, &perm), shape))
@@ -1450,7 +1450,7 @@ fn categorical_impl(
 
 /// `val` clipped to the range of `dtype` (in `val`'s type), then converted.
 fn convert_and_clip_integer(val: &Array, dtype: DType) -> Array {
-    let vd = val.dtype();
+    let vd = val.dtype_or_bool();
     let (dmin, dmax) = iinfo(dtype);
     let (vmin, vmax) = iinfo(vd);
     let clipped = lax::clamp(&int_c(dmin.max(vmin), vd), val, &int_c(dmax.min(vmax), vd));
@@ -1497,14 +1497,14 @@ fn randint_sampled(
     part: bool,
 ) -> Result<Array> {
     let as_int = |v: &Array| {
-        if v.dtype().is_int() {
+        if v.dtype_or_bool().is_int() {
             v.clone()
         } else {
             lax::convert_element_type(v, crate::promotion_default_int())
         }
     };
     let (minval, maxval) = (as_int(minval), as_int(maxval));
-    let md = maxval.dtype();
+    let md = maxval.dtype_or_bool();
     let (_, dmax) = iinfo(dtype);
     let (_, mmax) = iinfo(md);
     let out_of_range = lax::gt(&maxval, &int_c(dmax.min(mmax), md));
@@ -1539,7 +1539,7 @@ fn randint_sampled(
 /// JAX's `_shuffle`: `x` sorted along `axis` by fresh random 32-bit keys,
 /// as many rounds as make collisions unlikely (3 ln n / ln(2^32 - 1)).
 fn shuffle(key: &Array, x: &Array, axis: usize, part: bool) -> Result<Array> {
-    let size = x.size().max(1) as f64;
+    let size = x.size_or_one().max(1) as f64;
     let rounds = (3.0 * size.ln() / f64::from(u32::MAX).ln()).ceil() as usize;
     let mut key = key.clone();
     let mut x = x.clone();
@@ -1548,7 +1548,7 @@ fn shuffle(key: &Array, x: &Array, axis: usize, part: bool) -> Result<Array> {
         let row = |i: i64| lax::reshape(&lax::slice(&keys, &[i, 0], &[i + 1, 2], None), &[2]);
         let sub = row(1);
         key = row(0);
-        let sort_keys = bits_impl(&sub, x.shape(), 32, part)?;
+        let sort_keys = bits_impl(&sub, x.shape_or_empty(), 32, part)?;
         x = lax::sort(&[&sort_keys, &x], axis, true, 1)
             .pop()
             .unwrap_or_else(|| Array::error(invalid("random: sort without outputs".into())));
@@ -1563,10 +1563,10 @@ fn permutation_impl(
     independent: bool,
     part: bool,
 ) -> Result<Array> {
-    if independent || x.ndim() == 1 {
+    if independent || x.ndim_or_zero() == 1 {
         return shuffle(key, x, axis, part);
     }
-    let n = x.shape()[axis];
+    let n = x.shape_or_empty()[axis];
     let range = lax::iota(crate::promotion_default_int(), &[n], 0);
     let order = shuffle(key, &range, 0, part)?;
     Ok(jnp::take(x, &order, Some(axis as i64), false))
@@ -1586,7 +1586,7 @@ fn choice_impl(
     let int = crate::promotion_default_int();
     let draws = size_of(shape);
     if draws == 0 {
-        let dtype = a.map_or(int, Array::dtype);
+        let dtype = a.map_or(int, Array::dtype_or_bool);
         return Ok(lax::broadcast_in_dim(&int_c(0, dtype), shape, &[]));
     }
     let pick = |ind: &Array| match a {
@@ -1611,8 +1611,8 @@ fn choice_impl(
                 Some(a) => permutation_impl(key, a, axis, false, part)?,
                 None => shuffle(key, &lax::iota(int, &[n], 0), 0, part)?,
             };
-            let mut start = vec![0; permuted.ndim()];
-            let mut limit = permuted.shape().to_vec();
+            let mut start = vec![0; permuted.ndim_or_zero()];
+            let mut limit = permuted.shape_or_empty().to_vec();
             if let (Some(s), Some(l)) = (start.get_mut(axis), limit.get_mut(axis)) {
                 *s = 0;
                 *l = draws;
@@ -1620,12 +1620,12 @@ fn choice_impl(
             lax::slice(&permuted, &start, &limit, None)
         }
         Some(p) => {
-            let p = if p.dtype().is_float() {
+            let p = if p.dtype_or_bool().is_float() {
                 p.clone()
             } else {
                 lax::convert_element_type(p, crate::promotion_default_float())
             };
-            let dtype = p.dtype();
+            let dtype = p.dtype_or_bool();
             let ind = if replace {
                 let cumulative = lax::cumsum(&p, 0, false);
                 let total = lax::reshape(&lax::slice(&cumulative, &[n - 1], &[n], None), &[]);
@@ -1657,7 +1657,7 @@ fn choice_impl(
     let out_shape = match a {
         None => shape.to_vec(),
         Some(a) => {
-            let s = a.shape();
+            let s = a.shape_or_empty();
             let mut out = s[..axis].to_vec();
             out.extend_from_slice(shape);
             out.extend_from_slice(&s[axis + 1..]);

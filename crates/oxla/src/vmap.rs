@@ -20,6 +20,37 @@ pub struct Vmap<In, Out, F> {
 
 /// Vectorizes `f` over a new leading axis of every input and output leaf
 /// (change with [`Vmap::in_axes`] / [`Vmap::out_axes`]), as `jax.vmap`.
+///
+/// `f` is written for one example; `vmap(f).call(batch)` runs it on the
+/// whole batch at once, adding the batch axis to every operation (no loop).
+/// Axes are given per leaf, or per top-level element of a tuple input
+/// (JAX's pytree-prefix `in_axes`); `None` marks an unbatched input (its
+/// value is shared by every example), negative axes count from the end,
+/// and [`Vmap::axis_size`] gives the batch size when no input is batched.
+/// An output with `out_axes` `None` must not depend on the batch (an error
+/// otherwise). `vmap` composes with [`jit`](crate::jit),
+/// [`grad`](crate::grad) and itself: `vmap(grad(f))` gives per-example
+/// gradients. Under it, a batched [`lax::cond`](crate::lax::cond)
+/// predicate runs every branch and selects, and a batched
+/// [`lax::while_loop`](crate::lax::while_loop) runs until every example is
+/// done.
+///
+/// ```
+/// use oxla::{Array, numpy as jnp, vmap};
+/// # fn main() -> oxla::Result<()> {
+/// let xs = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+/// let w = Array::from_slice(&[1.0f32, 1.0, 0.0], &[3])?;
+/// // One dot product per row of xs; w is the same for every row.
+/// let ys = vmap(|(w, x): (Array, Array)| jnp::dot(&w, &x))
+///     .in_axes(&[None, Some(0)])
+///     .call((w, xs.clone()))?;
+/// assert_eq!(ys.to_vec::<f32>()?, vec![3.0, 9.0]);
+/// // Over the columns, each result stacked along axis 0.
+/// let col_max = vmap(|c: Array| jnp::max(&c, None, false)).in_axes(&[Some(-1)]).call(xs)?;
+/// assert_eq!(col_max.to_vec::<f32>()?, vec![4.0, 5.0, 6.0]);
+/// # Ok(())
+/// # }
+/// ```
 pub fn vmap<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F) -> Vmap<In, Out, F> {
     Vmap {
         f,
@@ -90,12 +121,33 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
 
     /// Where each output leaf gets the batch axis (`None`: the output must
     /// not depend on the batch), or one per top-level tuple element.
+    ///
+    /// ```
+    /// use oxla::{Array, vmap};
+    /// # fn main() -> oxla::Result<()> {
+    /// let xs = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// // Each example's output is a row; out_axes 1 stacks them as columns.
+    /// let t = vmap(|x: Array| &x * 10.0).out_axes(&[Some(1)]).call(xs)?;
+    /// assert_eq!(t.to_vec::<f32>()?, vec![10.0, 30.0, 20.0, 40.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn out_axes(mut self, axes: &[Option<i64>]) -> Self {
         self.out_axes = Some(axes.to_vec());
         self
     }
 
     /// The batch size, needed when no input is batched.
+    ///
+    /// ```
+    /// use oxla::{Array, vmap};
+    /// # fn main() -> oxla::Result<()> {
+    /// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+    /// let copies = vmap(|x: Array| &x + 1.0).in_axes(&[None]).axis_size(3).call(x)?;
+    /// assert_eq!(copies.shape(), &[3, 2]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn axis_size(mut self, size: i64) -> Self {
         self.axis_size = Some(size);
         self

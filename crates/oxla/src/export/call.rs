@@ -37,6 +37,39 @@ struct Inner {
 
 /// A function exported with `jax.export`, callable inside any oxla
 /// function (jit, grad, vmap, control flow) as JAX's `exported.call` is.
+///
+/// The export's module is merged into the calling program as a private
+/// function (one executable); its inputs and outputs are oxla pytrees of
+/// the export's structure (its positional arguments as a tuple, dicts as
+/// `BTreeMap<String, _>`, lists as `Vec`). `grad` goes through the vjp the
+/// export was serialized with (`exported.serialize(vjp_order=1)` in
+/// Python; without one, `grad` is an error naming `vjp_order`), forward
+/// mode is refused (as for a `custom_vjp`), and `vmap` calls it once per
+/// example. Refused when loading, each with its reason: ordered effects,
+/// symbolic shapes, dtypes oxla lacks, another platform, and exports for
+/// several devices whose shardings are not named shardings on one mesh.
+///
+/// A file written by Python (`open("f.jaxexport", "wb").write(exported.serialize())`)
+/// loads with [`ExportedFn::from_bytes`]; so does one written by
+/// [`Jit::export`](crate::Jit::export):
+///
+/// ```
+/// use oxla::{Array, ExportOptions, ExportedFn, grad, jit, numpy as jnp, vmap};
+/// # fn main() -> oxla::Result<()> {
+/// let f = jit(|x: Array| jnp::sum(&(&x * &x), None, false));
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// let bytes = f.export(&x, &ExportOptions::new().vjp_order(1))?.to_bytes();
+///
+/// let g = ExportedFn::from_bytes(&bytes)?;
+/// assert_eq!(g.call::<_, Array>(x.clone())?.item::<f32>()?, 5.0);
+/// let call = |x: Array| g.call::<_, Array>(x).unwrap_or_else(Array::error);
+/// assert_eq!(jit(call).call(x.clone())?.item::<f32>()?, 5.0);                 // merged into a jit
+/// assert_eq!(grad(call).call(x.clone())?.to_vec::<f32>()?, vec![2.0, 4.0]);  // through its vjp
+/// let xs = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+/// assert_eq!(vmap(call).call(xs)?.to_vec::<f32>()?, vec![5.0, 25.0]);        // once per example
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct ExportedFn(Arc<Inner>);
 

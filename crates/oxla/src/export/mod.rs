@@ -28,7 +28,8 @@ use program::{FlatProgram, Slot};
 /// The calling convention oxla's exports follow (JAX's current one).
 const CALLING_CONVENTION: u16 = 10;
 
-/// How [`Jit::export`] writes an export.
+/// How [`Jit::export`] writes an export: `ExportOptions::new()` writes
+/// no vjp, for the platform of oxla's runtime.
 #[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
     vjp_order: usize,
@@ -195,6 +196,28 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// `in_shardings`/`out_shardings` of the jit are written as named
     /// shardings over the mesh. A `Static` input has no JAX form: close
     /// over it instead.
+    ///
+    /// The function's top-level tuple becomes JAX's positional arguments,
+    /// `#[derive(Pytree)]` structs and `BTreeMap`s dicts, `Vec`s lists. The
+    /// module is a StableHLO portable artifact with the captured constants
+    /// embedded, written by oxla's own VHLO writer. A program that calls a
+    /// host callback cannot be exported (its closure lives in this process).
+    ///
+    /// ```
+    /// use oxla::{Array, ExportOptions, jit};
+    /// # fn main() -> oxla::Result<()> {
+    /// let f = jit(|(x, y): (Array, Array)| &x * &y + 1.0).named("affine");
+    /// let args = (Array::from_slice(&[1.0f32, 2.0], &[2])?, Array::from_slice(&[3.0f32, 4.0], &[2])?);
+    /// let exported = f.export(&args, &ExportOptions::new().vjp_order(1))?;
+    /// assert_eq!(exported.function_name, "affine");
+    /// assert_eq!(exported.in_avals.len(), 2);
+    /// assert!(exported.vjp.is_some());
+    /// // In Python: jax.export.deserialize(data).call(x, y), jax.grad too.
+    /// let data: Vec<u8> = exported.to_bytes();
+    /// assert!(!data.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     #[track_caller]
     pub fn export(&self, args: &In, options: &ExportOptions) -> Result<Exported> {
         let location = Location::from_caller(std::panic::Location::caller());

@@ -42,10 +42,10 @@ pub fn dot_product_attention(
     value: &Array,
     mask: Option<&Array>,
 ) -> Array {
-    let depth = query.shape().last().copied().unwrap_or(1);
+    let depth = query.shape_or_empty().last().copied().unwrap_or(1);
     let scale = crate::lax::convert_element_type(
         &jnp::sqrt(&Array::weak_scalar(depth as f32)),
-        query.dtype(),
+        query.dtype_or_bool(),
     );
     let q = jnp::swapaxes(&(query / &scale), -3, -2);
     let k = jnp::swapaxes(key, -3, -2);
@@ -53,8 +53,8 @@ pub fn dot_product_attention(
     let mut logits = jnp::matmul(&q, &jnp::swapaxes(&k, -1, -2));
     if let Some(mask) = mask {
         let least = crate::lax::convert_element_type(
-            &Array::weak_scalar(finfo_min(logits.dtype())),
-            logits.dtype(),
+            &Array::weak_scalar(finfo_min(logits.dtype_or_bool())),
+            logits.dtype_or_bool(),
         );
         logits = jnp::where_(mask, &logits, &least);
     }
@@ -154,12 +154,18 @@ impl MultiHeadAttention {
     /// `inputs_kv` (both `[..., length, features]`).
     #[track_caller]
     pub fn apply_cross(&self, inputs_q: &Array, inputs_kv: &Array, mask: Option<&Array>) -> Array {
-        let features = self.query.kernel.shape().first().copied().unwrap_or(0);
+        let features = self
+            .query
+            .kernel
+            .shape_or_empty()
+            .first()
+            .copied()
+            .unwrap_or(0);
         for x in [inputs_q, inputs_kv] {
             if let Err(e) = expect_features("MultiHeadAttention", x, features) {
                 return e;
             }
-            if x.ndim() < 2 {
+            if x.ndim_or_zero() < 2 {
                 return layer_input_error(
                     "MultiHeadAttention",
                     x,
@@ -168,9 +174,9 @@ impl MultiHeadAttention {
             }
         }
         let into_heads = |p: &Projection, x: &Array| {
-            let s = p.kernel.shape();
+            let s = p.kernel.shape_or_empty();
             let flat = jnp::reshape(&p.kernel, &[s[0], s[1] * s[2]]);
-            let mut shape = x.shape()[..x.ndim() - 1].to_vec();
+            let mut shape = x.shape_or_empty()[..x.ndim_or_zero() - 1].to_vec();
             shape.extend([s[1], s[2]]);
             jnp::reshape(&jnp::matmul(x, &flat), &shape) + &p.bias
         };
@@ -178,9 +184,9 @@ impl MultiHeadAttention {
         let k = into_heads(&self.key, inputs_kv);
         let v = into_heads(&self.value, inputs_kv);
         let attended = dot_product_attention(&q, &k, &v, mask);
-        let s = self.out.kernel.shape();
+        let s = self.out.kernel.shape_or_empty();
         let flat_kernel = jnp::reshape(&self.out.kernel, &[s[0] * s[1], s[2]]);
-        let mut flat_shape = attended.shape()[..attended.ndim() - 2].to_vec();
+        let mut flat_shape = attended.shape_or_empty()[..attended.ndim_or_zero() - 2].to_vec();
         flat_shape.push(s[0] * s[1]);
         jnp::matmul(&jnp::reshape(&attended, &flat_shape), &flat_kernel) + &self.out.bias
     }

@@ -12,6 +12,24 @@ use crate::random::{Key, split2};
 /// `[kh, kw, in_channels, out_channels]` kernel (HWIO) plus a bias, as
 /// Flax's `nn.Conv` (LeCun normal kernel, zero bias, SAME padding, stride 1
 /// by default).
+///
+/// ```
+/// use oxla::lax::Padding;
+/// use oxla::nn::Conv2d;
+/// use oxla::random::Key;
+/// use oxla::{DType, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let conv = Conv2d::new(Key::new(0), 3, 8, [3, 3]);
+/// assert_eq!(conv.kernel.shape(), &[3, 3, 3, 8]);
+/// let images = jnp::zeros(&[2, 16, 16, 3], DType::F32);   // NHWC
+/// assert_eq!(conv.apply(&images).shape(), &[2, 16, 16, 8]);   // SAME padding
+/// let conv = conv.with_strides([2, 2]);
+/// assert_eq!(conv.apply(&images).shape(), &[2, 8, 8, 8]);
+/// let conv = conv.with_strides([1, 1]).with_padding(Padding::Valid);
+/// assert_eq!(conv.apply(&images).shape(), &[2, 14, 14, 8]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(crate::Pytree, Clone, Debug)]
 pub struct Conv2d {
     /// `[kh, kw, in_channels, out_channels]`.
@@ -78,7 +96,7 @@ impl Conv2d {
     /// The convolution of `x` `[batch, height, width, in_channels]`.
     #[track_caller]
     pub fn apply(&self, x: &Array) -> Array {
-        let in_channels = self.kernel.shape().get(2).copied().unwrap_or(0);
+        let in_channels = self.kernel.shape_or_empty().get(2).copied().unwrap_or(0);
         if let Err(e) = expect_features("Conv2d", x, in_channels) {
             return e;
         }

@@ -9,6 +9,23 @@ use crate::numpy as jnp;
 use crate::random::Key;
 
 /// Rows of `embedding` looked up by integer ids, as Flax's `nn.Embed`.
+///
+/// ```
+/// use oxla::nn::Embedding;
+/// use oxla::random::Key;
+/// use oxla::{Array, s};
+/// # fn main() -> oxla::Result<()> {
+/// let table = Embedding::new(Key::new(0), 10, 4);
+/// let ids = Array::from_slice(&[1i32, 3, 3], &[3])?;
+/// let rows = table.apply(&ids);
+/// assert_eq!(rows.shape(), &[3, 4]);
+/// assert_eq!(rows.index(&s![1]).to_vec::<f32>()?, rows.index(&s![2]).to_vec::<f32>()?);
+/// assert_eq!(rows.index(&s![0]).to_vec::<f32>()?, table.embedding.index(&s![1]).to_vec::<f32>()?);
+/// // Tied output embeddings: logits over the 10 ids.
+/// assert_eq!(table.attend(&rows).shape(), &[3, 10]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(crate::Pytree, Clone, Debug)]
 pub struct Embedding {
     /// `[num_embeddings, features]`.
@@ -62,7 +79,7 @@ impl Embedding {
     /// (Flax's `Embed.attend`, for tied input and output embeddings).
     #[track_caller]
     pub fn attend(&self, query: &Array) -> Array {
-        let features = self.embedding.shape().get(1).copied().unwrap_or(0);
+        let features = self.embedding.shape_or_empty().get(1).copied().unwrap_or(0);
         if let Err(e) = expect_features("Embedding.attend", query, features) {
             return e;
         }

@@ -11,6 +11,29 @@ use crate::random::{Key, split, split2};
 /// `x @ kernel + bias` over the last axis, as Flax's `nn.Dense`: `kernel`
 /// is `[in_features, out_features]` (LeCun normal by default), `bias` is
 /// `[out_features]` (zeros) or absent.
+///
+/// A layer is a pytree: `jit`, `grad` and the optimizers take it whole,
+/// and its gradient is a `Linear` too.
+///
+/// ```
+/// use oxla::nn::{Linear, initializers};
+/// use oxla::random::Key;
+/// use oxla::{DType, grad, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let layer = Linear::new(Key::new(0), 3, 2);
+/// assert_eq!(layer.kernel.shape(), &[3, 2]);
+/// let x = jnp::ones(&[4, 3], DType::F32);
+/// assert_eq!(layer.apply(&x).shape(), &[4, 2]);
+///
+/// // With chosen initializers: a kernel of ones and a zero bias.
+/// let ones = Linear::with_init(Key::new(0), 3, 2, initializers::ones(), Some(initializers::zeros()), DType::F32);
+/// assert_eq!(ones.apply(&x).to_vec::<f32>()?, vec![3.0; 8]);
+/// let g = grad(|l: Linear| jnp::sum(&l.apply(&x), None, false)).call(ones)?;
+/// assert_eq!(g.kernel.to_vec::<f32>()?, vec![4.0; 6]);        // Σ over the batch of x
+/// assert_eq!(g.bias.unwrap().to_vec::<f32>()?, vec![4.0, 4.0]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(crate::Pytree, Clone, Debug)]
 pub struct Linear {
     /// `[in_features, out_features]`.
@@ -54,12 +77,12 @@ impl Linear {
 
     /// Number of input features.
     pub fn in_features(&self) -> i64 {
-        self.kernel.shape().first().copied().unwrap_or(0)
+        self.kernel.shape_or_empty().first().copied().unwrap_or(0)
     }
 
     /// Number of output features.
     pub fn out_features(&self) -> i64 {
-        self.kernel.shape().get(1).copied().unwrap_or(0)
+        self.kernel.shape_or_empty().get(1).copied().unwrap_or(0)
     }
 
     /// `x @ kernel + bias` for `x` of shape `[..., in_features]`.
@@ -106,7 +129,24 @@ impl Activation {
 }
 
 /// A multi-layer perceptron: [`Linear`] layers with `activation` between
-/// them (not after the last).
+/// them (not after the last). The activation is a static field: part of
+/// the jit cache key, not a parameter.
+///
+/// ```
+/// use oxla::nn::{Activation, Mlp};
+/// use oxla::random::Key;
+/// use oxla::{DType, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let mlp = Mlp::new(Key::new(0), &[4, 8, 2], Activation::Relu);
+/// assert_eq!(mlp.layers.len(), 2);
+/// assert_eq!(mlp.apply(&jnp::ones(&[5, 4], DType::F32)).shape(), &[5, 2]);
+/// assert_eq!(
+///     oxla::checkpoint::tensor_names(&mlp),
+///     vec!["layers[0].kernel", "layers[0].bias", "layers[1].kernel", "layers[1].bias"]
+/// );
+/// # Ok(())
+/// # }
+/// ```
 #[derive(crate::Pytree, Clone, Debug)]
 pub struct Mlp {
     /// The layers, first to last.

@@ -12,6 +12,20 @@ const DEFAULT_EPSILON: f64 = 1e-6;
 /// Normalizes the last axis to zero mean and unit variance, then scales and
 /// shifts, as Flax's `nn.LayerNorm` (its fast variance `E[x²] - E[x]²`,
 /// clipped at 0).
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::nn::LayerNorm;
+/// # fn main() -> oxla::Result<()> {
+/// let ln = LayerNorm::new(4);
+/// let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 2.0, 2.0, 2.0, 2.0], &[2, 4])?;
+/// let y = ln.apply(&x).to_vec::<f32>()?;
+/// // Row 0: (x - 2.5) / sqrt(1.25 + 1e-6); row 1 is constant, so zeros.
+/// let want = [-1.3416402f32, -0.4472134, 0.4472134, 1.3416402, 0.0, 0.0, 0.0, 0.0];
+/// assert!(y.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-5), "{y:?}");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(crate::Pytree, Clone, Debug)]
 pub struct LayerNorm {
     /// `[features]`, ones at first; `None` when not scaled.
@@ -57,6 +71,18 @@ impl LayerNorm {
 
 /// Divides the last axis by its root mean square, then scales, as Flax's
 /// `nn.RMSNorm`.
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::nn::RmsNorm;
+/// # fn main() -> oxla::Result<()> {
+/// let norm = RmsNorm::new(2);
+/// let x = Array::from_slice(&[3.0f32, 4.0], &[1, 2])?;
+/// let y = norm.apply(&x).to_vec::<f32>()?;                   // x / sqrt(12.5 + 1e-6)
+/// assert!((y[0] - 0.8485281).abs() < 1e-5 && (y[1] - 1.1313708).abs() < 1e-5, "{y:?}");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(crate::Pytree, Clone, Debug)]
 pub struct RmsNorm {
     /// `[features]`, ones at first; `None` when not scaled.
@@ -98,6 +124,6 @@ fn filled(features: i64, value: f64) -> Array {
 /// An error array when `x`'s last dimension is not the parameters' size.
 #[track_caller]
 fn check(x: &Array, layer: &str, parameter: Option<&Array>) -> Option<Array> {
-    let features = parameter.and_then(|p| p.shape().first().copied())?;
+    let features = parameter.and_then(|p| p.shape_or_empty().first().copied())?;
     expect_features(layer, x, features).err()
 }

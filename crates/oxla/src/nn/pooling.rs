@@ -16,13 +16,27 @@ fn full_window(
 ) -> (Vec<i64>, Vec<i64>, Vec<(i64, i64)>) {
     let dims: Vec<i64> = [&[1], window, &[1]].concat();
     let steps: Vec<i64> = [&[1], strides, &[1]].concat();
-    let pads = padding.pairs(x.shape(), &dims, &steps);
+    let pads = padding.pairs(x.shape_or_empty(), &dims, &steps);
     (dims, steps, pads)
 }
 
 /// The maximum over each `window` of `x` `[batch, ..spatial, channels]`
 /// moved by `strides` (1 along each axis when empty, as Flax); padding
 /// counts as `-inf`.
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::lax::Padding;
+/// use oxla::nn::max_pool;
+/// # fn main() -> oxla::Result<()> {
+/// // One 4×4 single-channel image (NHWC), 2×2 windows with stride 2.
+/// let x = Array::from_slice(&(0..16).map(|v| v as f32).collect::<Vec<_>>(), &[1, 4, 4, 1])?;
+/// let y = max_pool(&x, &[2, 2], &[2, 2], &Padding::Valid);
+/// assert_eq!(y.shape(), &[1, 2, 2, 1]);
+/// assert_eq!(y.to_vec::<f32>()?, vec![5.0, 7.0, 13.0, 15.0]);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn max_pool(x: &Array, window: &[i64], strides: &[i64], padding: &Padding) -> Array {
     let ones = vec![1; window.len()];
@@ -34,6 +48,18 @@ pub fn max_pool(x: &Array, window: &[i64], strides: &[i64], padding: &Padding) -
 /// The mean over each `window` of `x` `[batch, ..spatial, channels]` moved
 /// by `strides` (1 along each axis when empty); padded positions count in
 /// the divisor, as Flax's default `count_include_pad=True`.
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::lax::Padding;
+/// use oxla::nn::avg_pool;
+/// # fn main() -> oxla::Result<()> {
+/// let x = Array::from_slice(&(0..16).map(|v| v as f32).collect::<Vec<_>>(), &[1, 4, 4, 1])?;
+/// let y = avg_pool(&x, &[2, 2], &[2, 2], &Padding::Valid);
+/// assert_eq!(y.to_vec::<f32>()?, vec![2.5, 4.5, 10.5, 12.5]);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
 pub fn avg_pool(x: &Array, window: &[i64], strides: &[i64], padding: &Padding) -> Array {
     let ones = vec![1; window.len()];

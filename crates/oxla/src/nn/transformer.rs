@@ -16,6 +16,19 @@ use crate::random::{Key, split};
 
 /// `x + attention(ln1(x))`, then `x + mlp(ln2(x))` (GPT-2's pre-norm block;
 /// the MLP widens `d_model` by `mlp_ratio` with GELU).
+///
+/// ```
+/// use oxla::nn::{TransformerBlock, make_causal_mask};
+/// use oxla::random::{self, Key};
+/// use oxla::DType;
+/// # fn main() -> oxla::Result<()> {
+/// let block = TransformerBlock::new(Key::new(0), 16, 4, 4);   // d_model 16, 4 heads
+/// let x = random::normal(Key::new(1), &[2, 5, 16], DType::F32);   // [batch, length, d_model]
+/// let y = block.apply(&x, Some(&make_causal_mask(5)));
+/// assert_eq!(y.shape(), &[2, 5, 16]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(crate::Pytree, Clone, Debug)]
 pub struct TransformerBlock {
     /// Norm before attention.
@@ -59,6 +72,22 @@ impl TransformerBlock {
 }
 
 /// A causal (decoder-only) transformer language model.
+///
+/// ```
+/// use oxla::nn::TransformerLm;
+/// use oxla::random::Key;
+/// use oxla::{Array, jit};
+/// # fn main() -> oxla::Result<()> {
+/// // 32 tokens, d_model 16, 2 heads, 1 block, sequences up to 8.
+/// let lm = TransformerLm::new(Key::new(0), 32, 16, 2, 1, 8);
+/// let tokens = Array::from_slice(&[1i32, 5, 7, 2, 0, 3], &[1, 6])?;
+/// assert_eq!(lm.apply(&tokens).shape(), &[1, 6, 32]);          // next-token logits
+/// let loss = jit(|(lm, t): (TransformerLm, Array)| lm.loss(&t)).call((lm, tokens))?;
+/// let loss = loss.item::<f32>()?;
+/// assert!(loss.is_finite() && loss > 1.0 && loss < 10.0, "{loss}");   // about ln 32 untrained
+/// # Ok(())
+/// # }
+/// ```
 #[derive(crate::Pytree, Clone, Debug)]
 pub struct TransformerLm {
     /// Token embeddings `[vocab, d_model]`.
@@ -108,14 +137,14 @@ impl TransformerLm {
     /// `[..., length]`, each position seeing itself and the ones before.
     #[track_caller]
     pub fn apply(&self, tokens: &Array) -> Array {
-        let length = tokens.shape().last().copied().unwrap_or(0);
+        let length = tokens.shape_or_empty().last().copied().unwrap_or(0);
         let max_length = self
             .position_embedding
-            .shape()
+            .shape_or_empty()
             .first()
             .copied()
             .unwrap_or(0);
-        if tokens.ndim() == 0 || length > max_length {
+        if tokens.ndim_or_zero() == 0 || length > max_length {
             return layer_input_error(
                 "TransformerLm",
                 tokens,
@@ -125,7 +154,7 @@ impl TransformerLm {
         let positions = crate::lax::slice(
             &self.position_embedding,
             &[0, 0],
-            &[length, self.position_embedding.shape()[1]],
+            &[length, self.position_embedding.shape_or_empty()[1]],
             None,
         );
         let mut x = self.token_embedding.apply(tokens) + positions;
@@ -140,11 +169,11 @@ impl TransformerLm {
     /// model reads all but the last and predicts all but the first.
     #[track_caller]
     pub fn loss(&self, tokens: &Array) -> Array {
-        let length = tokens.shape().last().copied().unwrap_or(0);
-        let rank = tokens.ndim();
+        let length = tokens.shape_or_empty().last().copied().unwrap_or(0);
+        let rank = tokens.ndim_or_zero();
         let take = |start: i64, stop: i64| {
             let mut lo = vec![0; rank];
-            let mut hi = tokens.shape().to_vec();
+            let mut hi = tokens.shape_or_empty().to_vec();
             if let (Some(l), Some(h)) = (lo.last_mut(), hi.last_mut()) {
                 (*l, *h) = (start, stop);
             }

@@ -9,10 +9,13 @@
 //! is the tuple of their states, as `optax.chain`), and every formula is
 //! Optax's, so the same gradients give the same updates as Optax.
 //!
-//! ```no_run
+//! A jitted training step with AdamW, its state donated with the model:
+//!
+//! ```
 //! use oxla::nn::{Activation, Mlp};
 //! use oxla::optim::{self, GradientTransformation};
 //! use oxla::{Array, jit, value_and_grad};
+//! # fn main() -> oxla::Result<()> {
 //!
 //! let model = Mlp::new(oxla::random::Key::new(0), &[4, 8, 1], Activation::Relu);
 //! let opt = optim::adamw(1e-3, 1e-4);
@@ -24,6 +27,12 @@
 //!     oxla::Result::Ok((optim::apply_updates(&model, &updates)?, state, loss))
 //! })
 //! .donate(&[0, 1]);
+//! let x = oxla::numpy::ones(&[2, 4], oxla::DType::F32);
+//! let (model, state, loss) = step.call((model, state, x.clone()))??;
+//! let (_, _, next_loss) = step.call((model, state, x))??;
+//! assert!(next_loss.item::<f32>()? < loss.item::<f32>()?);
+//! # Ok(())
+//! # }
 //! ```
 
 mod aliases;
@@ -46,6 +55,26 @@ use crate::pytree::Pytree;
 
 /// A gradient transformation over parameter pytrees of type `P`, as
 /// Optax's `GradientTransformation(init, update)`.
+///
+/// Tuples of transformations are transformations too (`optax.chain`),
+/// their state the tuple of their states:
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::optim::{self, GradientTransformation};
+/// # fn main() -> oxla::Result<()> {
+/// let params = vec![Array::from_slice(&[1.0f32], &[1])?, Array::from_slice(&[1.0f32], &[1])?];
+/// let grads = vec![Array::from_slice(&[30.0f32], &[1])?, Array::from_slice(&[40.0f32], &[1])?];
+/// // Clip the global norm (50) to 5, then SGD at rate 0.1.
+/// let opt = (optim::clip_by_global_norm(5.0), optim::sgd(0.1));
+/// let state = opt.init(&params);
+/// let (updates, _state) = opt.update(grads, state, &params)?;
+/// let params = optim::apply_updates(&params, &updates)?;
+/// assert!((params[0].item::<f32>()? - 0.7).abs() < 1e-6);   // 1 - 0.1 · 3
+/// assert!((params[1].item::<f32>()? - 0.6).abs() < 1e-6);   // 1 - 0.1 · 4
+/// # Ok(())
+/// # }
+/// ```
 pub trait GradientTransformation<P: Pytree> {
     /// The optimizer state: a pytree (arrays shaped like the parameters,
     /// step counts).

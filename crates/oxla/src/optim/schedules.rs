@@ -6,7 +6,34 @@ use oxla_core::DType;
 use crate::array::Array;
 use crate::numpy as jnp;
 
-/// A learning rate as a function of the step count (Optax's schedules).
+/// A learning rate as a function of the step count (Optax's schedules),
+/// computed in the program from the optimizer state's `int32` count (so a
+/// jitted step does not recompile as the count grows). A plain `f64` is a
+/// [`Schedule::Constant`].
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::optim::Schedule;
+/// # fn main() -> oxla::Result<()> {
+/// // The rate at a step, checked to within 1e-6.
+/// let check = |s: &Schedule, step: i32, want: f32| -> oxla::Result<()> {
+///     let got = s.value(&Array::scalar(step)?).item::<f32>()?;
+///     assert!((got - want).abs() < 1e-6, "step {step}: {got}, not {want}");
+///     Ok(())
+/// };
+/// let linear = Schedule::linear(1.0, 0.0, 4);
+/// check(&linear, 0, 1.0)?;
+/// check(&linear, 1, 0.75)?;
+/// check(&linear, 9, 0.0)?;                                   // after the transition
+/// let warmup = Schedule::warmup_cosine_decay(0.0, 1.0, 10, 110, 0.0);
+/// check(&warmup, 5, 0.5)?;                                   // warming up
+/// check(&warmup, 10, 1.0)?;                                  // the peak
+/// check(&warmup, 60, 0.5)?;                                  // halfway down the cosine
+/// check(&warmup, 200, 0.0)?;
+/// check(&Schedule::exponential(1.0, 10, 0.5), 20, 0.25)?;   // halved every 10 steps
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Schedule {
     /// The same value at every step (`constant_schedule`).

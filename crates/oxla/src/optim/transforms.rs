@@ -27,6 +27,17 @@ fn zeros_like_tree<P: Pytree>(params: &P) -> P {
 }
 
 /// Leaves unchanged, no state (`optax.identity`).
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::optim::{GradientTransformation, Identity};
+/// # fn main() -> oxla::Result<()> {
+/// let g = Array::from_slice(&[1.0f32, -2.0], &[2])?;
+/// let (same, ()) = Identity.update(g.clone(), (), &g)?;
+/// assert_eq!(same.to_vec::<f32>()?, vec![1.0, -2.0]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Identity;
 
@@ -48,6 +59,17 @@ pub struct Scale {
 }
 
 /// `optax.scale(step_size)`.
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::optim::{self, GradientTransformation};
+/// # fn main() -> oxla::Result<()> {
+/// let g = Array::from_slice(&[1.0f32, -2.0], &[2])?;
+/// let (u, ()) = optim::scale(-0.5).update(g.clone(), (), &g)?;
+/// assert_eq!(u.to_vec::<f32>()?, vec![-0.5, 1.0]);
+/// # Ok(())
+/// # }
+/// ```
 pub fn scale(step_size: f64) -> Scale {
     Scale { step_size }
 }
@@ -79,6 +101,21 @@ pub struct ScaleByLearningRate {
 }
 
 /// `optax.scale_by_learning_rate(learning_rate)`: a number or a [`Schedule`].
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::optim::{self, GradientTransformation, Schedule};
+/// # fn main() -> oxla::Result<()> {
+/// let g = Array::from_slice(&[1.0f32], &[1])?;
+/// let opt = optim::scale_by_learning_rate(Schedule::linear(1.0, 0.0, 4));
+/// let state = opt.init(&g);
+/// let (u, state) = opt.update(g.clone(), state, &g)?;
+/// assert_eq!(u.to_vec::<f32>()?, vec![-1.0]);                // rate 1 at step 0
+/// let (u, _) = opt.update(g.clone(), state, &g)?;
+/// assert_eq!(u.to_vec::<f32>()?, vec![-0.75]);               // rate 0.75 at step 1
+/// # Ok(())
+/// # }
+/// ```
 pub fn scale_by_learning_rate(learning_rate: impl Into<Schedule>) -> ScaleByLearningRate {
     ScaleByLearningRate {
         schedule: learning_rate.into(),
@@ -100,7 +137,7 @@ impl<P: Pytree> GradientTransformation<P> for ScaleByLearningRate {
             (schedule, Some(count)) => {
                 let step = -schedule.value(&count);
                 let updates = tree_map(&updates, |g| {
-                    crate::lax::convert_element_type(&step, g.dtype()) * g
+                    crate::lax::convert_element_type(&step, g.dtype_or_bool()) * g
                 })?;
                 Ok((
                     updates,
@@ -148,6 +185,20 @@ pub struct ScaleByAdam {
 }
 
 /// `optax.scale_by_adam(b1, b2, eps)`.
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::optim::{self, GradientTransformation};
+/// # fn main() -> oxla::Result<()> {
+/// let g = Array::from_slice(&[4.0f32, -0.25], &[2])?;
+/// let adam = optim::scale_by_adam(0.9, 0.999, 1e-8);
+/// let (u, state) = adam.update(g.clone(), adam.init(&g), &g)?;
+/// let u = u.to_vec::<f32>()?;                                // about the signs at step 1
+/// assert!((u[0] - 1.0).abs() < 1e-6 && (u[1] + 1.0).abs() < 1e-6, "{u:?}");
+/// assert_eq!(state.mu.shape(), &[2]);                        // moments shaped like g
+/// # Ok(())
+/// # }
+/// ```
 pub fn scale_by_adam(b1: f64, b2: f64, eps: f64) -> ScaleByAdam {
     ScaleByAdam {
         b1,
@@ -164,7 +215,7 @@ fn bias_corrected(moment: &Array, decay: f64, count: &Array) -> Array {
         &crate::lax::convert_element_type(count, DType::F32),
     );
     let correction = -power + 1.0;
-    moment / &crate::lax::convert_element_type(&correction, moment.dtype())
+    moment / &crate::lax::convert_element_type(&correction, moment.dtype_or_bool())
 }
 
 impl<P: Pytree + Clone> GradientTransformation<P> for ScaleByAdam {
@@ -214,6 +265,20 @@ pub struct Trace {
 }
 
 /// `optax.trace(decay, nesterov)`.
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::optim::{self, GradientTransformation};
+/// # fn main() -> oxla::Result<()> {
+/// let g = Array::from_slice(&[1.0f32], &[1])?;
+/// let momentum = optim::trace(0.5, false);
+/// let (u, state) = momentum.update(g.clone(), momentum.init(&g), &g)?;
+/// assert_eq!(u.to_vec::<f32>()?, vec![1.0]);
+/// let (u, _) = momentum.update(g.clone(), state, &g)?;
+/// assert_eq!(u.to_vec::<f32>()?, vec![1.5]);                 // g + 0.5 · trace
+/// # Ok(())
+/// # }
+/// ```
 pub fn trace(decay: f64, nesterov: bool) -> Trace {
     Trace { decay, nesterov }
 }
@@ -249,6 +314,18 @@ pub struct AddDecayedWeights {
 }
 
 /// `optax.add_decayed_weights(weight_decay)`.
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::optim::{self, GradientTransformation};
+/// # fn main() -> oxla::Result<()> {
+/// let params = Array::from_slice(&[2.0f32], &[1])?;
+/// let g = Array::from_slice(&[1.0f32], &[1])?;
+/// let (u, ()) = optim::add_decayed_weights(0.5).update(g, (), &params)?;
+/// assert_eq!(u.to_vec::<f32>()?, vec![2.0]);                 // 1 + 0.5 · 2
+/// # Ok(())
+/// # }
+/// ```
 pub fn add_decayed_weights(weight_decay: f64) -> AddDecayedWeights {
     AddDecayedWeights { weight_decay }
 }
@@ -276,6 +353,21 @@ pub struct ClipByGlobalNorm {
 }
 
 /// `optax.clip_by_global_norm(max_norm)`.
+///
+/// ```
+/// use oxla::Array;
+/// use oxla::optim::{self, GradientTransformation};
+/// # fn main() -> oxla::Result<()> {
+/// // Two leaves whose global norm is 5.
+/// let g = (Array::from_slice(&[3.0f32], &[1])?, Array::from_slice(&[4.0f32], &[1])?);
+/// let (clipped, ()) = optim::clip_by_global_norm(1.0).update(g.clone(), (), &g)?;
+/// assert!((clipped.0.item::<f32>()? - 0.6).abs() < 1e-6);
+/// assert!((clipped.1.item::<f32>()? - 0.8).abs() < 1e-6);
+/// let (same, ()) = optim::clip_by_global_norm(10.0).update(g.clone(), (), &g)?;
+/// assert_eq!(same.1.item::<f32>()?, 4.0);                    // within the bound: unchanged
+/// # Ok(())
+/// # }
+/// ```
 pub fn clip_by_global_norm(max_norm: f64) -> ClipByGlobalNorm {
     ClipByGlobalNorm { max_norm }
 }
@@ -289,7 +381,8 @@ impl<P: Pytree> GradientTransformation<P> for ClipByGlobalNorm {
         let norm = global_norm(&updates);
         let within = jnp::less(&norm, &Array::weak_scalar(self.max_norm));
         let out = tree_map(&updates, |t| {
-            let clipped = (t / &crate::lax::convert_element_type(&norm, t.dtype())) * self.max_norm;
+            let clipped =
+                (t / &crate::lax::convert_element_type(&norm, t.dtype_or_bool())) * self.max_norm;
             jnp::where_(&within, t, &clipped)
         })?;
         Ok((out, state))

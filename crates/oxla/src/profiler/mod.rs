@@ -6,10 +6,18 @@
 //! summarises. Each event carries the jit's name as its `function`
 //! argument. Where the plugin has the PJRT profiler extension (the GPU
 //! plugins), its own profile (host and device tracers: ops, kernels,
-//! copies) is collected over the same time and added ([`plugin`]); the
+//! copies) is collected over the same time and added; the
 //! pinned CPU plugins have none, so their per-op timings are not in the
 //! file. The file's `otherData` says which plugin ran and what its
 //! profiler gave.
+//!
+//! The plugin's profile becomes trace events as JAX's does: one trace
+//! process per plane (`/host:CPU`, `/device:GPU:0`, ...), one thread per
+//! line (a host thread, a CUDA stream), each event named by its metadata
+//! with its stats as arguments (a stat `hlo_module` also as the `function`
+//! argument, so `oxla profile` groups device ops per program), placed on
+//! oxla's time axis by the wall-clock time the trace began. The plugin's
+//! profiler runs with JAX's default levels (host tracer 2, device tracer 1).
 
 mod plugin;
 

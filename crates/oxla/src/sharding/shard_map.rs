@@ -186,7 +186,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Pmap<In, Out, F> {
     pub fn call(&self, args: In) -> Result<Out> {
         let location = super::mesh::here();
         let (leaves, _) = args.flatten();
-        let mut sizes = leaves.iter().map(|x| x.shape().first().copied());
+        let mut sizes = leaves.iter().map(|x| x.shape_or_empty().first().copied());
         let n = match sizes.next().flatten() {
             Some(n) if sizes.all(|m| m == Some(n)) => n,
             _ => {

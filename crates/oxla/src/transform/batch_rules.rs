@@ -236,7 +236,7 @@ pub(crate) fn batch(
         }
         Primitive::TopK { .. } => {
             let (mut x, mut b) = operand(&args[0], bdims[0], size);
-            if b + 1 == x.ndim() {
+            if b + 1 == x.ndim_or_zero() {
                 x = move_axis(&x, b, 0);
                 b = 0;
             }
@@ -387,7 +387,7 @@ fn insert_at<T: Clone, R: FromIterator<T>>(values: &[T], index: usize, value: T)
 
 /// The shape of one batch element of `x`.
 fn unbatched_shape(x: &Array, bdim: Option<usize>) -> Vec<i64> {
-    let mut shape = x.shape().to_vec();
+    let mut shape = x.shape_or_empty().to_vec();
     if let Some(b) = bdim {
         shape.remove(b);
     }
@@ -446,8 +446,8 @@ fn shared_bdim(
         .zip(bdims)
         .enumerate()
         .all(|(i, (x, bd))| match bd {
-            Some(d) => *d == b && x.shape() == first.shape(),
-            None => x.ndim() == 0 && scalar_ok(i),
+            Some(d) => *d == b && x.shape_or_empty() == first.shape_or_empty(),
+            None => x.ndim_or_zero() == 0 && scalar_ok(i),
         });
     fits.then_some(b)
 }
@@ -469,7 +469,7 @@ fn elementwise(
     let rank = args
         .iter()
         .zip(bdims)
-        .map(|(x, bd)| x.ndim() - usize::from(bd.is_some()))
+        .map(|(x, bd)| x.ndim_or_zero() - usize::from(bd.is_some()))
         .max()
         .unwrap_or(0);
     let xs: Vec<Array> = args
@@ -478,7 +478,7 @@ fn elementwise(
         .map(|(x, &bd)| match bd {
             Some(b) => {
                 let moved = move_axis(x, b, 0);
-                if moved.ndim() == 1 && rank > 0 {
+                if moved.ndim_or_zero() == 1 && rank > 0 {
                     let mut shape = vec![1; rank + 1];
                     shape[0] = size;
                     lax::reshape(&moved, &shape)
@@ -486,10 +486,10 @@ fn elementwise(
                     moved
                 }
             }
-            None if x.ndim() == 0 => x.clone(),
+            None if x.ndim_or_zero() == 0 => x.clone(),
             None => {
                 let mut shape = vec![1];
-                shape.extend_from_slice(x.shape());
+                shape.extend_from_slice(x.shape_or_empty());
                 lax::reshape(x, &shape)
             }
         })
@@ -502,11 +502,11 @@ fn elementwise(
 /// selector, a clamp bound): an unbatched scalar stays one; otherwise it
 /// gets its batch dim at 0 and the full shape [B, ...full_shape].
 fn scalar_or_full(x: &Array, bdim: Option<usize>, size: i64, full_shape: &[i64]) -> Array {
-    if bdim.is_none() && x.ndim() == 0 {
+    if bdim.is_none() && x.ndim_or_zero() == 0 {
         return x.clone();
     }
     let y = batch_at(x, bdim, size, 0);
-    if y.ndim() == 1 && !full_shape.is_empty() {
+    if y.ndim_or_zero() == 1 && !full_shape.is_empty() {
         let mut shape = vec![size];
         shape.extend_from_slice(full_shape);
         lax::broadcast_in_dim(&y, &shape, &[0])
@@ -578,13 +578,13 @@ fn pad(
     }
     let x = batch_at(&args[0], bdims[0], size, 0);
     let config: Vec<_> = insert_at(config, 0, (0, 0, 0));
-    let dtype = x.dtype();
+    let dtype = x.dtype_or_bool();
     let padded = lax::pad(&x, &literal(0.0, dtype, false), &config);
     padded.check()?;
-    let ones = super::support::full(&Aval::new(DType::Bool, x.shape()), 1.0);
+    let ones = super::support::full(&Aval::new(DType::Bool, x.shape_or_empty()), 1.0);
     let mask = lax::pad(&ones, &literal(0.0, DType::Bool, false), &config);
     let value = batch_at(value, value_bdim, size, 0);
-    let value = lax::broadcast_in_dim(&value, padded.shape(), &[0]);
+    let value = lax::broadcast_in_dim(&value, padded.shape_or_empty(), &[0]);
     done(
         vec![lax::select_n(&mask, &[&value, &padded])],
         vec![Some(0)],
@@ -596,15 +596,21 @@ fn pad(
 fn index_dtype(indices: &[Array]) -> DType {
     match indices.first() {
         None => DType::I32,
-        Some(first) if indices.iter().all(|i| i.dtype() == first.dtype()) => first.dtype(),
-        Some(_) if indices.iter().any(|i| i.dtype().byte_size() == 8) => DType::I64,
+        Some(first)
+            if indices
+                .iter()
+                .all(|i| i.dtype_or_bool() == first.dtype_or_bool()) =>
+        {
+            first.dtype_or_bool()
+        }
+        Some(_) if indices.iter().any(|i| i.dtype_or_bool().byte_size() == 8) => DType::I64,
         Some(_) => DType::I32,
     }
 }
 
 /// `x` converted to `dtype` (as it is if it has it, weakly typed or not).
 fn as_dtype(x: &Array, dtype: DType) -> Array {
-    if x.dtype() == dtype {
+    if x.dtype_or_bool() == dtype {
         x.clone()
     } else {
         lax::convert_element_type(x, dtype)
@@ -761,9 +767,9 @@ fn wide_index_dtype(dtype: DType) -> DType {
 /// `indices` (batch at 0) with a leading index component counting the
 /// batch: [B, ..., n] becomes [B, ..., n + 1].
 fn prepend_batch_counter(indices: &Array) -> Array {
-    let dtype = wide_index_dtype(indices.dtype());
+    let dtype = wide_index_dtype(indices.dtype_or_bool());
     let indices = as_dtype(indices, dtype);
-    let mut count_shape = indices.shape().to_vec();
+    let mut count_shape = indices.shape_or_empty().to_vec();
     let last = count_shape.len() - 1;
     count_shape[last] = 1;
     let counts = lax::iota(dtype, &count_shape, 0);
@@ -807,7 +813,7 @@ fn gather_rule(
                 collapsed_slice_dims: shifted(None, &d.collapsed_slice_dims),
                 start_index_map: shifted(None, &d.start_index_map),
             };
-            let slice_sizes = insert_at(&g.slice_sizes, 0, x.shape()[0]);
+            let slice_sizes = insert_at(&g.slice_sizes, 0, x.shape_or_empty()[0]);
             (x, indices.clone(), dnums, slice_sizes)
         }
         (None, Some(b)) => {
@@ -925,7 +931,8 @@ fn dot_general(primitive: &Primitive, args: &[Array], bdims: &[Option<usize>]) -
             axes_to_batched(rhs_batch, r),
             axes_to_batched(rhs_contracting, r),
             Some(
-                args[0].ndim() - lhs_contracting.len() + free_before(rhs_batch, rhs_contracting, r),
+                args[0].ndim_or_zero() - lhs_contracting.len()
+                    + free_before(rhs_batch, rhs_contracting, r),
             ),
         ),
         (None, None) => (
@@ -960,7 +967,7 @@ fn shifted_from(first: Option<usize>, axes: &[i64], bdim: usize) -> Dims {
 /// JAX's `_reshape_axis_into`: dim `src` of `x` merged into dim `dst` (of
 /// the dims without `src`) as its major part.
 fn reshape_axis_into(src: usize, dst: usize, x: &Array) -> Array {
-    let shape = x.shape().to_vec();
+    let shape = x.shape_or_empty().to_vec();
     let mut perm: Vec<i64> = (0..shape.len() as i64)
         .filter(|&d| d != src as i64)
         .collect();
@@ -984,7 +991,7 @@ fn reshape_axis_into(src: usize, dst: usize, x: &Array) -> Array {
 /// JAX's `_reshape_axis_out_of`: dim `src` of `x` split into
 /// [`size1`, rest].
 fn reshape_axis_out_of(src: usize, size1: i64, x: &Array) -> Array {
-    let mut shape = x.shape().to_vec();
+    let mut shape = x.shape_or_empty().to_vec();
     let size2 = if size1 == 0 { 0 } else { shape[src] / size1 };
     shape.splice(src..=src, [size1, size2]);
     lax::reshape(x, &shape)

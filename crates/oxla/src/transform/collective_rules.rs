@@ -56,7 +56,7 @@ pub(crate) fn jvp(
             group,
         } => {
             let at_extreme =
-                lax::convert_element_type_weak(&lax::eq(x, &out), t.dtype(), t.weak_type());
+                lax::convert_element_type_weak(&lax::eq(x, &out), t.dtype_or_bool(), t.weak_type());
             psum(group, &(&t * &at_extreme))? / psum(group, &at_extreme)?
         }
         Primitive::AllReduce { .. }

@@ -84,7 +84,7 @@ fn nonzero_mask(primals: &[Array], tangents: &[Tangent]) -> Vec<bool> {
     primals
         .iter()
         .zip(tangents)
-        .map(|(p, t)| t.is_some() && has_tangent(p.dtype()))
+        .map(|(p, t)| t.is_some() && has_tangent(p.dtype_or_bool()))
         .collect()
 }
 
@@ -249,7 +249,7 @@ pub(crate) fn cond_batch(
             let outs = (0..n_out)
                 .map(|k| {
                     let cases: Vec<&Array> = results.iter().map(|r| &r[k]).collect();
-                    let shape = cases[0].shape().to_vec();
+                    let shape = cases[0].shape_or_empty().to_vec();
                     let which = if cases.len() == 2 {
                         lax::ne(&index, &Array::weak_scalar(0i32))
                     } else {
@@ -486,7 +486,7 @@ fn masked_while(
     };
     let (any_cond, any_consts) = super::eval::trace_flat(&in_avals, true, location(), |args| {
         let pred = pred_of(args)?;
-        let all: Vec<i64> = (0..pred.ndim() as i64).collect();
+        let all: Vec<i64> = (0..pred.ndim_or_zero() as i64).collect();
         Ok(vec![lax::reduce_or(&pred, &all)])
     })?;
     let (step, step_consts) = super::eval::trace_flat(&in_avals, true, location(), |args| {
@@ -496,7 +496,7 @@ fn masked_while(
             .iter()
             .zip(&args[n_consts..])
             .map(|(new, old)| {
-                let shape = new.shape().to_vec();
+                let shape = new.shape_or_empty().to_vec();
                 let which = lax::broadcast_in_dim(&pred, &shape, &[0]);
                 lax::select_n(&which, &[old, new])
             })

@@ -22,7 +22,7 @@ pub(crate) struct JvpContext {
 /// (also for every non-float value: those have no tangent).
 pub(crate) fn tracer(trace: u64, primal: Array, tangent: Tangent) -> Array {
     match tangent {
-        Some(tangent) if has_tangent(primal.dtype()) => Array::from_inner(Inner::Jvp {
+        Some(tangent) if has_tangent(primal.dtype_or_bool()) => Array::from_inner(Inner::Jvp {
             trace,
             primal,
             tangent,

@@ -273,7 +273,7 @@ fn single(out: Array, tangent: Tangent) -> Jvp {
 /// A weakly typed scalar literal of `like`'s dtype: it takes the other
 /// operand's type (and weak flag) in an elementwise op.
 fn lit(value: f64, like: &Array) -> Array {
-    support::literal(value, like.dtype(), true)
+    support::literal(value, like.dtype_or_bool(), true)
 }
 
 /// A weakly typed i32 literal.
@@ -288,21 +288,21 @@ fn select(pred: &Array, on_true: &Array, on_false: &Array) -> Array {
 
 /// A bool mask as 1 and 0 of `like`'s dtype and weak type.
 fn indicator(mask: &Array, like: &Array) -> Array {
-    lax::convert_element_type_weak(mask, like.dtype(), like.weak_type())
+    lax::convert_element_type_weak(mask, like.dtype_or_bool(), like.weak_type())
 }
 
 /// Size of dimension `axis` of `x` (0 if it has none, e.g. an error array).
 fn dim(x: &Array, axis: usize) -> i64 {
-    x.shape().get(axis).copied().unwrap_or(0)
+    x.shape_or_empty().get(axis).copied().unwrap_or(0)
 }
 
 /// `t` broadcast to `shape` (from rank 0 or from size-1 dims, as elementwise
 /// ops broadcast), unchanged if it already has it.
 fn fit(t: &Array, shape: &[i64]) -> Array {
-    if t.shape() == shape {
+    if t.shape_or_empty() == shape {
         return t.clone();
     }
-    let dims: Vec<i64> = (0..t.ndim() as i64).collect();
+    let dims: Vec<i64> = (0..t.ndim_or_zero() as i64).collect();
     lax::broadcast_in_dim(t, shape, &dims)
 }
 
@@ -320,7 +320,7 @@ fn instantiate(t: &Tangent, primal: &Array) -> Result<Array> {
 /// Whether an op with output `out` has a nonzero tangent: a float output
 /// and at least one nonzero input tangent.
 fn differentiable(out: &Array, tangents: &[Tangent]) -> bool {
-    has_tangent(out.dtype()) && tangents.iter().any(Option::is_some)
+    has_tangent(out.dtype_or_bool()) && tangents.iter().any(Option::is_some)
 }
 
 /// `x` with its dimensions permuted (no equation for the identity).
@@ -334,9 +334,9 @@ fn permute(x: &Array, permutation: &[i64]) -> Array {
 
 /// `x[start:limit:stride]` along `axis`, whole along the other dims.
 fn slice_axis(x: &Array, axis: usize, start: i64, limit: i64, stride: i64) -> Array {
-    let rank = x.ndim();
+    let rank = x.ndim_or_zero();
     let mut starts = vec![0; rank];
-    let mut limits = x.shape().to_vec();
+    let mut limits = x.shape_or_empty().to_vec();
     let mut strides = vec![1; rank];
     if axis < rank {
         starts[axis] = start;
@@ -430,7 +430,7 @@ fn linear_jvp(
         .iter()
         .enumerate()
         .any(|(i, t)| linear(i) && t.is_some());
-    if !nonzero || !outs.iter().any(|o| has_tangent(o.dtype())) {
+    if !nonzero || !outs.iter().any(|o| has_tangent(o.dtype_or_bool())) {
         let n = outs.len();
         return Ok((outs, vec![None; n]));
     }
@@ -460,7 +460,7 @@ fn unary_rule(
 ) -> Result<Jvp> {
     let ans = bind1(primitive, &refs(primals))?;
     let tangent = match (primals.first(), tangents.first()) {
-        (Some(x), Some(Some(t))) if has_tangent(ans.dtype()) => rule(x, &ans, t)?,
+        (Some(x), Some(Some(t))) if has_tangent(ans.dtype_or_bool()) => rule(x, &ans, t)?,
         (Some(_) | None, Some(_) | None) => None,
     };
     Ok(single(ans, tangent))
@@ -569,7 +569,7 @@ fn binary_jvp(
         return Ok(single(ans, None));
     }
     let tangent = binary_tangent(op, x, y, &ans, tx.as_ref(), ty.as_ref())?;
-    let shape = ans.shape().to_vec();
+    let shape = ans.shape_or_empty().to_vec();
     Ok(single(ans, tangent.map(|t| fit(&t, &shape))))
 }
 
@@ -639,7 +639,7 @@ fn binary_tangent(
 /// d(x^y)/dx = y x^(y-1), taken as 0 where y == 0 (also at x == 0).
 fn pow_base_coef(x: &Array, y: &Array) -> Result<Array> {
     let jac = lax::mul(&replace_zero(y)?, &lax::pow(x, &lax::sub(y, &lit(1.0, y))));
-    let y_is_zero = fit(&lax::eq(y, &lit(0.0, y)), jac.shape());
+    let y_is_zero = fit(&lax::eq(y, &lit(0.0, y)), jac.shape_or_empty());
     let zeros = support::zeros(jac.aval()?);
     Ok(select(&y_is_zero, &zeros, &jac))
 }
@@ -684,7 +684,7 @@ fn clamp_jvp(primitive: &Primitive, primals: &[Array], tangents: &[Tangent]) -> 
     if !differentiable(&out, tangents) {
         return Ok(single(out, None));
     }
-    let shape = out.shape().to_vec();
+    let shape = out.shape_or_empty().to_vec();
     let keep = |t: &Tangent, pred: &dyn Fn() -> Array| -> Result<Tangent> {
         t.as_ref()
             .map(|t| {
@@ -714,7 +714,7 @@ fn convert_jvp(
     let out = bind1(primitive, &refs(primals))?;
     let mut tangent = None;
     if let (Some(x), Some(Some(t))) = (primals.first(), tangents.first())
-        && has_tangent(x.dtype())
+        && has_tangent(x.dtype_or_bool())
         && has_tangent(new_dtype)
     {
         tangent = Some(bind1(primitive, &[t])?);
@@ -750,7 +750,7 @@ fn reduce_jvp(
 /// positions equal to the result.
 fn reduce_chooser_tangent(x: &Array, ans: &Array, t: &Array, axes: &[i64]) -> Array {
     let kept_shape: Vec<i64> = x
-        .shape()
+        .shape_or_empty()
         .iter()
         .enumerate()
         .map(|(d, &size)| if axes.contains(&(d as i64)) { 1 } else { size })
@@ -764,7 +764,7 @@ fn reduce_chooser_tangent(x: &Array, ans: &Array, t: &Array, axes: &[i64]) -> Ar
 /// the reduced axes are flattened into one last axis, and each tangent is
 /// multiplied by the product of the factors before it times those after it.
 fn reduce_prod_tangent(x: &Array, t: &Array, axes: &[i64]) -> Tangent {
-    let shape = x.shape().to_vec();
+    let shape = x.shape_or_empty().to_vec();
     let size = |d: i64| shape.get(d as usize).copied().unwrap_or(0);
     let n: i64 = axes.iter().map(|&a| size(a)).product();
     if n == 0 {
@@ -795,7 +795,7 @@ fn reduce_prod_tangent(x: &Array, t: &Array, axes: &[i64]) -> Tangent {
 /// position along `axis`, of size `n >= 1`.
 fn exclusive_cumprod(x: &Array, axis: usize, n: i64, reverse: bool) -> Array {
     let inclusive = lax::cumprod(x, axis, reverse);
-    let mut config = vec![(0, 0, 0); x.ndim()];
+    let mut config = vec![(0, 0, 0); x.ndim_or_zero()];
     let shifted = if reverse {
         config[axis] = (0, 1, 0);
         slice_axis(&inclusive, axis, 1, n, 1)
@@ -895,7 +895,7 @@ fn associative_scan(elems: &Dual, axis: usize, combine: Combine) -> Dual {
 /// longer), built with interior padding.
 fn interleave(a: &Array, b: &Array, axis: usize) -> Array {
     let equal = dim(a, axis) == dim(b, axis);
-    let rank = a.ndim();
+    let rank = a.ndim_or_zero();
     let mut config_a = vec![(0, 0, 0); rank];
     let mut config_b = config_a.clone();
     if axis < rank {
@@ -954,7 +954,7 @@ fn window_chooser_tangent(
     window: &Window<'_>,
     max: bool,
 ) -> Tangent {
-    let out = ans.shape().to_vec();
+    let out = ans.shape_or_empty().to_vec();
     if out.contains(&0) {
         return None;
     }
@@ -1091,7 +1091,7 @@ fn window_select_gathered(
         } else {
             let mut strides = vec![1; rank];
             strides.extend_from_slice(window.window_dilation);
-            let limit = patches.shape().to_vec();
+            let limit = patches.shape_or_empty().to_vec();
             lax::slice(&patches, &vec![0; limit.len()], &limit, Some(&strides))
         };
         lax::reshape(&patches, &flat)
@@ -1109,7 +1109,7 @@ fn window_select_gathered(
 /// `x` at positions `idx` along `axis` (`idx` has `x`'s shape except along
 /// `axis`; rank >= 1): `take_along_axis` as one gather.
 fn take_along(x: &Array, idx: &Array, axis: usize) -> Array {
-    let shape = idx.shape().to_vec();
+    let shape = idx.shape_or_empty().to_vec();
     let rank = shape.len();
     let mut full = shape;
     full.push(1);
@@ -1155,7 +1155,7 @@ fn sort_jvp(
     }
     let shape = primals
         .first()
-        .map(|p| p.shape().to_vec())
+        .map(|p| p.shape_or_empty().to_vec())
         .unwrap_or_default();
     let iota = lax::iota(DType::I32, &shape, dimension);
     let mut operands = refs(primals);
@@ -1181,7 +1181,7 @@ fn top_k_jvp(primitive: &Primitive, primals: &[Array], tangents: &[Tangent]) -> 
     let outs = support::bind_all(primitive.clone(), &refs(primals))?;
     let mut tangent = None;
     if let (Some(Some(t)), Some(indices)) = (tangents.first(), outs.get(1)) {
-        let axis = t.ndim().saturating_sub(1);
+        let axis = t.ndim_or_zero().saturating_sub(1);
         tangent = Some(take_along(t, indices, axis));
     }
     let mut out_tangents = vec![tangent];
@@ -1238,7 +1238,7 @@ fn gather_scattered(
     fill: Scalar,
 ) -> Array {
     let mut window_dims = numbers.update_window_dims.iter();
-    let slice_sizes: Vec<i64> = (0..x.ndim() as i64)
+    let slice_sizes: Vec<i64> = (0..x.ndim_or_zero() as i64)
         .map(|d| {
             if numbers.inserted_window_dims.contains(&d) {
                 1
@@ -1278,10 +1278,10 @@ fn scatter_set_jvp(
     let ([x, indices, updates], [t_x, _, t_updates]) = (primals, tangents) else {
         return zero_jvp(primitive, primals);
     };
-    if !has_tangent(x.dtype()) || (t_x.is_none() && t_updates.is_none()) {
+    if !has_tangent(x.dtype_or_bool()) || (t_x.is_none() && t_updates.is_none()) {
         return zero_jvp(primitive, primals);
     }
-    let updates_shape = updates.shape().to_vec();
+    let updates_shape = updates.shape_or_empty().to_vec();
     let mut ids_shape = updates_shape.clone();
     for &d in &numbers.update_window_dims {
         if let Some(size) = ids_shape.get_mut(d as usize) {
@@ -1294,7 +1294,7 @@ fn scatter_set_jvp(
         &lit_i32(1),
     );
     let ids = fit(&ids, &updates_shape);
-    let no_ids = support::zeros(&Aval::new(DType::I32, x.shape()));
+    let no_ids = support::zeros(&Aval::new(DType::I32, x.shape_or_empty()));
     let scattered = scatter_with(ScatterOp::Set, numbers, &no_ids, indices, &ids)?;
     let gathered = gather_scattered(
         &scattered,
@@ -1336,7 +1336,7 @@ fn scatter_mul_jvp(primitive: &Primitive, primals: &[Array], tangents: &[Tangent
     let ([_, indices, updates], [t_x, _, t_updates]) = (primals, tangents) else {
         return Ok(single(out, None));
     };
-    if !has_tangent(out.dtype()) {
+    if !has_tangent(out.dtype_or_bool()) {
         return Ok(single(out, None));
     }
     if t_updates.is_some() {
@@ -1370,7 +1370,7 @@ fn scatter_extremal_jvp(
     if !differentiable(&out, &[t_x.clone(), t_updates.clone()]) {
         return Ok(single(out, None));
     }
-    let updates_shape = updates.shape().to_vec();
+    let updates_shape = updates.shape_or_empty().to_vec();
     let back =
         |a: &Array| gather_scattered(a, indices, numbers, &updates_shape, Scalar::Float(0.0));
     let target = back(&out);

@@ -76,7 +76,7 @@ pub(crate) fn has_tangent(dtype: DType) -> bool {
 /// broadcasting of a rank-0 or size-1 operand by an elementwise op.
 #[track_caller]
 pub(crate) fn unbroadcast(ct: &Array, aval: &Aval) -> Array {
-    let shape = ct.shape().to_vec();
+    let shape = ct.shape_or_empty().to_vec();
     if shape.as_slice() == aval.shape.as_slice() {
         return ct.clone();
     }
@@ -102,7 +102,7 @@ pub(crate) fn move_axis(x: &Array, from: usize, to: usize) -> Array {
     if from == to {
         return x.clone();
     }
-    let rank = x.ndim();
+    let rank = x.ndim_or_zero();
     let mut perm: Vec<i64> = (0..rank as i64).filter(|&d| d != from as i64).collect();
     perm.insert(to, from as i64);
     lax::transpose(x, &perm)
@@ -115,7 +115,7 @@ pub(crate) fn batch_at(x: &Array, bdim: Option<usize>, size: i64, to: usize) -> 
     match bdim {
         Some(b) => move_axis(x, b, to),
         None => {
-            let shape = x.shape().to_vec();
+            let shape = x.shape_or_empty().to_vec();
             let mut out_shape = shape.clone();
             out_shape.insert(to, size);
             let dims: Vec<i64> = (0..out_shape.len() as i64)

@@ -29,7 +29,7 @@ pub(crate) fn transpose(
     let Some(ct) = cts.iter().flatten().next() else {
         return Ok(none(operands.len()));
     };
-    let ct_shape = ct.shape().to_vec();
+    let ct_shape = ct.shape_or_empty().to_vec();
     let cts_in = match primitive {
         Primitive::Unary(op) => unary(primitive, *op, ct, operands),
         Primitive::Binary(op) => binary(primitive, *op, ct, operands),
@@ -383,12 +383,12 @@ fn bind_one(primitive: Primitive, inputs: &[&Array]) -> Result<Array> {
 /// Strongly typed zeros of `shape` with the cotangent's dtype.
 #[track_caller]
 fn zeros_like_ct(ct: &Array, shape: &[i64]) -> Array {
-    support::zeros(&Aval::new(ct.dtype(), shape))
+    support::zeros(&Aval::new(ct.dtype_or_bool(), shape))
 }
 
 /// A zero literal of the cotangent's dtype (a padding value).
 fn zero_of(ct: &Array) -> Array {
-    support::literal(0.0, ct.dtype(), false)
+    support::literal(0.0, ct.dtype_or_bool(), false)
 }
 
 /// Zero as a scalar parameter of `dtype` (a gather's fill value).
@@ -424,7 +424,7 @@ fn transpose_if_needed(x: &Array, permutation: &[i64]) -> Array {
 /// `x` converted to `dtype` (keeping `weak_type`) if it has another dtype.
 #[track_caller]
 fn convert_if_needed(x: &Array, dtype: DType, weak_type: bool) -> Array {
-    if x.dtype() == dtype {
+    if x.dtype_or_bool() == dtype {
         x.clone()
     } else {
         lax::convert_element_type_weak(x, dtype, weak_type)
@@ -536,7 +536,7 @@ fn binary(
 /// where it was selected and zeros elsewhere (JAX's `_select_transpose_rule`).
 fn select_n(primitive: &Primitive, ct: &Array, operands: &[Operand]) -> Result<Vec<Tangent>> {
     let which = known_at(primitive, operands, 0)?;
-    let zeros = zeros_like_ct(ct, ct.shape());
+    let zeros = zeros_like_ct(ct, ct.shape_or_empty());
     let cases = operands.len() - 1;
     for_linear(operands, |i, a| {
         let picked: Vec<&Array> = (1..=cases)
@@ -573,7 +573,7 @@ fn broadcast_in_dim(
     ct: &Array,
     operands: &[Operand],
 ) -> Result<Vec<Tangent>> {
-    let ct_rank = ct.ndim() as i64;
+    let ct_rank = ct.ndim_or_zero() as i64;
     for_linear(operands, |_, a| {
         let kept: Vec<i64> = broadcast_dimensions
             .iter()
@@ -878,7 +878,7 @@ fn scatter(
             gather_numbers,
             &slice_sizes,
             GatherMode::Fill,
-            zero_scalar(ct.dtype()),
+            zero_scalar(ct.dtype_or_bool()),
         )
     };
     match op {
@@ -1187,7 +1187,7 @@ fn dot_transpose_lhs(
         .chain(&x_contract_by_y)
         .copied()
         .collect();
-    let y = convert_if_needed(y, ct.dtype(), false);
+    let y = convert_if_needed(y, ct.dtype_or_bool(), false);
     let product = lax::dot_general_with_precision(
         ct,
         &y,
@@ -1313,7 +1313,7 @@ fn conv_transpose_lhs(
         conv.rhs_dilation,
     );
     let reversed = lax::rev(&kernel, &rhs_spec[2..]);
-    let reversed = convert_if_needed(&reversed, ct.dtype(), false);
+    let reversed = convert_if_needed(&reversed, ct.dtype_or_bool(), false);
     let numbers = ConvDimensionNumbers {
         lhs_spec: out_spec.clone(),
         rhs_spec: swap_spec(rhs_spec),
@@ -1381,7 +1381,7 @@ fn conv_transpose_rhs(
         rhs_spec: swap_spec(out_spec),
         out_spec: swap_spec(rhs_spec),
     };
-    let input = convert_if_needed(lhs, ct.dtype(), false);
+    let input = convert_if_needed(lhs, ct.dtype_or_bool(), false);
     let out = bind_one(
         Primitive::ConvGeneralDilated {
             window_strides: conv.rhs_dilation.iter().copied().collect(),

@@ -80,6 +80,44 @@ fn an_error_travels_unchanged_through_ops_that_inspect_shapes() {
     );
 }
 
+/// An array carrying an error has no shape: `shape()`, `dtype()`, `ndim()`
+/// and `size()` panic with the carried error (op, shapes, caller's line)
+/// rather than report a made-up `[]`/bool/1; `try_shape` and `aval`
+/// return the error.
+#[test]
+fn an_error_array_never_reports_a_made_up_shape() {
+    let bad = jnp::matmul(&f32s(&[0.0; 6], &[2, 3]), &f32s(&[0.0; 8], &[2, 4]));
+    let carried = bad.check().unwrap_err().to_string();
+    assert!(
+        carried.contains("matmul") && carried.contains("errors.rs:"),
+        "{carried}"
+    );
+    assert_eq!(bad.try_shape().unwrap_err().to_string(), carried);
+    assert!(bad.aval().is_err());
+    type Accessor = fn(&Array) -> String;
+    let accessors: [(&str, Accessor); 4] = [
+        ("shape", |a| format!("{:?}", a.shape())),
+        ("dtype", |a| a.dtype().to_string()),
+        ("ndim", |a| a.ndim().to_string()),
+        ("size", |a| a.size().to_string()),
+    ];
+    for (name, accessor) in accessors {
+        let panic =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| accessor(&bad))).unwrap_err();
+        let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            message.contains(&format!("Array::{name}()")) && message.contains(&carried),
+            "{name}: {message}"
+        );
+    }
+    let good = f32s(&[0.0; 6], &[2, 3]);
+    assert_eq!(good.try_shape().unwrap(), &[2, 3]);
+    assert_eq!(
+        (good.shape(), good.ndim(), good.size()),
+        (&[2i64, 3][..], 2, 6)
+    );
+}
+
 #[test]
 fn errors_inside_jit_are_returned_by_call() {
     let f = jit(|(x, y): (Array, Array)| jnp::matmul(&x, &y));
