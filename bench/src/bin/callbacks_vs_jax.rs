@@ -1,5 +1,5 @@
 //! Host callbacks, oxla against JAX in one run: jitted functions on
-//! f32[1024] that call the host from inside the compiled program. (a) no
+//! `f32[1024]` that call the host from inside the compiled program. (a) no
 //! callback (the floor), (b) a pure callback returning `x * 2`, (c) an
 //! ordered io callback that counts its calls, (d) the pure callback under
 //! vmap over 8 rows with the sequential method (8 host calls per call).

@@ -27,10 +27,10 @@ pub struct ApiVersion {
 }
 
 impl ApiVersion {
-    /// The version of the header oxla's bindings were generated from.
+    /// The version of the header oxla's declarations follow (see [`ffi`]).
     pub const HEADER: ApiVersion = ApiVersion {
-        major: ffi::PJRT_API_MAJOR as i32,
-        minor: ffi::PJRT_API_MINOR as i32,
+        major: ffi::PJRT_API_MAJOR,
+        minor: ffi::PJRT_API_MINOR,
     };
 }
 

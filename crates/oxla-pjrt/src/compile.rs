@@ -1,5 +1,6 @@
 //! What goes into `PJRT_Client_Compile`: the program and its
-//! `CompileOptionsProto` (built with prost from proto/xla_subset.proto).
+//! `CompileOptionsProto` (built with prost from this crate's
+//! proto/xla_subset.proto).
 
 use prost::Message;
 

@@ -25,7 +25,7 @@ use crate::ffi;
 pub use oxla_core::{CALLBACK_ID_ATTRIBUTE, HOST_CALLBACK_TARGET, ORDERED_ATTRIBUTE};
 
 /// `PJRT_Extension_Type_FFI`.
-const FFI_EXTENSION_TYPE: u32 = 5;
+const FFI_EXTENSION_TYPE: ffi::PJRT_Extension_Type = ffi::PJRT_Extension_Type_FFI;
 /// The platform name the CPU plugins register host handlers under.
 const HOST_PLATFORM: &str = "Host";
 /// `XLA_FFI_Extension_Metadata`: the extension of the call that asks a
@@ -43,6 +43,8 @@ const S64: c_int = 5;
 const INVALID_ARGUMENT: c_int = 3;
 const INTERNAL: c_int = 13;
 
+/// `XLA_FFI_Extension_Base`, the head of XLA FFI's extensions (the PJRT
+/// ones start with `ffi::PJRT_Extension_Base`, of the same layout).
 #[repr(C)]
 struct ExtensionBase {
     struct_size: usize,
@@ -68,7 +70,7 @@ type RegisterHandler = unsafe extern "C" fn(*mut RegisterHandlerArgs) -> *mut ff
 
 #[repr(C)]
 struct FfiExtension {
-    base: ExtensionBase,
+    base: ffi::PJRT_Extension_Base,
     type_register: *const c_void,
     user_data_add: *const c_void,
     register_handler: Option<RegisterHandler>,

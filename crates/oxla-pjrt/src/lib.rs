@@ -32,15 +32,16 @@ pub mod settings;
 mod sharding;
 mod transfer;
 
-/// prost types of the XLA protos oxla sends and reads (proto/xla_subset.proto).
+/// prost types of the XLA protos oxla sends and reads (this crate's
+/// proto/xla_subset.proto).
 #[allow(missing_docs, clippy::all)]
 pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/xla.rs"));
 }
 
 /// prost types of TSL's profiler protos: the options a plugin's profiler is
-/// created with (proto/profiler_subset.proto) and the `XSpace` it collects
-/// (proto/xplane_subset.proto).
+/// created with (this crate's proto/profiler_subset.proto) and the `XSpace`
+/// it collects (proto/xplane_subset.proto).
 #[allow(missing_docs, clippy::all)]
 pub mod profiler_proto {
     include!(concat!(env!("OUT_DIR"), "/tensorflow.rs"));

@@ -89,7 +89,7 @@ pub(crate) unsafe fn read_named_values(
             // SAFETY: each field is read as the type its tag names.
             unsafe {
                 let name = c_string(v.name, v.name_size);
-                let u = &v.__bindgen_anon_1;
+                let u = &v.value;
                 let value = match v.type_ {
                     ffi::PJRT_NamedValue_kString => {
                         Value::String(c_string(u.string_value, v.value_size))
@@ -132,27 +132,27 @@ impl<'a> RawNamedValues<'a> {
                 match &v.value {
                     Value::String(s) => {
                         r.type_ = ffi::PJRT_NamedValue_kString;
-                        r.__bindgen_anon_1.string_value = s.as_ptr().cast();
+                        r.value.string_value = s.as_ptr().cast();
                         r.value_size = s.len();
                     }
                     Value::Int64(i) => {
                         r.type_ = ffi::PJRT_NamedValue_kInt64;
-                        r.__bindgen_anon_1.int64_value = *i;
+                        r.value.int64_value = *i;
                         r.value_size = 1;
                     }
                     Value::Int64List(list) => {
                         r.type_ = ffi::PJRT_NamedValue_kInt64List;
-                        r.__bindgen_anon_1.int64_array_value = list.as_ptr();
+                        r.value.int64_array_value = list.as_ptr();
                         r.value_size = list.len();
                     }
                     Value::Float(x) => {
                         r.type_ = ffi::PJRT_NamedValue_kFloat;
-                        r.__bindgen_anon_1.float_value = *x;
+                        r.value.float_value = *x;
                         r.value_size = 1;
                     }
                     Value::Bool(b) => {
                         r.type_ = ffi::PJRT_NamedValue_kBool;
-                        r.__bindgen_anon_1.bool_value = *b;
+                        r.value.bool_value = *b;
                         r.value_size = 1;
                     }
                     Value::Unknown(tag) => {

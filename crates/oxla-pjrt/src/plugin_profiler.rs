@@ -27,7 +27,7 @@ use crate::profiler_proto::ProfileOptions;
 use crate::profiler_proto::profiler::XSpace;
 
 /// `PJRT_Extension_Type_Profiler`.
-const PROFILER_EXTENSION: u32 = 1;
+const PROFILER_EXTENSION: ffi::PJRT_Extension_Type = ffi::PJRT_Extension_Type_Profiler;
 
 /// `PJRT_Profiler_Extension` (its version 0 ends after `profiler_api`).
 #[repr(C)]

@@ -15,6 +15,7 @@ mod client;
 mod discovery;
 mod execute;
 mod host_callbacks;
+mod layout;
 mod loading;
 mod preload;
 mod profiler;

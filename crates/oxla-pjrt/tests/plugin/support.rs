@@ -24,6 +24,42 @@ struct ManifestEntry {
     name: String,
     version: String,
     library: String,
+    /// The PJRT C header inside the wheel, for the one wheel that ships it.
+    header: Option<String>,
+}
+
+/// The manifest at `path` (relative to the repository root).
+fn manifest(path: &str) -> Manifest {
+    let path = repo_root().join(path);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    toml::from_str(&text).unwrap_or_else(|e| panic!("malformed {}: {e}", path.display()))
+}
+
+/// The PJRT C header oxla-pjrt's declarations follow: `OXLA_PJRT_HEADER`
+/// if set, else the one inside the pinned plugin of
+/// third_party/plugins.toml that ships it, where ci/setup unpacks it (under
+/// [`plugin_dir`]). Panics, with the fix, if it is not there.
+pub fn pjrt_header() -> PathBuf {
+    if let Some(explicit) = std::env::var_os("OXLA_PJRT_HEADER") {
+        return PathBuf::from(explicit);
+    }
+    let manifest = manifest("third_party/plugins.toml");
+    let pinned = manifest
+        .plugin
+        .iter()
+        .find(|p| p.header.is_some())
+        .expect("third_party/plugins.toml pins no plugin that ships the PJRT C header");
+    let header = plugin_dir()
+        .join(format!("{}-{}", pinned.name, pinned.version))
+        .join(pinned.header.as_deref().unwrap_or_default());
+    assert!(
+        header.is_file(),
+        "the PJRT C header is not at {}: run `bash ci/setup` first (it unpacks the \
+         pinned plugin wheels), or set OXLA_PJRT_HEADER to a pjrt_c_api.h",
+        header.display()
+    );
+    header
 }
 
 /// Compiles the C `source` into the shared library `out` with `cc`, adding
@@ -47,9 +83,10 @@ pub fn compile_shared_library(source: &Path, out: &Path, extra: &[String]) {
 }
 
 /// Compiles fixtures/fake_plugin.c (a PJRT plugin whose table ends after
-/// PJRT_Plugin_Initialize) with API major version `major` into `out`.
+/// PJRT_Plugin_Initialize) against the pinned header ([`pjrt_header`]) with
+/// API major version `major` into `out`.
 pub fn compile_fake_plugin(major: i32, out: &Path, extra: &[String]) {
-    let header = Path::new(env!("OXLA_PJRT_HEADER_PATH"));
+    let header = pjrt_header();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_plugin.c");
     let mut args = vec![
         format!("-DFAKE_MAJOR={major}"),
@@ -70,10 +107,8 @@ pub fn pinned_plugins() -> Vec<PinnedPlugin> {
 
 /// The plugins of `manifest` (a path in the repository) as ci/setup
 /// unpacks them under `dir`; panics (with the fix) if one is missing.
-pub fn plugins_of(manifest: &str, dir: &Path) -> Vec<PinnedPlugin> {
-    let text = std::fs::read_to_string(repo_root().join(manifest)).unwrap();
-    let manifest: Manifest = toml::from_str(&text).unwrap();
-    manifest
+pub fn plugins_of(manifest_path: &str, dir: &Path) -> Vec<PinnedPlugin> {
+    manifest(manifest_path)
         .plugin
         .into_iter()
         .map(|p| {
