@@ -4,7 +4,25 @@ use half::{bf16, f16};
 use oxla_core::{DType, Scalar};
 use oxla_pjrt::{ElementType, NativeType};
 
-/// A Rust type that is the element type of an oxla array.
+/// A Rust type that is the element type of an oxla array: `bool`, `i8`,
+/// `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `half::f16`,
+/// `half::bf16`, `f32` and `f64`. These are the types
+/// [`Array::from_slice`](crate::Array::from_slice) takes and
+/// [`Array::to_vec`](crate::Array::to_vec) and
+/// [`Array::item`](crate::Array::item) return (the `T` must be the array's
+/// dtype: reading an `f32` array as `i32` is an error, not a conversion).
+///
+/// ```
+/// use oxla::{Array, DType, Element};
+/// # fn main() -> oxla::Result<()> {
+/// assert_eq!(<u8 as Element>::DTYPE, DType::U8);
+/// let x = Array::from_slice(&[true, false], &[2])?;
+/// assert_eq!(x.dtype(), DType::Bool);
+/// assert_eq!(x.to_vec::<bool>()?, vec![true, false]);
+/// assert!(x.to_vec::<u8>().is_err());
+/// # Ok(())
+/// # }
+/// ```
 pub trait Element: NativeType {
     /// The dtype.
     const DTYPE: DType;

@@ -21,7 +21,7 @@
 //! both types.
 
 use oxla_core::promotion::promote as promote_pair;
-use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, Scalar, UnaryOp};
+use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, UnaryOp};
 
 use crate::array::{Array, Inner};
 use crate::config::x64_enabled;
@@ -29,6 +29,12 @@ use crate::ops::{bind, bind_n};
 
 pub use crate::control::{
     ScanOptions, cond, fori_loop, fori_loop_dynamic, map, scan, switch, while_loop,
+};
+/// The types `lax`'s gather, scatter, window and convolution functions take,
+/// so that a crate depending only on `oxla` can call them.
+pub use oxla_core::{
+    ConvDimensionNumbers, GatherDimensionNumbers, GatherMode, Precision, Scalar,
+    ScatterDimensionNumbers, ScatterOp, WindowOp,
 };
 
 fn dims(d: &[i64]) -> Dims {

@@ -52,6 +52,8 @@ pub use index::{IndexItem, NEW_AXIS};
 pub use jit::{CacheKey, CompileReport, Jit, Traced, jit, make_jaxpr};
 pub use operators::WeakScalar;
 pub use ops::{eager_cache_size, set_eager_cache_capacity};
+/// The persistent compile cache ([`disk_cache`] returns it).
+pub use oxla_cache::DiskCache;
 pub use oxla_cache::Source as CompileSource;
 pub use oxla_core::RematPolicy;
 pub use oxla_core::VmapMethod;
@@ -59,7 +61,13 @@ pub use oxla_core::{Aval, DType, Jaxpr};
 pub use oxla_derive::Pytree;
 pub use oxla_export::Exported;
 pub use oxla_npy::HostArray;
-pub use pytree::{Pytree, Static, TreeDef, tree_leaves, tree_map, tree_structure, tree_unflatten};
+/// The PJRT objects behind arrays and compiled programs ([`client`],
+/// [`Array`]'s buffers, [`Jit`]'s executables and memory statistics).
+pub use oxla_pjrt::{Buffer, Client, CompiledMemoryStats, Device, LoadedExecutable};
+pub use pytree::{
+    Pytree, Static, TreeDef, tree_leaves, tree_map, tree_map_n, tree_map2, tree_map3, tree_reduce,
+    tree_structure, tree_unflatten, tree_zip,
+};
 pub use runtime::{client, compile_jaxpr, disk_cache, set_compile_cache_dir, set_cpu_device_count};
 pub use sharding::{Mesh, NamedSharding, PartitionSpec, device_put, with_sharding_constraint};
 pub use vmap::{Vmap, vmap};

@@ -50,6 +50,51 @@ impl TreeDef {
         out
     }
 
+    /// Where `self` and `other` first differ: the key path there (empty at
+    /// the root) and the two subtrees; `None` when they are equal.
+    pub fn first_difference<'a>(
+        &'a self,
+        other: &'a TreeDef,
+    ) -> Option<(String, &'a TreeDef, &'a TreeDef)> {
+        self.difference_below(other, String::new())
+    }
+
+    fn difference_below<'a>(
+        &'a self,
+        other: &'a TreeDef,
+        prefix: String,
+    ) -> Option<(String, &'a TreeDef, &'a TreeDef)> {
+        if self == other {
+            return None;
+        }
+        let here = Some((prefix.clone(), self, other));
+        match (self, other) {
+            (TreeDef::Tuple(a), TreeDef::Tuple(b)) | (TreeDef::List(a), TreeDef::List(b))
+                if a.len() == b.len() =>
+            {
+                a.iter()
+                    .zip(b)
+                    .enumerate()
+                    .find_map(|(i, (x, y))| x.difference_below(y, format!("{prefix}[{i}]")))
+            }
+            (TreeDef::Dict(a), TreeDef::Dict(b))
+                if a.iter().map(|(k, _)| k).eq(b.iter().map(|(k, _)| k)) =>
+            {
+                a.iter()
+                    .zip(b)
+                    .find_map(|((k, x), (_, y))| x.difference_below(y, format!("{prefix}['{k}']")))
+            }
+            (TreeDef::Struct(n, a), TreeDef::Struct(m, b))
+                if n == m && a.iter().map(|(k, _)| k).eq(b.iter().map(|(k, _)| k)) =>
+            {
+                a.iter()
+                    .zip(b)
+                    .find_map(|((k, x), (_, y))| x.difference_below(y, format!("{prefix}.{k}")))
+            }
+            _ => here,
+        }
+    }
+
     fn paths(&self, prefix: String, out: &mut Vec<String>) {
         match self {
             TreeDef::Leaf => out.push(prefix),
@@ -355,11 +400,151 @@ impl<T: fmt::Debug + Clone + Send + Sync + 'static> Pytree for Static<T> {
     }
 }
 
-/// Applies `f` to every leaf.
+/// Applies `f` to every leaf (`jax.tree_util.tree_map` over one tree).
 pub fn tree_map<T: Pytree>(tree: &T, f: impl FnMut(&Array) -> Array) -> Result<T> {
     let (leaves, def) = tree.flatten();
     let mapped: Vec<Array> = leaves.iter().map(f).collect();
     T::unflatten_from(&def, &mut mapped.into_iter())
+}
+
+/// `jax.tree_util.tree_map(f, *trees)`: a tree of `trees[0]`'s structure
+/// whose leaves are `f` of the corresponding leaves of every tree (EMA,
+/// gradient accumulation, optimizer updates). When a structure differs,
+/// the error names both structures, the first path where they differ, their
+/// leaf counts and the caller's line; no `trees` is an error too.
+///
+/// ```
+/// use oxla::{Array, pytree::tree_map_n};
+/// # fn main() -> oxla::Result<()> {
+/// let a = (Array::scalar(1.0f32)?, Array::scalar(2.0f32)?);
+/// let b = (Array::scalar(10.0f32)?, Array::scalar(20.0f32)?);
+/// let c = (Array::scalar(100.0f32)?, Array::scalar(200.0f32)?);
+/// let (x, y) = tree_map_n(&[&a, &b, &c], |l| l[0] + l[1] + l[2])?;
+/// assert_eq!((x.item::<f32>()?, y.item::<f32>()?), (111.0, 222.0));
+/// # Ok(())
+/// # }
+/// ```
+#[track_caller]
+pub fn tree_map_n<T: Pytree>(trees: &[&T], f: impl FnMut(&[&Array]) -> Array) -> Result<T> {
+    tree_map_named("tree_map_n", trees, f)
+}
+
+/// [`tree_map_n`] over two trees, `f` taking their corresponding leaves.
+///
+/// ```
+/// use oxla::{Array, pytree::tree_map2};
+/// # fn main() -> oxla::Result<()> {
+/// let ema = vec![Array::scalar(1.0f32)?];
+/// let params = vec![Array::scalar(3.0f32)?];
+/// let ema = tree_map2(&ema, &params, |e, p| e * 0.5 + p * 0.5)?;
+/// assert_eq!(ema[0].item::<f32>()?, 2.0);
+/// # Ok(())
+/// # }
+/// ```
+#[track_caller]
+pub fn tree_map2<T: Pytree>(a: &T, b: &T, mut f: impl FnMut(&Array, &Array) -> Array) -> Result<T> {
+    tree_map_named("tree_map2", &[a, b], |l| f(l[0], l[1]))
+}
+
+/// [`tree_map_n`] over three trees.
+#[track_caller]
+pub fn tree_map3<T: Pytree>(
+    a: &T,
+    b: &T,
+    c: &T,
+    mut f: impl FnMut(&Array, &Array, &Array) -> Array,
+) -> Result<T> {
+    tree_map_named("tree_map3", &[a, b, c], |l| f(l[0], l[1], l[2]))
+}
+
+/// The corresponding leaves of two trees of one structure, as pairs in
+/// leaf order (an error as [`tree_map_n`]'s when the structures differ).
+///
+/// ```
+/// use oxla::{Array, pytree::tree_zip};
+/// # fn main() -> oxla::Result<()> {
+/// let grads = (Array::scalar(1.0f32)?, Array::scalar(2.0f32)?);
+/// let params = (Array::scalar(3.0f32)?, Array::scalar(4.0f32)?);
+/// let dot: f32 = tree_zip(&grads, &params)?
+///     .iter()
+///     .map(|(g, p)| (g * p).item::<f32>())
+///     .sum::<oxla::Result<f32>>()?;
+/// assert_eq!(dot, 11.0);
+/// # Ok(())
+/// # }
+/// ```
+#[track_caller]
+pub fn tree_zip<T: Pytree>(a: &T, b: &T) -> Result<Vec<(Array, Array)>> {
+    let (a_leaves, a_def) = a.flatten();
+    let (b_leaves, b_def) = b.flatten();
+    check_same_structure("tree_zip", &[&a_def, &b_def])?;
+    Ok(a_leaves.into_iter().zip(b_leaves).collect())
+}
+
+/// `jax.tree_util.tree_reduce(f, tree, initializer)`: folds the leaves in
+/// order.
+///
+/// ```
+/// use oxla::{Array, pytree::tree_reduce};
+/// # fn main() -> oxla::Result<()> {
+/// let params = vec![Array::from_slice(&[1.0f32, 2.0], &[2])?, Array::scalar(5.0f32)?];
+/// let count = tree_reduce(&params, 0, |n, leaf| n + leaf.size());
+/// assert_eq!(count, 3);
+/// # Ok(())
+/// # }
+/// ```
+pub fn tree_reduce<T: Pytree, A>(tree: &T, init: A, f: impl FnMut(A, &Array) -> A) -> A {
+    tree.flatten().0.iter().fold(init, f)
+}
+
+/// [`tree_map_n`] with `what` naming the operation in its errors.
+#[track_caller]
+pub(crate) fn tree_map_named<T: Pytree>(
+    what: &str,
+    trees: &[&T],
+    mut f: impl FnMut(&[&Array]) -> Array,
+) -> Result<T> {
+    let flat: Vec<(Vec<Array>, TreeDef)> = trees.iter().map(|t| t.flatten()).collect();
+    let defs: Vec<&TreeDef> = flat.iter().map(|(_, d)| d).collect();
+    check_same_structure(what, &defs)?;
+    let count = flat[0].0.len();
+    let mapped: Vec<Array> = (0..count)
+        .map(|k| {
+            let leaves: Vec<&Array> = flat.iter().map(|(l, _)| &l[k]).collect();
+            f(&leaves)
+        })
+        .collect();
+    T::unflatten_from(&flat[0].1, &mut mapped.into_iter())
+}
+
+/// An error unless every structure equals the first: it names the two
+/// structures, the first path where they differ, the leaf counts and the
+/// caller's line.
+#[track_caller]
+fn check_same_structure(what: &str, defs: &[&TreeDef]) -> Result<()> {
+    let at = oxla_core::Location::from_caller(std::panic::Location::caller());
+    let Some(first) = defs.first() else {
+        return Err(Error::InvalidArgument(format!(
+            "{at}: {what}: no pytrees given"
+        )));
+    };
+    for (i, other) in defs.iter().enumerate().skip(1) {
+        if let Some((path, mine, theirs)) = first.first_difference(other) {
+            let path = if path.is_empty() {
+                "the root".to_string()
+            } else {
+                path
+            };
+            return Err(Error::InvalidArgument(format!(
+                "{at}: {what}: pytree {i} does not have pytree 0's structure; first \
+                 difference at {path}: {mine} vs {theirs}. pytree 0 is {first} ({} leaves), \
+                 pytree {i} is {other} ({} leaves)",
+                first.num_leaves(),
+                other.num_leaves()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The leaves of a pytree.
@@ -372,8 +557,19 @@ pub fn tree_structure<T: Pytree>(tree: &T) -> TreeDef {
     tree.flatten().1
 }
 
-/// Rebuilds a pytree of structure `def` from leaves.
+/// Rebuilds a pytree of structure `def` from leaves: an error naming the
+/// structure, both counts and the caller's line when there are too few or
+/// too many leaves.
+#[track_caller]
 pub fn tree_unflatten<T: Pytree>(def: &TreeDef, leaves: Vec<Array>) -> Result<T> {
+    let want = def.num_leaves();
+    if leaves.len() != want {
+        let at = oxla_core::Location::from_caller(std::panic::Location::caller());
+        return Err(Error::InvalidArgument(format!(
+            "{at}: tree_unflatten: the structure {def} has {want} leaves, {} were given",
+            leaves.len()
+        )));
+    }
     T::unflatten_from(def, &mut leaves.into_iter())
 }
 

@@ -8,6 +8,26 @@
 //! [`optim`](crate::optim) and the checkpoints take whole. Constructors draw
 //! parameters from an explicit [`Key`](crate::random::Key) with Flax's
 //! default initializers; `apply` runs the layer (Flax's `__call__`).
+//!
+//! Layers: [`Linear`], [`Mlp`], [`Conv2d`], [`Embedding`], [`LayerNorm`],
+//! [`RmsNorm`], [`Dropout`], [`MultiHeadAttention`], [`TransformerBlock`],
+//! [`TransformerLm`]; functions: [`relu`], [`gelu`], [`softmax`],
+//! [`log_softmax`], [`dot_product_attention`], [`max_pool`], ... Self-
+//! attention over a causal mask, as a decoder does it:
+//!
+//! ```
+//! use oxla::nn::{MultiHeadAttention, make_causal_mask};
+//! use oxla::random::{self, Key};
+//! use oxla::DType;
+//! # fn main() -> oxla::Result<()> {
+//! let attention = MultiHeadAttention::new(Key::new(0), 8, 2);   // 8 features, 2 heads of 4
+//! assert_eq!(attention.query.kernel.shape(), &[8, 2, 4]);
+//! let x = random::normal(Key::new(1), &[3, 5, 8], DType::F32);   // [batch, length, features]
+//! let mask = make_causal_mask(5);                                // position i sees 0..=i
+//! assert_eq!(attention.apply(&x, Some(&mask)).shape(), &[3, 5, 8]);
+//! # Ok(())
+//! # }
+//! ```
 
 mod activations;
 mod attention;
@@ -20,6 +40,8 @@ mod normalization;
 mod pooling;
 mod transformer;
 
+/// The padding [`max_pool`] and [`avg_pool`] take (`lax::Padding`).
+pub use crate::lax::Padding;
 pub use activations::{gelu, log_softmax, logsumexp, one_hot, relu, sigmoid, silu, softmax};
 pub use attention::{MultiHeadAttention, Projection, dot_product_attention, make_causal_mask};
 pub use conv::Conv2d;

@@ -87,6 +87,7 @@ pub trait GradientTransformation<P: Pytree> {
     /// updates in a chain) and the next state; `params` are the current
     /// parameters (for weight decay). An error when the pytrees' structures
     /// differ.
+    #[track_caller]
     fn update(&self, updates: P, state: Self::State, params: &P) -> Result<(P, Self::State)>;
 }
 

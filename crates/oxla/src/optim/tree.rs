@@ -2,35 +2,21 @@
 //! optimizers.
 
 use crate::array::Array;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::numpy as jnp;
 use crate::pytree::{Pytree, tree_leaves};
 
 /// A tree of `trees[0]`'s structure whose leaves are `f` of the
-/// corresponding leaves of every tree; an error naming both structures
-/// when one differs (`what` names the operation).
+/// corresponding leaves of every tree; an error naming both structures,
+/// where they first differ, the leaf counts and the caller's line when one
+/// differs (`what` names the operation).
+#[track_caller]
 pub(crate) fn map_leaves<P: Pytree>(
     what: &str,
     trees: &[&P],
-    mut f: impl FnMut(&[&Array]) -> Array,
+    f: impl FnMut(&[&Array]) -> Array,
 ) -> Result<P> {
-    let flat: Vec<_> = trees.iter().map(|t| t.flatten()).collect();
-    let (_, def) = &flat[0];
-    for (i, (_, other)) in flat.iter().enumerate().skip(1) {
-        if other != def {
-            return Err(Error::InvalidArgument(format!(
-                "{what}: pytree {i} has structure {other}, the first has {def}"
-            )));
-        }
-    }
-    let count = flat[0].0.len();
-    let mapped: Vec<Array> = (0..count)
-        .map(|k| {
-            let leaves: Vec<&Array> = flat.iter().map(|(l, _)| &l[k]).collect();
-            f(&leaves)
-        })
-        .collect();
-    P::unflatten_from(def, &mut mapped.into_iter())
+    crate::pytree::tree_map_named(what, trees, f)
 }
 
 /// `params + updates`, leaf by leaf, in each parameter's dtype (Optax's
@@ -48,6 +34,7 @@ pub(crate) fn map_leaves<P: Pytree>(
 /// # Ok(())
 /// # }
 /// ```
+#[track_caller]
 pub fn apply_updates<P: Pytree>(params: &P, updates: &P) -> Result<P> {
     map_leaves("apply_updates", &[params, updates], |l| {
         crate::lax::convert_element_type(&(l[0] + l[1]), l[0].dtype_or_bool())

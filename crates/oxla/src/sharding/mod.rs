@@ -21,6 +21,10 @@ mod visualize;
 
 pub use mesh::Mesh;
 pub use named::NamedSharding;
+/// The descriptions a [`Mesh`] and a [`NamedSharding`] lower to (their
+/// `desc`, `hlo` and `from_hlo` take and return them).
+pub use oxla_core::{MeshDesc, ShardingDesc};
+pub use oxla_pjrt::HloSharding;
 pub(crate) use placement::Sharded;
 pub use placement::{device_put, device_put_tree};
 pub use shard_map::{Pmap, ShardMap, pmap, shard_map};

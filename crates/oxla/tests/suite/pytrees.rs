@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use oxla::{
-    Array, DType, Pytree, TreeDef, jit, numpy as jnp, tree_leaves, tree_map, tree_structure,
-    tree_unflatten,
+    Array, DType, Pytree, TreeDef, jit, numpy as jnp, tree_leaves, tree_map, tree_map_n, tree_map2,
+    tree_map3, tree_reduce, tree_structure, tree_unflatten, tree_zip,
 };
 
 #[derive(Pytree, Clone, Debug)]
@@ -123,6 +123,99 @@ fn tree_functions_work_on_containers() {
         [jnp::zeros(&[2], DType::F32), jnp::ones(&[2], DType::F32)],
     );
     assert_eq!(tree_structure(&pair).to_string(), "(*, [*, *])");
-    let err = tree_unflatten::<(Array, Array)>(&TreeDef::Leaf, vec![]).unwrap_err();
+    let err =
+        tree_unflatten::<(Array, Array)>(&TreeDef::Leaf, vec![f32s(&[1.0], &[1])]).unwrap_err();
     assert!(err.to_string().contains("does not fit a tuple"), "{err}");
+    let two = tree_structure(&pair);
+    let err = tree_unflatten::<(Array, [Array; 2])>(&two, vec![f32s(&[1.0], &[1])]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("(*, [*, *]) has 3 leaves, 1 were given")
+            && err.to_string().contains("pytrees.rs:"),
+        "{err}"
+    );
+}
+
+/// tree_map_n / tree_map2 / tree_map3, tree_zip and tree_reduce over
+/// several trees, as jax.tree_util's tree_map(f, *trees) and tree_reduce.
+#[test]
+fn tree_functions_over_several_trees() {
+    let tree = |a: f32, b: f32| {
+        let mut m = BTreeMap::new();
+        m.insert("w".to_string(), vec![f32s(&[a, a], &[2]), f32s(&[b], &[1])]);
+        m
+    };
+    let (x, y, z) = (tree(1.0, 2.0), tree(10.0, 20.0), tree(100.0, 200.0));
+    let leaves = |t: &BTreeMap<String, Vec<Array>>| -> Vec<Vec<f32>> {
+        tree_leaves(t)
+            .iter()
+            .map(|a| a.to_vec::<f32>().unwrap())
+            .collect()
+    };
+    let sum = tree_map_n(&[&x, &y, &z], |l| l[0] + l[1] + l[2]).unwrap();
+    assert_eq!(leaves(&sum), vec![vec![111.0, 111.0], vec![222.0]]);
+    let ema = tree_map2(&x, &y, |e, p| e * 0.9 + p * 0.1).unwrap();
+    assert_eq!(leaves(&ema), vec![vec![1.9, 1.9], vec![3.8]]);
+    let fma = tree_map3(&x, &y, &z, |a, b, c| a * b + c).unwrap();
+    assert_eq!(leaves(&fma), vec![vec![110.0, 110.0], vec![240.0]]);
+    let pairs = tree_zip(&x, &z).unwrap();
+    assert_eq!(pairs.len(), 2);
+    assert_eq!(pairs[1].1.to_vec::<f32>().unwrap(), vec![200.0]);
+    assert_eq!(tree_reduce(&x, 0, |n, leaf| n + leaf.size()), 3);
+}
+
+/// Mismatched trees: the error names both structures, the first path
+/// where they differ, both leaf counts and the caller's line, for the
+/// tree functions and for the optimizers.
+#[test]
+fn tree_mismatch_errors_name_structures_path_counts_and_line() {
+    let mut a = BTreeMap::new();
+    a.insert("b".to_string(), f32s(&[1.0], &[1]));
+    a.insert("w".to_string(), f32s(&[1.0], &[1]));
+    let nested: BTreeMap<String, Vec<Array>> = a
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                if k == "w" {
+                    vec![v.clone(), v.clone()]
+                } else {
+                    vec![v.clone()]
+                },
+            )
+        })
+        .collect();
+    let flat: BTreeMap<String, Vec<Array>> = a
+        .iter()
+        .map(|(k, v)| (k.clone(), vec![v.clone()]))
+        .collect();
+    let err = tree_map2(&nested, &flat, |x, y| x + y)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("tree_map2")
+            && err.contains("first difference at ['w']: [*, *] vs [*]")
+            && err.contains("{'b': [*], 'w': [*, *]} (3 leaves)")
+            && err.contains("{'b': [*], 'w': [*]} (2 leaves)")
+            && err.contains("pytrees.rs:"),
+        "{err}"
+    );
+    let one = vec![f32s(&[1.0], &[1])];
+    let err = tree_zip(&one, &vec![one[0].clone(), one[0].clone()])
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("at the root"), "{err}");
+
+    use oxla::optim::{GradientTransformation, adam};
+    let opt = adam(0.1);
+    let state = opt.init(&nested);
+    let err = opt
+        .update(flat.clone(), state, &nested)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("first difference at ['w']") && err.contains("pytrees.rs:"),
+        "{err}"
+    );
 }
