@@ -25,7 +25,26 @@ import tomllib
 import urllib.request
 import zipfile
 
-from install_plugins import parse_args, sha256_of
+
+def sha256_of(path: pathlib.Path) -> str:
+    """The SHA-256 of the file at `path`, in hex."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def parse_args(option: str) -> tuple[pathlib.Path, pathlib.Path, str | None]:
+    """MANIFEST DEST_DIR [OPTION VALUE] from the command line: the two paths
+    and the option's value (None when absent)."""
+    args = sys.argv[1:]
+    value = None
+    if option in args:
+        at = args.index(option)
+        value = args[at + 1]
+        del args[at:at + 2]
+    return pathlib.Path(args[0]), pathlib.Path(args[1]), value
 
 
 class SetupError(Exception):

@@ -18,12 +18,25 @@ pub fn run() -> anyhow::Result<()> {
     }
     println!("oxla's PJRT C API header: {}", ApiVersion::HEADER);
     let mut cpu_ok = false;
+    // A plugin named by OXLA_PJRT_PLUGIN is for whatever platform it says
+    // it is: listed once, under its own heading, with the platform its
+    // client reports, not under every platform discovery would offer it to.
+    if let Some(path) = &places.env_plugin {
+        println!("\nOXLA_PJRT_PLUGIN:");
+        if path.is_file() {
+            let works = describe(None, path, CandidateSource::Environment);
+            cpu_ok |= works == Some(Platform::Cpu);
+        } else {
+            println!("  {} does not exist", path.display());
+        }
+    }
     for platform in Platform::ALL {
         println!("\n{platform}:");
         let mut seen = BTreeSet::new();
         let found: Vec<_> = places
             .candidates(platform, None)
             .into_iter()
+            .filter(|c| c.source != CandidateSource::Environment)
             .filter(|c| c.path.is_file() && seen.insert(c.path.clone()))
             .collect();
         if found.is_empty() {
@@ -31,8 +44,8 @@ pub fn run() -> anyhow::Result<()> {
             continue;
         }
         for candidate in found {
-            let works = describe(platform, &candidate.path, candidate.source);
-            cpu_ok |= platform == Platform::Cpu && works;
+            let works = describe(Some(platform), &candidate.path, candidate.source);
+            cpu_ok |= platform == Platform::Cpu && works.is_some();
         }
     }
     if cpu_ok {
@@ -42,14 +55,29 @@ pub fn run() -> anyhow::Result<()> {
     }
 }
 
-/// Prints one plugin's versions and whether a client starts; true if it does.
-fn describe(platform: Platform, path: &std::path::Path, source: CandidateSource) -> bool {
+/// Prints one plugin's versions and whether a client starts; the platform
+/// its client reports if it does. `platform` is the platform it was found
+/// for (its libraries are prepared for it), `None` for a plugin named
+/// directly.
+fn describe(
+    platform: Option<Platform>,
+    path: &std::path::Path,
+    source: CandidateSource,
+) -> Option<Platform> {
     println!("  {} ({source})", path.display());
-    let api = match Api::load_for(platform, path) {
+    let loaded = match platform {
+        Some(platform) => Api::load_for(platform, path),
+        None => Api::load(path),
+    };
+    let api = match loaded {
         Ok(api) => api,
+        Err(e @ oxla_pjrt::Error::NoDevices { .. }) => {
+            println!("    {e}");
+            return None;
+        }
         Err(e) => {
             println!("    cannot load: {e}");
-            return false;
+            return None;
         }
     };
     println!("    PJRT C API {}", api.version());
@@ -60,15 +88,15 @@ fn describe(platform: Platform, path: &std::path::Path, source: CandidateSource)
     }
     match Client::new(api, &ClientOptions::new()) {
         Ok(client) => {
-            let platform = client.platform_name().unwrap_or_default();
+            let name = client.platform_name().unwrap_or_default();
             let version = client.platform_version().unwrap_or_default();
             let devices = client.devices().map(|d| d.len()).unwrap_or(0);
-            println!("    ok: platform {platform} {version}, {devices} devices");
-            true
+            println!("    ok: platform {name} {version}, {devices} devices");
+            Platform::ALL.into_iter().find(|p| p.name() == name)
         }
         Err(e) => {
             println!("    client does not start: {e}");
-            false
+            None
         }
     }
 }

@@ -9,6 +9,7 @@ mod cache;
 mod devices;
 mod doctor;
 mod inspect;
+mod plugin;
 mod plugin_args;
 mod profile;
 mod run;
@@ -44,6 +45,10 @@ enum Command {
     /// Inspect or clear the persistent compile cache (OXLA_CACHE_DIR).
     #[command(subcommand)]
     Cache(cache::CacheCommand),
+    /// Install the pinned PJRT plugins (cpu, cuda12, cuda13, rocm, tpu) into
+    /// oxla's plugin directory, or list what is installed there.
+    #[command(subcommand)]
+    Plugin(plugin::PluginCommand),
     /// Summarise a Chrome trace (oxla::profiler::trace's oxla.trace.json):
     /// the events taking the most time, by name and function.
     Profile(profile::ProfileArgs),
@@ -76,6 +81,7 @@ fn main() -> ExitCode {
         Command::Doctor => doctor::run(),
         Command::Cache(command) => cache::run(&command),
         Command::Profile(args) => profile::run(&args),
+        Command::Plugin(command) => plugin::run(&command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

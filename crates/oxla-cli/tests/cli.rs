@@ -9,7 +9,7 @@ fn prepare_test_binary() {
     unsafe { oxla_testing::prepare_test_binary(env!("CARGO_TARGET_TMPDIR"), "cli") };
 }
 
-use oxla_testing::BoundedOutput;
+use oxla_testing::{BoundedOutput, assert_fails_with};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -23,36 +23,6 @@ fn oxla(args: &[&str]) -> Output {
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// stderr without the plugins' own log lines (absl's `I0000 ...`).
-fn stderr_lines(o: &Output) -> Vec<String> {
-    String::from_utf8_lossy(&o.stderr)
-        .lines()
-        .filter(|l| !(l.starts_with('I') || l.starts_with('W')) || l.starts_with("error"))
-        .filter(|l| !l.starts_with("WARNING: All log messages"))
-        .map(str::to_string)
-        .collect()
-}
-
-/// Asserts a clean failure: status 1 (not a signal), one `error:` line that
-/// contains `needle`.
-fn assert_fails_with(o: &Output, needle: &str) {
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "status {:?}, stderr {}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let lines = stderr_lines(o);
-    assert_eq!(lines.len(), 1, "expected one line, got {lines:?}");
-    assert!(lines[0].starts_with("error: "), "{lines:?}");
-    assert!(
-        lines[0].contains(needle),
-        "{:?} does not contain {needle:?}",
-        lines[0]
-    );
 }
 
 fn repo() -> PathBuf {
@@ -114,10 +84,44 @@ fn doctor_reports_found_and_missing_plugins() {
         "{text}"
     );
     assert!(text.contains("ok: platform cpu"), "{text}");
+    // ci/setup installs libtpu on x86_64: it loads, and the machine has no
+    // TPU; elsewhere the section says how to install it.
+    let tpu = text.split("\ntpu:\n").nth(1).unwrap_or_default();
     assert!(
-        text.contains("tpu:\n  missing: install one with `pip install libtpu`"),
+        tpu.starts_with("  missing: install one with `oxla plugin install tpu`")
+            || (tpu.contains("libtpu.so (oxla plugin directory)")
+                && tpu.contains("loaded (PJRT C API 0.")
+                && tpu.contains("and no TPU was found on this machine")),
         "{text}"
     );
+}
+
+/// A plugin named by OXLA_PJRT_PLUGIN is listed once, under its own
+/// heading with the platform its client reports, and under no platform's.
+#[test]
+fn doctor_lists_the_environment_plugin_under_its_own_heading() {
+    let home = std::env::var_os("OXLA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/oxla"));
+    let plugin = home
+        .join("plugins/lammps-jax-pjrt-cpu-0.11.2/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so");
+    let o = Command::new(env!("CARGO_BIN_EXE_oxla"))
+        .arg("doctor")
+        .env("OXLA_PJRT_PLUGIN", &plugin)
+        .output_bounded();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    let section = text
+        .split("\nOXLA_PJRT_PLUGIN:\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_else(|| panic!("no OXLA_PJRT_PLUGIN section:\n{text}"));
+    assert!(
+        section.contains(&format!("{} (OXLA_PJRT_PLUGIN)", plugin.display()))
+            && section.contains("ok: platform cpu"),
+        "{text}"
+    );
+    assert_eq!(text.matches("(OXLA_PJRT_PLUGIN)").count(), 1, "{text}");
 }
 
 #[test]
@@ -134,7 +138,7 @@ fn doctor_fails_when_no_cpu_plugin_exists() {
     // Debian's system site-packages has no PJRT plugin here.
     assert_fails_with(&o, "no working CPU plugin");
     assert!(
-        stdout(&o).contains("cpu:\n  missing: install one with `bash ci/setup`"),
+        stdout(&o).contains("cpu:\n  missing: install one with `oxla plugin install cpu`"),
         "{}",
         stdout(&o)
     );

@@ -25,7 +25,29 @@ fn is_static(field: &syn::Field) -> syn::Result<bool> {
     Ok(found)
 }
 
-/// Derives `oxla::Pytree` for a struct with named fields.
+/// Derives `oxla::Pytree` for a struct with named fields: the struct
+/// becomes a pytree node whose children are its fields, in declaration
+/// order, and whose leaves are the arrays inside them (every field must be
+/// a pytree itself: an `Array`, a tuple, `Vec`, `Option`, map, another
+/// derived struct, ...). A field marked `#[pytree(static)]` is not traced:
+/// its `Debug` text goes into the structure (and so into every jit cache
+/// key, so a new value compiles again) and its value is kept to rebuild
+/// the struct; it must be `Debug + Clone + Send + Sync + 'static`. Use
+/// static fields for hyper-parameters (sizes, flags, names), leaves for
+/// parameters. The generated code names `::oxla`, so the crate must depend
+/// on `oxla`; oxla's crate documentation shows the derive at work under
+/// `jit` and `grad`.
+///
+/// ```text
+/// #[derive(oxla::Pytree, Clone, Debug)]
+/// struct Layer {
+///     w: oxla::Array,
+///     b: Option<oxla::Array>,
+///     #[pytree(static)]
+///     activation: String,
+/// }
+/// // Layer's structure prints as `Layer(w=*, b=*, activation=static("relu"))`.
+/// ```
 #[proc_macro_derive(Pytree, attributes(pytree))]
 pub fn derive_pytree(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

@@ -93,14 +93,30 @@ impl Api {
     /// (see [`crate::prepare_plugin`], which looks beside the plugin and in
     /// the Python site-packages directories); a failed load names the
     /// libraries that were not found.
+    ///
+    /// A TPU plugin on a machine with no TPU chip is opened and its version
+    /// read, but not initialized (libtpu's initialization asks the cloud's
+    /// metadata server for the slice, for minutes, where there is none):
+    /// the error is [`Error::NoDevices`], which says the plugin loaded and
+    /// no TPU was found.
     pub fn load_for(platform: crate::Platform, path: &Path) -> Result<Arc<Api>> {
+        if platform == crate::Platform::Tpu && crate::hardware::tpu_chips().is_empty() {
+            return Err(Error::NoDevices {
+                platform,
+                path: path.to_path_buf(),
+                api: Api::probe(path)?,
+                looked: crate::hardware::TPU_SEARCH.to_string(),
+            });
+        }
         let site_packages = crate::SearchPlaces::from_environment().site_packages;
         let preparation = crate::prepare_plugin(platform, path, &site_packages)?;
         Api::load(path).map_err(|e| preparation.explain_load_failure(platform, e))
     }
 
     /// Loads the plugin at `path` (or returns the one already loaded from
-    /// there), checks its API major version and initializes it.
+    /// there), checks its API major version and initializes it. Before the
+    /// process's first plugin, the plugins' own logging is set to
+    /// `OXLA_PLUGIN_LOG`'s level (warnings by default; see [`PluginLogLevel`](crate::PluginLogLevel)).
     pub fn load(path: &Path) -> Result<Arc<Api>> {
         let canonical = path.canonicalize().map_err(|e| Error::Load {
             path: path.to_path_buf(),
@@ -110,12 +126,32 @@ impl Api {
         if let Some(api) = loaded.get(&canonical) {
             return Ok(api.clone());
         }
+        crate::plugin_log::configure_plugin_logging()?;
         let api = Arc::new(Self::open(&canonical)?);
         loaded.insert(canonical, api.clone());
         Ok(api)
     }
 
+    /// Opens the plugin at `path` and reads its C API version, without
+    /// initializing it. The library stays loaded, as every plugin does
+    /// (XLA plugins do not survive `dlclose`).
+    pub fn probe(path: &Path) -> Result<ApiVersion> {
+        let table = Self::open_table(path)?;
+        let version = table.version;
+        std::mem::forget(table);
+        Ok(version)
+    }
+
     fn open(path: &Path) -> Result<Api> {
+        let api = Self::open_table(path)?;
+        let mut args = ffi::PJRT_Plugin_Initialize_Args::new();
+        pjrt_call!(&api, PJRT_Plugin_Initialize, &mut args)?;
+        Ok(api)
+    }
+
+    /// The library at `path` opened, and its table read and checked for
+    /// oxla's major version; not initialized.
+    fn open_table(path: &Path) -> Result<Api> {
         let load_error = |message: String| Error::Load {
             path: path.to_path_buf(),
             message,
@@ -159,8 +195,6 @@ impl Api {
             path: path.to_path_buf(),
             _library: library,
         };
-        let mut args = ffi::PJRT_Plugin_Initialize_Args::new();
-        pjrt_call!(&api, PJRT_Plugin_Initialize, &mut args)?;
         Ok(api)
     }
 

@@ -1,6 +1,5 @@
 //! What goes into `PJRT_Client_Compile`: the program and its
-//! `CompileOptionsProto` (built with prost from this crate's
-//! proto/xla_subset.proto).
+//! `CompileOptionsProto` (prost messages declared in src/protos/xla.rs).
 
 use prost::Message;
 

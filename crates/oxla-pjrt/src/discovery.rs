@@ -39,6 +39,15 @@ impl Platform {
         }
     }
 
+    /// What one device of the platform is called (`TPU`, `GPU`).
+    pub fn device_name(self) -> &'static str {
+        match self {
+            Platform::Cpu => "CPU",
+            Platform::Cuda | Platform::Rocm => "GPU",
+            Platform::Tpu => "TPU",
+        }
+    }
+
     /// Where known plugin packages keep their library, relative to a wheel's
     /// root (which is also a site-packages directory), most preferred first.
     pub fn known_library_paths(self) -> &'static [&'static str] {
@@ -63,20 +72,22 @@ impl Platform {
     pub fn install_hint(self) -> &'static str {
         match self {
             Platform::Cpu => {
-                "install one with `bash ci/setup` from the oxla repository (it unpacks the pinned \
-                 lammps-jax-pjrt-cpu and xla-cpu-pjrt wheels into oxla's plugin directory), or \
-                 `pip install lammps-jax-pjrt-cpu` (or xla-cpu-pjrt), or point OXLA_PJRT_PLUGIN at a \
-                 PJRT plugin .so"
-            }
-            Platform::Cuda => {
-                "install one with `pip install jax-cuda13-pjrt` (or jax-cuda12-pjrt), or point \
+                "install one with `oxla plugin install cpu` (it unpacks the pinned xla-cpu-pjrt and \
+                 lammps-jax-pjrt-cpu wheels into oxla's plugin directory; `bash ci/setup` in the \
+                 oxla repository runs it), or `pip install lammps-jax-pjrt-cpu`, or point \
                  OXLA_PJRT_PLUGIN at a PJRT plugin .so"
             }
+            Platform::Cuda => {
+                "install one with `oxla plugin install cuda12` (or cuda13: the pinned plugin with \
+                 NVIDIA's libraries), or point OXLA_PJRT_PLUGIN at a PJRT plugin .so"
+            }
             Platform::Rocm => {
-                "install one with `pip install jax-rocm7-pjrt`, or point OXLA_PJRT_PLUGIN at a PJRT plugin .so"
+                "install one with `oxla plugin install rocm` (the pinned plugin; ROCm 7 itself from \
+                 the machine), or point OXLA_PJRT_PLUGIN at a PJRT plugin .so"
             }
             Platform::Tpu => {
-                "install one with `pip install libtpu`, or point OXLA_PJRT_PLUGIN at libtpu.so"
+                "install one with `oxla plugin install tpu` (the pinned libtpu), or point \
+                 OXLA_PJRT_PLUGIN at libtpu.so"
             }
         }
     }

@@ -163,6 +163,24 @@ pub enum Error {
         /// The major version oxla's header has.
         expected_major: i32,
     },
+    /// The platform's plugin loaded, and this machine has none of its
+    /// devices.
+    #[error(
+        "the {platform} plugin {} loaded (PJRT C API {api}), and no {} was found on this machine \
+         ({looked})",
+        path.display(),
+        platform.device_name()
+    )]
+    NoDevices {
+        /// The platform.
+        platform: crate::discovery::Platform,
+        /// The plugin's path.
+        path: PathBuf,
+        /// The plugin's C API version.
+        api: ApiVersion,
+        /// Where devices were looked for.
+        looked: String,
+    },
     /// No plugin for the platform was found.
     #[error("{}", crate::discovery::describe_not_found(*platform, searched))]
     PluginNotFound {

@@ -14,6 +14,7 @@ use crate::client::{ClientInner, check_same_client};
 use crate::device::Device;
 use crate::element_type::ElementType;
 use crate::error::{Error, Result};
+use crate::event::Event;
 use crate::ffi;
 use crate::named_value::{NamedValue, read_named_values};
 use crate::program_shape::{ProgramShape, Shape};
@@ -467,6 +468,12 @@ impl LoadedExecutable {
         raw_options.non_donatable_input_indices = options.non_donatable_input_indices.as_ptr();
         raw_options.num_non_donatable_input_indices = options.non_donatable_input_indices.len();
 
+        // One completion event per device, counted as this thread's work
+        // until it is ready (see `in_flight`: a thread, or the process,
+        // that ends waits for it).
+        let mut complete: SmallVec<[*mut ffi::PJRT_Event; 4]> =
+            smallvec::smallvec![std::ptr::null_mut(); num_devices];
+
         let mut exec_args = ffi::PJRT_LoadedExecutable_Execute_Args::new();
         exec_args.executable = inner.raw;
         exec_args.options = &mut raw_options;
@@ -474,11 +481,17 @@ impl LoadedExecutable {
         exec_args.num_devices = num_devices;
         exec_args.num_args = num_args;
         exec_args.output_lists = out_lists.as_ptr();
+        exec_args.device_complete_events = complete.as_mut_ptr();
         pjrt_call!(
             &inner.client.api,
             PJRT_LoadedExecutable_Execute,
             &mut exec_args
         )?;
+        for &raw in &complete {
+            if let Some(event) = Event::from_raw(inner.client.api.clone(), raw) {
+                crate::in_flight::track(event);
+            }
+        }
         Ok(out_ptrs)
     }
 

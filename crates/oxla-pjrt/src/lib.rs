@@ -22,34 +22,19 @@ mod executable;
 pub mod ffi;
 mod gpu_memory;
 mod guard;
+mod hardware;
 mod host_callback;
+mod in_flight;
 mod key_value;
 mod named_value;
+mod plugin_log;
 mod plugin_profiler;
 mod preload;
 mod program_shape;
+mod protos;
 pub mod settings;
 mod sharding;
 mod transfer;
-
-/// prost types of the XLA protos oxla sends and reads (this crate's
-/// proto/xla_subset.proto).
-#[allow(missing_docs, clippy::all)]
-pub mod proto {
-    include!(concat!(env!("OUT_DIR"), "/xla.rs"));
-}
-
-/// prost types of TSL's profiler protos: the options a plugin's profiler is
-/// created with (this crate's proto/profiler_subset.proto) and the `XSpace`
-/// it collects (proto/xplane_subset.proto).
-#[allow(missing_docs, clippy::all)]
-pub mod profiler_proto {
-    include!(concat!(env!("OUT_DIR"), "/tensorflow.rs"));
-    /// `tensorflow.profiler`: XSpace, XPlane, XLine, XEvent, XStat.
-    pub mod profiler {
-        include!(concat!(env!("OUT_DIR"), "/tensorflow.profiler.rs"));
-    }
-}
 
 pub use api::{Api, ApiVersion};
 pub use buffer::Buffer;
@@ -67,14 +52,22 @@ pub use error::{Error, ErrorCode, Result};
 pub use event::Event;
 pub use executable::{CompiledMemoryStats, ExecuteOptions, LoadedExecutable};
 pub use gpu_memory::GPU_ALLOCATORS;
+pub use hardware::tpu_chips;
 pub use host_callback::{
     CALLBACK_ID_ATTRIBUTE, CallbackArgument, CallbackResult, HOST_CALLBACK_TARGET, HostFunction,
     register_callback,
 };
 pub use key_value::{KeyValueCallbacks, KeyValueError, KeyValueStore};
 pub use named_value::{NamedValue, Value};
+pub use plugin_log::{PLUGIN_LOG_VAR, PluginLogLevel, TSL_LOG_VAR};
 pub use plugin_profiler::{PluginProfiler, decode_xspace};
 pub use preload::{NeededLibrary, Preparation, needed_libraries, preparation_of, prepare_plugin};
 pub use program_shape::{ProgramShape, Shape};
+/// The messages of TSL's profiler protos: `ProfileOptions` (package
+/// `tensorflow`) and, in `profiler`, the `XSpace` a plugin's profiler
+/// collects (package `tensorflow.profiler`).
+pub use protos::profiler as profiler_proto;
+/// The messages of XLA's protos oxla sends and reads (package `xla`).
+pub use protos::xla as proto;
 pub use sharding::HloSharding;
 pub use transfer::AsyncTransfer;

@@ -132,8 +132,8 @@ impl Preparation {
                 path,
                 message: format!(
                     "{message}\n  the {platform} plugin needs libraries oxla found in no wheel \
-                     directory: {}\n  install them with `bash ci/setup --cuda` (or `pip install \
-                     jax[cuda12]`), or put them on LD_LIBRARY_PATH",
+                     directory: {}\n  install them with `oxla plugin install cuda12` (or cuda13; or \
+                     `pip install jax[cuda12]`), or put them on LD_LIBRARY_PATH",
                     self.not_found.join(", ")
                 ),
             },

@@ -147,10 +147,14 @@ impl AsyncTransfer {
             ));
         };
         // The plugin may read `data` until `done` is ready: the callback keeps
-        // it alive until then; if the plugin takes no callback, wait here.
+        // it alive until then, and counts the transfer as this thread's work
+        // (see `in_flight`); if the plugin takes no callback or the work
+        // cannot be counted, wait here.
         let data = Arc::new(data);
+        let counted = crate::in_flight::begin();
+        let uncounted = counted.is_none();
         let kept = data.clone();
-        if done.on_ready(move |_| drop(kept)).is_err() {
+        if done.on_ready(move |_| drop((kept, counted))).is_err() || uncounted {
             done.wait()?;
         }
         drop(data);

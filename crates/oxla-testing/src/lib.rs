@@ -196,6 +196,44 @@ pub fn run_python(script: &Path, args: &[&Path]) -> Vec<u8> {
     out.stdout
 }
 
+/// The lines of a command's stderr without the plugins' own C++ log lines
+/// (absl's `I0000 …`, `W0000 …`, `E0000 …` and its preamble).
+pub fn stderr_lines(o: &Output) -> Vec<String> {
+    let is_plugin_log = |line: &str| {
+        let mut chars = line.chars();
+        matches!(chars.next(), Some('I' | 'W' | 'E' | 'F'))
+            && chars.take(4).all(|c| c.is_ascii_digit())
+            || line.starts_with("WARNING: All log messages")
+    };
+    String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| !is_plugin_log(l))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Asserts a clean failure of a command: status 1 (not a signal), and one
+/// stderr line (besides plugin log lines) that starts with `error: ` and
+/// contains `needle`; returns that line.
+pub fn assert_fails_with(o: &Output, needle: &str) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "status {:?}, stderr {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let lines = stderr_lines(o);
+    assert_eq!(lines.len(), 1, "expected one line, got {lines:?}");
+    assert!(lines[0].starts_with("error: "), "{lines:?}");
+    assert!(
+        lines[0].contains(needle),
+        "{:?} does not contain {needle:?}",
+        lines[0]
+    );
+    lines[0].clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

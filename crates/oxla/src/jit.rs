@@ -47,7 +47,8 @@ use crate::sharding::spmd::{self, SpmdProgram};
 ///
 /// New *values* of the same dtypes and shapes hit the cache. Arrays the
 /// function captures (closes over) are not part of the key: they become
-/// constants of the jaxpr and are passed to the compiled program as leading
+/// constants of the jaxpr, kept with the executable (the values seen when
+/// it was traced) and passed to the compiled program as leading
 /// arguments, never embedded in the module. Rust numbers the function uses
 /// become literals in the module, so a new number needs a new `jit` (or
 /// an array or [`Static`](crate::Static) argument).
@@ -57,8 +58,9 @@ use crate::sharding::spmd::{self, SpmdProgram};
 /// use oxla::{Array, jit};
 /// # fn main() -> oxla::Result<()> {
 /// let f = jit(|x: Array| &x * 2.0);
-/// f.call(Array::from_slice(&[1.0f32, 2.0], &[2])?)?;
-/// f.call(Array::from_slice(&[3.0f32, 4.0], &[2])?)?;     // new values: a hit
+/// assert_eq!(f.call(Array::from_slice(&[1.0f32, 2.0], &[2])?)?.to_vec::<f32>()?, vec![2.0, 4.0]);
+/// let y = f.call(Array::from_slice(&[3.0f32, 4.0], &[2])?)?;   // new values: a hit
+/// assert_eq!(y.to_vec::<f32>()?, vec![6.0, 8.0]);
 /// assert_eq!(f.cache_size(), 1);
 /// let longer = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
 /// assert_eq!(
@@ -646,7 +648,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// # fn main() -> oxla::Result<()> {
     /// let f = jit(|(x, n): (Array, Static<u32>)| &x * n.0 as f64);
     /// let x = Array::from_slice(&[1.0f32], &[1])?;
-    /// f.call((x.clone(), Static(2)))?;
+    /// assert_eq!(f.call((x.clone(), Static(2)))?.to_vec::<f32>()?, vec![2.0]);
     /// assert_eq!(f.explain_miss(&(x.clone(), Static(2)))?, None);
     /// assert_eq!(
     ///     f.explain_miss(&(x, Static(3)))?.as_deref(),

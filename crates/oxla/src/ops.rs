@@ -62,11 +62,12 @@ fn eager_cache() -> &'static Mutex<LruCache<EagerKey, Arc<EagerProgram>>> {
 /// use oxla::{Array, numpy as jnp};
 /// # fn main() -> oxla::Result<()> {
 /// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
-/// jnp::exp(&x).check()?;                                   // compiles exp for f32[2]
+/// let a = jnp::exp(&x);                                   // compiles exp for f32[2]
 /// let n = oxla::eager_cache_size();
 /// let y = Array::from_slice(&[3.0f32, 4.0], &[2])?;
-/// jnp::exp(&y).check()?;                                   // the same program: cached
+/// let b = jnp::exp(&y);                                    // the same program: cached
 /// assert_eq!(oxla::eager_cache_size(), n);
+/// assert_eq!(a.to_vec::<f32>()?.len() + b.to_vec::<f32>()?.len(), 4);
 /// # Ok(())
 /// # }
 /// ```

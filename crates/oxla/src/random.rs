@@ -75,6 +75,34 @@ pub fn threefry_partitionable() -> bool {
         .unwrap_or_else(|| PARTITIONABLE.load(Ordering::SeqCst))
 }
 
+/// What a sampler, [`split`] or a layer's constructor takes as its key: a
+/// [`Key`], by value. Sealed; it exists so that passing anything else
+/// (`&key`, most often, from inside a closure that runs more than once)
+/// gets an error that says what to do.
+#[diagnostic::on_unimplemented(
+    message = "oxla's random functions consume a `Key`, and `{Self}` is not one",
+    label = "pass a `Key` by value here",
+    note = "to draw the same numbers on every call of a closure (what a key captured by a JAX \
+            function does), pass `key.duplicate()`; to draw new ones, split the key outside \
+            and pass a subkey in"
+)]
+pub trait IntoKey: sealed::Sealed {
+    /// The key.
+    fn into_key(self) -> Key;
+}
+
+impl IntoKey for Key {
+    fn into_key(self) -> Key {
+        self
+    }
+}
+
+mod sealed {
+    /// Keeps [`super::IntoKey`] to [`super::Key`].
+    pub trait Sealed {}
+    impl Sealed for super::Key {}
+}
+
 /// A PRNG key: the raw threefry2x32 key data, `u32[2]` (or `u32[..., 2]`
 /// for a batch of keys, as [`split_batched`] makes).
 ///
@@ -89,7 +117,11 @@ pub fn threefry_partitionable() -> bool {
 /// ```
 ///
 /// Split it (`let (key, sub) = split2(key)`) or, to reuse randomness on
-/// purpose, [`Key::duplicate`] it. A key is a [`Pytree`] with one leaf
+/// purpose, [`Key::duplicate`] it. A closure that captures a key and
+/// passes it to a sampler moves it, so Rust makes the closure `FnOnce`
+/// (error E0525 where `grad`, `jit` or `scan` need `Fn`): inside such a
+/// closure write `normal(key.duplicate(), ..)`, which draws the same
+/// numbers on every call, as a key captured by a JAX function does. A key is a [`Pytree`] with one leaf
 /// (the data), so keys pass through `jit`, `vmap` and `grad`.
 pub struct Key {
     data: Array,
@@ -259,7 +291,8 @@ fn invalid(message: String) -> Error {
 /// error every key carries it (one key when `num` is beyond 2^32). For
 /// many keys, [`split_batched`] makes one batch instead of `num` arrays.
 #[track_caller]
-pub fn split(key: Key, num: usize) -> Vec<Key> {
+pub fn split(key: impl IntoKey, num: usize) -> Vec<Key> {
+    let key: Key = key.into_key();
     let count = i64::try_from(num).unwrap_or(i64::MAX);
     if let Err(e) = check_shape("split", &[count]) {
         // Too many keys to make: one key carries the error.
@@ -284,7 +317,8 @@ pub fn split(key: Key, num: usize) -> Vec<Key> {
 
 /// Splits a key in two (`jax.random.split(key)`).
 #[track_caller]
-pub fn split2(key: Key) -> (Key, Key) {
+pub fn split2(key: impl IntoKey) -> (Key, Key) {
+    let key: Key = key.into_key();
     let mut keys = split(key, 2).into_iter();
     match (keys.next(), keys.next()) {
         (Some(a), Some(b)) => (a, b),
@@ -299,7 +333,8 @@ pub fn split2(key: Key) -> (Key, Key) {
 /// 2]`), for [`crate::vmap`] or [`Key::unstack`]: `jax.random.split(key,
 /// shape)`.
 #[track_caller]
-pub fn split_batched(key: Key, shape: &[i64]) -> Key {
+pub fn split_batched(key: impl IntoKey, shape: &[i64]) -> Key {
+    let key: Key = key.into_key();
     let checked = key.single("split_batched").cloned().and_then(|d| {
         check_shape("split_batched", shape)?;
         Ok(d)
@@ -320,7 +355,8 @@ pub fn split_batched(key: Key, shape: &[i64]) -> Key {
 
 /// A new key from a key and an integer (`jax.random.fold_in(key, data)`).
 #[track_caller]
-pub fn fold_in(key: Key, data: u32) -> Key {
+pub fn fold_in(key: impl IntoKey, data: u32) -> Key {
+    let key: Key = key.into_key();
     let data = if crate::trace::dynamic_level().is_some() {
         u32c(data)
     } else {
@@ -332,7 +368,8 @@ pub fn fold_in(key: Key, data: u32) -> Key {
 /// [`fold_in`] with the integer as a scalar array (traced or not; converted
 /// to `u32` as `jnp.asarray(data, dtype='uint32')`).
 #[track_caller]
-pub fn fold_in_array(key: Key, data: &Array) -> Key {
+pub fn fold_in_array(key: impl IntoKey, data: &Array) -> Key {
+    let key: Key = key.into_key();
     let checked = key.single("fold_in").cloned().and_then(|k| {
         let a = data.aval()?;
         if !a.shape.is_empty() || !(a.dtype.is_int() || a.dtype == DType::Bool) {
@@ -353,7 +390,8 @@ pub fn fold_in_array(key: Key, data: &Array) -> Key {
 /// Uniform random bits of `shape` as an unsigned integer `dtype` (u8, u16,
 /// u32, or u64 with x64), as `jax.random.bits`.
 #[track_caller]
-pub fn bits(key: Key, shape: &[i64], dtype: DType) -> Array {
+pub fn bits(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
+    let key: Key = key.into_key();
     let dtype = canonical(dtype);
     let checked = key.single("bits").cloned().and_then(|k| {
         check_shape("bits", shape)?;
@@ -380,7 +418,14 @@ pub fn bits(key: Key, shape: &[i64], dtype: DType) -> Array {
 /// `jax.random.uniform`: the mantissa of each float is random bits, its
 /// exponent that of 1, then shifted and scaled.
 #[track_caller]
-pub fn uniform(key: Key, shape: &[i64], dtype: DType, minval: &Array, maxval: &Array) -> Array {
+pub fn uniform(
+    key: impl IntoKey,
+    shape: &[i64],
+    dtype: DType,
+    minval: &Array,
+    maxval: &Array,
+) -> Array {
+    let key: Key = key.into_key();
     let dtype = canonical(dtype);
     let checked = key.single("uniform").cloned().and_then(|k| {
         check_shape("uniform", shape)?;
@@ -404,7 +449,8 @@ pub fn uniform(key: Key, shape: &[i64], dtype: DType, minval: &Array, maxval: &A
 /// Standard normal floats, as `jax.random.normal`: `√2 · erf⁻¹(u)` with
 /// `u` uniform in `(-1, 1)`.
 #[track_caller]
-pub fn normal(key: Key, shape: &[i64], dtype: DType) -> Array {
+pub fn normal(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
+    let key: Key = key.into_key();
     let dtype = canonical(dtype);
     let checked = key.single("normal").cloned().and_then(|k| {
         check_shape("normal", shape)?;
@@ -428,12 +474,13 @@ pub fn normal(key: Key, shape: &[i64], dtype: DType) -> Array {
 /// bounds' CDFs). `shape` defaults to the bounds' broadcast shape.
 #[track_caller]
 pub fn truncated_normal(
-    key: Key,
+    key: impl IntoKey,
     lower: &Array,
     upper: &Array,
     shape: Option<&[i64]>,
     dtype: DType,
 ) -> Array {
+    let key: Key = key.into_key();
     let dtype = canonical(dtype);
     let checked = key.single("truncated_normal").cloned().and_then(|k| {
         check_float("truncated_normal", dtype)?;
@@ -464,7 +511,8 @@ pub fn truncated_normal(
 /// `uniform < p`. A dropout mask is `bernoulli(key, keep_prob, shape)`;
 /// see also [`dropout`].
 #[track_caller]
-pub fn bernoulli(key: Key, p: &Array, shape: Option<&[i64]>) -> Array {
+pub fn bernoulli(key: impl IntoKey, p: &Array, shape: Option<&[i64]>) -> Array {
+    let key: Key = key.into_key();
     let checked = key.single("bernoulli").cloned().and_then(|k| {
         let a = p.aval()?;
         if !a.dtype.is_float() {
@@ -488,7 +536,8 @@ pub fn bernoulli(key: Key, p: &Array, shape: Option<&[i64]>) -> Array {
 /// and scaled by `1 / (1 - rate)`, the others are zero. `rate` 0 returns
 /// `x`, 1 returns zeros.
 #[track_caller]
-pub fn dropout(key: Key, rate: f64, x: &Array) -> Array {
+pub fn dropout(key: impl IntoKey, rate: f64, x: &Array) -> Array {
+    let key: Key = key.into_key();
     let checked = key.single("dropout").cloned().and_then(|k| {
         x.check()?;
         if !(0.0..=1.0).contains(&rate) {
@@ -509,7 +558,8 @@ pub fn dropout(key: Key, rate: f64, x: &Array) -> Array {
 /// Standard Gumbel floats, as `jax.random.gumbel` (mode "low"):
 /// `-log(-log(u))` with `u` uniform in `[tiny, 1)`.
 #[track_caller]
-pub fn gumbel(key: Key, shape: &[i64], dtype: DType) -> Array {
+pub fn gumbel(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
+    let key: Key = key.into_key();
     let dtype = canonical(dtype);
     let checked = key.single("gumbel").cloned().and_then(|k| {
         check_shape("gumbel", shape)?;
@@ -535,12 +585,13 @@ pub fn gumbel(key: Key, shape: &[i64], dtype: DType) -> Array {
 /// sample dimensions. Indices are the default int type.
 #[track_caller]
 pub fn categorical(
-    key: Key,
+    key: impl IntoKey,
     logits: &Array,
     axis: i64,
     shape: Option<&[i64]>,
     replace: bool,
 ) -> Array {
+    let key: Key = key.into_key();
     let checked = key.single("categorical").cloned().and_then(|k| {
         let a = logits.aval()?;
         if !a.dtype.is_float() {
@@ -608,7 +659,14 @@ pub fn categorical(
 /// reduced modulo the span; types under 32 bits are sampled as i32 with
 /// clipped bounds, bounds outside `dtype` are clipped to it.
 #[track_caller]
-pub fn randint(key: Key, shape: &[i64], minval: &Array, maxval: &Array, dtype: DType) -> Array {
+pub fn randint(
+    key: impl IntoKey,
+    shape: &[i64],
+    minval: &Array,
+    maxval: &Array,
+    dtype: DType,
+) -> Array {
+    let key: Key = key.into_key();
     let dtype = canonical(dtype);
     let checked = key.single("randint").cloned().and_then(|k| {
         check_shape("randint", shape)?;
@@ -637,7 +695,8 @@ pub fn randint(key: Key, shape: &[i64], minval: &Array, maxval: &Array, dtype: D
 /// `jax.random.permutation(key, n)`: rounds of stable sorts by random
 /// 32-bit keys.
 #[track_caller]
-pub fn permutation(key: Key, n: i64) -> Array {
+pub fn permutation(key: impl IntoKey, n: i64) -> Array {
+    let key: Key = key.into_key();
     let checked = key.single("permutation").cloned().and_then(|k| {
         check_shape("permutation", &[n])?;
         Ok(k)
@@ -652,7 +711,8 @@ pub fn permutation(key: Key, n: i64) -> Array {
 /// independent)`: the same permutation for every slice, or (with
 /// `independent`) one per slice.
 #[track_caller]
-pub fn permutation_of(key: Key, x: &Array, axis: i64, independent: bool) -> Array {
+pub fn permutation_of(key: impl IntoKey, x: &Array, axis: i64, independent: bool) -> Array {
+    let key: Key = key.into_key();
     let checked = key.single("permutation").cloned().and_then(|k| {
         let a = x.aval()?;
         let axis = normalize_axis("permutation", axis, a)?;
@@ -669,7 +729,8 @@ pub fn permutation_of(key: Key, x: &Array, axis: i64, independent: bool) -> Arra
 /// `p`, inverse CDF of their cumulative sum); without, a permutation's
 /// prefix (or, with `p`, Gumbel top-k).
 #[track_caller]
-pub fn choice(key: Key, n: i64, shape: &[i64], replace: bool, p: Option<&Array>) -> Array {
+pub fn choice(key: impl IntoKey, n: i64, shape: &[i64], replace: bool, p: Option<&Array>) -> Array {
+    let key: Key = key.into_key();
     choice_impl_checked(key, None, n, shape, replace, p, 0)
 }
 
@@ -678,13 +739,14 @@ pub fn choice(key: Key, n: i64, shape: &[i64], replace: bool, p: Option<&Array>)
 /// `a`'s shape with `axis` replaced by `shape`.
 #[track_caller]
 pub fn choice_from(
-    key: Key,
+    key: impl IntoKey,
     a: &Array,
     shape: &[i64],
     replace: bool,
     p: Option<&Array>,
     axis: i64,
 ) -> Array {
+    let key: Key = key.into_key();
     let axis = match a
         .aval()
         .and_then(|aval| normalize_axis("choice", axis, aval))

@@ -145,6 +145,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
     /// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
     /// let copies = vmap(|x: Array| &x + 1.0).in_axes(&[None]).axis_size(3).call(x)?;
     /// assert_eq!(copies.shape(), &[3, 2]);
+    /// assert_eq!(copies.to_vec::<f32>()?, vec![2.0, 3.0, 2.0, 3.0, 2.0, 3.0]);
     /// # Ok(())
     /// # }
     /// ```

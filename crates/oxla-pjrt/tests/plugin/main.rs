@@ -17,6 +17,8 @@ mod execute;
 mod host_callbacks;
 mod layout;
 mod loading;
+mod plugin_log;
 mod preload;
 mod profiler;
 mod support;
+mod tpu;

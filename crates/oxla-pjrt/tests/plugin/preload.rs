@@ -127,7 +127,7 @@ fn a_plugin_whose_libraries_are_missing_says_how_to_install_them() {
     let text = err.to_string();
     assert!(text.contains("liboxla_absent_cuda.so.1"), "{text}");
     assert!(text.contains("libcudnn.so.9"), "{text}");
-    assert!(text.contains("bash ci/setup --cuda"), "{text}");
+    assert!(text.contains("oxla plugin install cuda12"), "{text}");
 }
 
 #[test]

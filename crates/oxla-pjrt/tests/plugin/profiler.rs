@@ -1,9 +1,10 @@
 //! The PJRT profiler extension: the pinned CPU plugins have none (oxla
 //! then records only its own spans); a plugin that has one (the CUDA
-//! plugin of third_party/profiler-plugins.toml, which ci/setup installs
-//! for these tests on x86_64 and which profiles without a GPU, and any
-//! plugin named by `OXLA_TEST_PROFILER_PLUGIN`) is driven through a whole
-//! session, and its errors come back with the plugin's code and message.
+//! plugin of crates/oxla-plugins/pins/profiler-plugins.toml, which
+//! ci/setup installs for these tests on x86_64 and which profiles without a
+//! GPU, and any plugin named by `OXLA_TEST_PROFILER_PLUGIN`) is driven
+//! through a whole session, and its errors come back with the plugin's code
+//! and message.
 
 use std::path::PathBuf;
 
@@ -32,7 +33,7 @@ fn profiling_plugins() -> Vec<PathBuf> {
     if cfg!(target_arch = "x86_64") {
         let dir = oxla_pjrt::oxla_home().join("profiler-plugins");
         found.extend(
-            plugins_of("third_party/profiler-plugins.toml", &dir)
+            plugins_of("crates/oxla-plugins/pins/profiler-plugins.toml", &dir)
                 .into_iter()
                 .map(|p| p.path),
         );

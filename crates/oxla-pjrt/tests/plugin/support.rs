@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use base64::Engine;
 use oxla_pjrt::{Api, Buffer, Client, ClientOptions, ElementType, plugin_dir};
 
-/// A pinned plugin, as third_party/plugins.toml lists it.
+/// A pinned plugin, as crates/oxla-plugins/pins/plugins.toml lists it.
 #[derive(Debug, Clone)]
 pub struct PinnedPlugin {
     pub name: String,
@@ -38,18 +38,17 @@ fn manifest(path: &str) -> Manifest {
 
 /// The PJRT C header oxla-pjrt's declarations follow: `OXLA_PJRT_HEADER`
 /// if set, else the one inside the pinned plugin of
-/// third_party/plugins.toml that ships it, where ci/setup unpacks it (under
-/// [`plugin_dir`]). Panics, with the fix, if it is not there.
+/// crates/oxla-plugins/pins/plugins.toml that ships it, where ci/setup
+/// unpacks it (under [`plugin_dir`]). Panics, with the fix, if it is not
+/// there.
 pub fn pjrt_header() -> PathBuf {
     if let Some(explicit) = std::env::var_os("OXLA_PJRT_HEADER") {
         return PathBuf::from(explicit);
     }
-    let manifest = manifest("third_party/plugins.toml");
-    let pinned = manifest
-        .plugin
-        .iter()
-        .find(|p| p.header.is_some())
-        .expect("third_party/plugins.toml pins no plugin that ships the PJRT C header");
+    let manifest = manifest("crates/oxla-plugins/pins/plugins.toml");
+    let pinned = manifest.plugin.iter().find(|p| p.header.is_some()).expect(
+        "crates/oxla-plugins/pins/plugins.toml pins no plugin that ships the PJRT C header",
+    );
     let header = plugin_dir()
         .join(format!("{}-{}", pinned.name, pinned.version))
         .join(pinned.header.as_deref().unwrap_or_default());
@@ -102,7 +101,7 @@ pub fn repo_root() -> PathBuf {
 
 /// Every pinned plugin; panics (with the fix) if ci/setup has not run.
 pub fn pinned_plugins() -> Vec<PinnedPlugin> {
-    plugins_of("third_party/plugins.toml", &plugin_dir())
+    plugins_of("crates/oxla-plugins/pins/plugins.toml", &plugin_dir())
 }
 
 /// The plugins of `manifest` (a path in the repository) as ci/setup

@@ -1,4 +1,4 @@
-//! Many processes (JAX's `jax.distributed`): [`initialize`] joins this
+//! Many processes (JAX's `jax.distributed`): `initialize` joins this
 //! process to a job coordinated by an etcd cluster, before its first array
 //! or compilation. It connects, joins under `process_id` (a live process
 //! with the same id is an error), makes the default PJRT client with the
@@ -6,9 +6,9 @@
 //! plugins, the `node_id`/`num_nodes` options that make a multi-node
 //! client), publishes this process's devices and waits for every
 //! process's, then meets the others at a barrier. Afterwards
-//! [`global_devices`] lists the job's devices (process-major, as
-//! `jax.devices()`), [`barrier`] synchronises (`sync_global_devices`) and
-//! [`shutdown`] leaves. Every wait is bounded; a process that dies is
+//! `global_devices` lists the job's devices (process-major, as
+//! `jax.devices()`), `barrier` synchronises (`sync_global_devices`) and
+//! `shutdown` leaves. Every wait is bounded; a process that dies is
 //! reported by id to the others once its heartbeats have been silent for
 //! the heartbeat timeout.
 //!

@@ -198,7 +198,9 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// over it instead.
     ///
     /// The function's top-level tuple becomes JAX's positional arguments,
-    /// `#[derive(Pytree)]` structs and `BTreeMap`s dicts, `Vec`s lists. The
+    /// `#[derive(Pytree)]` structs and `BTreeMap`s dicts, `Vec`s lists (JAX
+    /// orders a dict's leaves by key where oxla orders a struct's by field:
+    /// the export's inputs and outputs are in JAX's order). The
     /// module is a StableHLO portable artifact with the captured constants
     /// embedded, written by oxla's own VHLO writer. A program that calls a
     /// host callback cannot be exported (its closure lives in this process).

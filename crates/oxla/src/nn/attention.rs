@@ -8,7 +8,7 @@ use super::initializers::{self, Initializer};
 use super::{expect_features, layer_input_error};
 use crate::array::Array;
 use crate::numpy as jnp;
-use crate::random::{Key, split};
+use crate::random::{IntoKey, Key, split};
 
 /// The least finite value of a float dtype (`jnp.finfo(dtype).min`): what
 /// masked attention logits are set to.
@@ -87,6 +87,26 @@ pub struct Projection {
 /// Multi-head self- or cross-attention with learned query, key, value and
 /// output projections, named and shaped as Flax's
 /// `MultiHeadDotProductAttention` (`query`, `key`, `value`, `out`).
+///
+/// ```
+/// use oxla::{DType, numpy as jnp};
+/// use oxla::nn::{MultiHeadAttention, make_causal_mask};
+/// use oxla::random::Key;
+/// # fn main() -> oxla::Result<()> {
+/// let attention = MultiHeadAttention::new(Key::new(0), 8, 2); // 2 heads of 4 features
+/// assert_eq!(attention.query.kernel.shape(), &[8, 2, 4]);
+/// let x = jnp::ones(&[3, 5, 8], DType::F32); // [batch, length, features]
+/// let mask = make_causal_mask(5);
+/// let y = attention.apply(&x, Some(&mask));
+/// assert_eq!(y.to_vec::<f32>()?.len(), 3 * 5 * 8);
+/// // A constructor given features that do not split into the heads
+/// // reports that when the layer is used.
+/// let bad = MultiHeadAttention::new(Key::new(0), 10, 3);
+/// let e = bad.apply(&jnp::ones(&[1, 2, 10], DType::F32), None).check().map(|_| ()).unwrap_err();
+/// assert!(e.to_string().contains("10 features do not split into 3 heads"));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(crate::Pytree, Clone, Debug)]
 pub struct MultiHeadAttention {
     /// Query projection.
@@ -108,7 +128,8 @@ impl MultiHeadAttention {
     /// drawn as Flax draws them (LeCun normal of the flattened
     /// `[in, heads * head_dim]` kernel), biases zero, f32.
     #[track_caller]
-    pub fn new(key: Key, features: i64, num_heads: i64) -> MultiHeadAttention {
+    pub fn new(key: impl IntoKey, features: i64, num_heads: i64) -> MultiHeadAttention {
+        let key: Key = key.into_key();
         if num_heads <= 0 || features % num_heads != 0 {
             let location = oxla_core::Location::from_caller(std::panic::Location::caller());
             let e = Array::error(crate::Error::InvalidArgument(format!(
@@ -154,6 +175,9 @@ impl MultiHeadAttention {
     /// `inputs_kv` (both `[..., length, features]`).
     #[track_caller]
     pub fn apply_cross(&self, inputs_q: &Array, inputs_kv: &Array, mask: Option<&Array>) -> Array {
+        if let Some(e) = super::own_error(self) {
+            return e;
+        }
         let features = self
             .query
             .kernel

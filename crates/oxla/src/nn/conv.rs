@@ -6,7 +6,7 @@ use super::expect_features;
 use super::initializers::{self, Initializer};
 use crate::array::Array;
 use crate::lax::{self, ConvOptions, Padding};
-use crate::random::{Key, split2};
+use crate::random::{IntoKey, Key, split2};
 
 /// A 2-D convolution of `[batch, height, width, in_channels]` images with a
 /// `[kh, kw, in_channels, out_channels]` kernel (HWIO) plus a bias, as
@@ -26,7 +26,9 @@ use crate::random::{Key, split2};
 /// let conv = conv.with_strides([2, 2]);
 /// assert_eq!(conv.apply(&images).shape(), &[2, 8, 8, 8]);
 /// let conv = conv.with_strides([1, 1]).with_padding(Padding::Valid);
-/// assert_eq!(conv.apply(&images).shape(), &[2, 14, 14, 8]);
+/// let y = conv.apply(&images);
+/// assert_eq!(y.shape(), &[2, 14, 14, 8]);
+/// assert!(y.to_vec::<f32>()?.iter().all(|&v| v == 0.0));     // zero images, zero bias
 /// # Ok(())
 /// # }
 /// ```
@@ -48,7 +50,13 @@ impl Conv2d {
     /// A convolution with a `kernel_size` window, stride 1, SAME padding and
     /// Flax's default initializers, f32.
     #[track_caller]
-    pub fn new(key: Key, in_channels: i64, out_channels: i64, kernel_size: [i64; 2]) -> Conv2d {
+    pub fn new(
+        key: impl IntoKey,
+        in_channels: i64,
+        out_channels: i64,
+        kernel_size: [i64; 2],
+    ) -> Conv2d {
+        let key: Key = key.into_key();
         Conv2d::with_init(
             key,
             in_channels,
@@ -63,7 +71,7 @@ impl Conv2d {
     /// A convolution with the given initializers (`None`: no bias) and dtype.
     #[track_caller]
     pub fn with_init(
-        key: Key,
+        key: impl IntoKey,
         in_channels: i64,
         out_channels: i64,
         kernel_size: [i64; 2],
@@ -71,6 +79,7 @@ impl Conv2d {
         bias_init: Option<Initializer>,
         dtype: DType,
     ) -> Conv2d {
+        let key: Key = key.into_key();
         let (kernel_key, bias_key) = split2(key);
         let shape = [kernel_size[0], kernel_size[1], in_channels, out_channels];
         Conv2d {
@@ -96,6 +105,9 @@ impl Conv2d {
     /// The convolution of `x` `[batch, height, width, in_channels]`.
     #[track_caller]
     pub fn apply(&self, x: &Array) -> Array {
+        if let Some(e) = super::own_error(self) {
+            return e;
+        }
         let in_channels = self.kernel.shape_or_empty().get(2).copied().unwrap_or(0);
         if let Err(e) = expect_features("Conv2d", x, in_channels) {
             return e;

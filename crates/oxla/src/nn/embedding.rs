@@ -6,7 +6,7 @@ use super::initializers::{Distribution, FanMode, Initializer};
 use super::{expect_features, layer_input_error};
 use crate::array::Array;
 use crate::numpy as jnp;
-use crate::random::Key;
+use crate::random::{IntoKey, Key};
 
 /// Rows of `embedding` looked up by integer ids, as Flax's `nn.Embed`.
 ///
@@ -22,7 +22,9 @@ use crate::random::Key;
 /// assert_eq!(rows.index(&s![1]).to_vec::<f32>()?, rows.index(&s![2]).to_vec::<f32>()?);
 /// assert_eq!(rows.index(&s![0]).to_vec::<f32>()?, table.embedding.index(&s![1]).to_vec::<f32>()?);
 /// // Tied output embeddings: logits over the 10 ids.
-/// assert_eq!(table.attend(&rows).shape(), &[3, 10]);
+/// let logits = table.attend(&rows);
+/// assert_eq!(logits.shape(), &[3, 10]);
+/// assert!(logits.to_vec::<f32>()?.iter().all(|v| v.is_finite()));
 /// # Ok(())
 /// # }
 /// ```
@@ -36,7 +38,8 @@ impl Embedding {
     /// A table with Flax's default initializer (variance scaling 1, fan in,
     /// normal, output axis 0: standard deviation `1/sqrt(features)`), in f32.
     #[track_caller]
-    pub fn new(key: Key, num_embeddings: i64, features: i64) -> Embedding {
+    pub fn new(key: impl IntoKey, num_embeddings: i64, features: i64) -> Embedding {
+        let key: Key = key.into_key();
         let init = Initializer::VarianceScaling {
             scale: 1.0,
             mode: FanMode::FanIn,
@@ -50,12 +53,13 @@ impl Embedding {
     /// A table drawn with `init` in `dtype`.
     #[track_caller]
     pub fn with_init(
-        key: Key,
+        key: impl IntoKey,
         num_embeddings: i64,
         features: i64,
         init: Initializer,
         dtype: DType,
     ) -> Embedding {
+        let key: Key = key.into_key();
         Embedding {
             embedding: init.init(key, &[num_embeddings, features], dtype),
         }
@@ -66,6 +70,9 @@ impl Embedding {
     /// and ids out of range give rows of NaN.
     #[track_caller]
     pub fn apply(&self, ids: &Array) -> Array {
+        if let Some(e) = super::own_error(self) {
+            return e;
+        }
         match ids.aval() {
             Err(e) => Array::error(e),
             Ok(a) if !a.dtype.is_int() => {

@@ -6,7 +6,7 @@ use oxla_core::DType;
 use crate::array::Array;
 use crate::error::Error;
 use crate::numpy as jnp;
-use crate::random::{self, Key};
+use crate::random::{self, IntoKey, Key};
 
 /// Which fan a [`Initializer::VarianceScaling`] divides its scale by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +151,8 @@ impl Initializer {
     /// An array of `shape` and `dtype` drawn from `key` (the constant
     /// initializers ignore it).
     #[track_caller]
-    pub fn init(&self, key: Key, shape: &[i64], dtype: DType) -> Array {
+    pub fn init(&self, key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
+        let key: Key = key.into_key();
         // Scalars of `dtype` multiply as JAX's `jnp.array(c, dtype)` do.
         let scalar = |v: f64| scalar_of(v, dtype);
         match *self {

@@ -6,7 +6,7 @@ use super::initializers::{self, Initializer};
 use super::{activations, expect_features};
 use crate::array::Array;
 use crate::numpy as jnp;
-use crate::random::{Key, split, split2};
+use crate::random::{IntoKey, Key, split, split2};
 
 /// `x @ kernel + bias` over the last axis, as Flax's `nn.Dense`: `kernel`
 /// is `[in_features, out_features]` (LeCun normal by default), `bias` is
@@ -46,7 +46,8 @@ impl Linear {
     /// A layer with Flax's default initializers (LeCun normal kernel, zero
     /// bias), in f32; the kernel is drawn from the first half of `key`.
     #[track_caller]
-    pub fn new(key: Key, in_features: i64, out_features: i64) -> Linear {
+    pub fn new(key: impl IntoKey, in_features: i64, out_features: i64) -> Linear {
+        let key: Key = key.into_key();
         Linear::with_init(
             key,
             in_features,
@@ -61,13 +62,14 @@ impl Linear {
     /// bias) and parameter dtype.
     #[track_caller]
     pub fn with_init(
-        key: Key,
+        key: impl IntoKey,
         in_features: i64,
         out_features: i64,
         kernel_init: Initializer,
         bias_init: Option<Initializer>,
         dtype: DType,
     ) -> Linear {
+        let key: Key = key.into_key();
         let (kernel_key, bias_key) = split2(key);
         Linear {
             kernel: kernel_init.init(kernel_key, &[in_features, out_features], dtype),
@@ -88,6 +90,9 @@ impl Linear {
     /// `x @ kernel + bias` for `x` of shape `[..., in_features]`.
     #[track_caller]
     pub fn apply(&self, x: &Array) -> Array {
+        if let Some(e) = super::own_error(self) {
+            return e;
+        }
         if let Err(e) = expect_features("Linear", x, self.in_features()) {
             return e;
         }
@@ -139,7 +144,9 @@ impl Activation {
 /// # fn main() -> oxla::Result<()> {
 /// let mlp = Mlp::new(Key::new(0), &[4, 8, 2], Activation::Relu);
 /// assert_eq!(mlp.layers.len(), 2);
-/// assert_eq!(mlp.apply(&jnp::ones(&[5, 4], DType::F32)).shape(), &[5, 2]);
+/// let y = mlp.apply(&jnp::ones(&[5, 4], DType::F32));
+/// assert_eq!(y.shape(), &[5, 2]);
+/// assert!(y.to_vec::<f32>()?.iter().all(|v| v.is_finite()));
 /// assert_eq!(
 ///     oxla::checkpoint::tensor_names(&mlp),
 ///     vec!["layers[0].kernel", "layers[0].bias", "layers[1].kernel", "layers[1].bias"]
@@ -160,7 +167,8 @@ impl Mlp {
     /// An MLP through `sizes` (`[784, 512, 512, 10]` is three layers), each
     /// layer from its own split of `key` with Flax's default initializers.
     #[track_caller]
-    pub fn new(key: Key, sizes: &[i64], activation: Activation) -> Mlp {
+    pub fn new(key: impl IntoKey, sizes: &[i64], activation: Activation) -> Mlp {
+        let key: Key = key.into_key();
         let count = sizes.len().saturating_sub(1);
         let keys = if count == 0 {
             Vec::new()

@@ -24,7 +24,9 @@
 //! assert_eq!(attention.query.kernel.shape(), &[8, 2, 4]);
 //! let x = random::normal(Key::new(1), &[3, 5, 8], DType::F32);   // [batch, length, features]
 //! let mask = make_causal_mask(5);                                // position i sees 0..=i
-//! assert_eq!(attention.apply(&x, Some(&mask)).shape(), &[3, 5, 8]);
+//! let y = attention.apply(&x, Some(&mask));
+//! assert_eq!(y.shape(), &[3, 5, 8]);
+//! assert!(y.to_vec::<f32>()?.iter().all(|v| v.is_finite()));
 //! # Ok(())
 //! # }
 //! ```
@@ -68,6 +70,16 @@ fn layer_input_error(layer: &str, x: &Array, expected: &str) -> Array {
 }
 
 /// `x` if its last dimension is `features`, else [`layer_input_error`].
+/// The error a layer's own parameters carry (its constructor was given
+/// something that cannot work: 10 features in 3 heads, say), so that
+/// `apply` reports the constructor's message and line rather than a
+/// confusing complaint about the input.
+fn own_error<L: crate::Pytree>(layer: &L) -> Option<Array> {
+    crate::pytree::tree_leaves(layer)
+        .into_iter()
+        .find_map(|leaf| leaf.check().err().map(Array::error))
+}
+
 #[track_caller]
 fn expect_features(layer: &str, x: &Array, features: i64) -> Result<(), Array> {
     match x.aval() {

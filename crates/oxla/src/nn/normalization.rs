@@ -51,6 +51,9 @@ impl LayerNorm {
     /// The normalized `x` (shape `[..., features]`).
     #[track_caller]
     pub fn apply(&self, x: &Array) -> Array {
+        if let Some(e) = super::own_error(self) {
+            return e;
+        }
         if let Some(e) = check(x, "LayerNorm", self.scale.as_ref().or(self.bias.as_ref())) {
             return e;
         }
@@ -105,6 +108,9 @@ impl RmsNorm {
     /// The normalized `x` (shape `[..., features]`).
     #[track_caller]
     pub fn apply(&self, x: &Array) -> Array {
+        if let Some(e) = super::own_error(self) {
+            return e;
+        }
         if let Some(e) = check(x, "RmsNorm", self.scale.as_ref()) {
             return e;
         }

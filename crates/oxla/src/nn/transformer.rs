@@ -12,7 +12,7 @@ use super::linear::{Activation, Linear, Mlp};
 use super::normalization::LayerNorm;
 use crate::array::Array;
 use crate::numpy as jnp;
-use crate::random::{Key, split};
+use crate::random::{IntoKey, Key, split};
 
 /// `x + attention(ln1(x))`, then `x + mlp(ln2(x))` (GPT-2's pre-norm block;
 /// the MLP widens `d_model` by `mlp_ratio` with GELU).
@@ -26,6 +26,7 @@ use crate::random::{Key, split};
 /// let x = random::normal(Key::new(1), &[2, 5, 16], DType::F32);   // [batch, length, d_model]
 /// let y = block.apply(&x, Some(&make_causal_mask(5)));
 /// assert_eq!(y.shape(), &[2, 5, 16]);
+/// assert!(y.to_vec::<f32>()?.iter().all(|v| v.is_finite()));
 /// # Ok(())
 /// # }
 /// ```
@@ -44,7 +45,13 @@ pub struct TransformerBlock {
 impl TransformerBlock {
     /// A block over `d_model` features with `num_heads` heads.
     #[track_caller]
-    pub fn new(key: Key, d_model: i64, num_heads: i64, mlp_ratio: i64) -> TransformerBlock {
+    pub fn new(
+        key: impl IntoKey,
+        d_model: i64,
+        num_heads: i64,
+        mlp_ratio: i64,
+    ) -> TransformerBlock {
+        let key: Key = key.into_key();
         let mut keys = split(key, 2).into_iter();
         let (attention_key, mlp_key) = (keys.next(), keys.next());
         TransformerBlock {
@@ -109,13 +116,14 @@ impl TransformerLm {
     /// deviation 0.02, the rest with Flax's default initializers, f32.
     #[track_caller]
     pub fn new(
-        key: Key,
+        key: impl IntoKey,
         vocab: i64,
         d_model: i64,
         num_heads: i64,
         num_layers: usize,
         max_length: i64,
     ) -> TransformerLm {
+        let key: Key = key.into_key();
         let mut keys = split(key, num_layers + 3).into_iter();
         let mut next = || keys.next().expect("enough keys were split");
         let token_embedding = Embedding::new(next(), vocab, d_model);

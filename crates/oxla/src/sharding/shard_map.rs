@@ -42,6 +42,27 @@ pub struct ShardMap<In, Out, F> {
 /// as after a `psum`). Inside `f`, `psum`, `all_gather`, `ppermute`,
 /// `axis_index` and the other collectives name the mesh's axes. Works
 /// eagerly and inside `jit`, `grad` and `vmap`.
+///
+/// ```
+/// use oxla::sharding::{collectives::psum, shard_map};
+/// use oxla::{Array, Mesh, P, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// oxla::set_cpu_device_count(4)?;                      // before the first array
+/// let mesh = Mesh::new(&[("i", 4)])?;
+/// let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], &[8])?;
+/// // Each device sums its block of two; psum adds the four partial sums,
+/// // so every device holds the total and the out spec replicates it.
+/// let total = shard_map(
+///     |block: Array| psum(&jnp::sum(&block, None, false), &["i"]),
+///     &mesh,
+///     vec![P!["i"]],
+///     vec![P![]],
+/// )
+/// .call(x)?;
+/// assert_eq!(total.item::<f32>()?, 36.0);
+/// # Ok(())
+/// # }
+/// ```
 pub fn shard_map<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(
     f: F,
     mesh: &Mesh,

@@ -22,6 +22,7 @@ mod dispatch;
 mod display;
 mod donation;
 mod errors;
+mod exit;
 mod export_to_jax;
 mod exports_in_jit;
 mod fuzz_jit;

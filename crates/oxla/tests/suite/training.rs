@@ -311,6 +311,19 @@ fn layers_name_the_layer_shapes_and_line_on_bad_input() {
         msg.contains("10 features") && msg.contains("3 heads"),
         "{msg}"
     );
+    // Used, the layer reports its constructor's error (message and line),
+    // not a complaint about the input.
+    let msg = bad
+        .apply(&jnp::ones(&[2, 5, 10], DType::F32), None)
+        .check()
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("MultiHeadAttention::new: 10 features do not split into 3 heads")
+            && msg.contains("training.rs:"),
+        "{msg}"
+    );
     let ln = LayerNorm::new(8);
     let msg = ln
         .apply(&jnp::ones(&[2, 7], DType::F32))
