@@ -24,12 +24,12 @@ fn main() -> anyhow::Result<()> {
     let (x, y) = mlp_batch(BATCH)?;
     let (x, y) = (oxla::device_put(&x, &rows)?, oxla::device_put(&y, &rows)?);
     let step = jit(train_step).donate(&[0]);
-    let (first, first_loss) = step.call((params, x.clone(), y.clone()))??;
+    let (first, first_loss) = step.call((params, x.clone(), y.clone()))?;
     params = first;
     let mut slot = Some(params);
     let (ours, theirs) = twin.alternate(9, 20, || {
         let current = slot.take().expect("parameters");
-        let (next, loss) = step.call((current, x.clone(), y.clone()))??;
+        let (next, loss) = step.call((current, x.clone(), y.clone()))?;
         loss.block_until_ready()?;
         slot = Some(next);
         Ok(())

@@ -128,7 +128,7 @@ where
         let fresh = jit(train_step(opt, loss)).donate(&[0, 1]);
         let input = copy(&args)?;
         let start = Instant::now();
-        fresh.call(input)??.2.block_until_ready()?;
+        fresh.call(input)?.2.block_until_ready()?;
         Ok(ms(start.elapsed()))
     };
     let cold_first_call_ms = first_call()?;
@@ -140,12 +140,12 @@ where
     let peak_bytes = stats.argument_size_in_bytes + stats.output_size_in_bytes
         - stats.alias_size_in_bytes
         + stats.temp_size_in_bytes;
-    let (mut p, mut s, first) = step.call(copy(&args)?)??;
+    let (mut p, mut s, first) = step.call(copy(&args)?)?;
     let first_loss = first.item::<f32>()?;
     let start = Instant::now();
     let mut value = first;
     for i in 0..LOOP_STEPS {
-        (p, s, value) = step.call((p, s, data.device(i)?))??;
+        (p, s, value) = step.call((p, s, data.device(i)?))?;
     }
     value.block_until_ready()?;
     let loop_steps_per_s = LOOP_STEPS as f64 / start.elapsed().as_secs_f64();
@@ -154,7 +154,7 @@ where
     let mut carried = Some((p, s));
     let (step_us, jax_step_us) = twin.alternate_named(name, 7, 10, || {
         let (p, s) = carried.take().context("carried state")?;
-        let (p, s, v) = step.call((p, s, batch.clone()))??;
+        let (p, s, v) = step.call((p, s, batch.clone()))?;
         v.block_until_ready()?;
         carried = Some((p, s));
         Ok(())

@@ -30,7 +30,7 @@ fn main() -> anyhow::Result<()> {
     // Steady state: alternate blocks of oxla and JAX steps.
     let step = jit(train_step);
     let (run_us, jax_run_us) = twin.alternate(9, 30, || {
-        step.call(args.clone())??.1.block_until_ready()?;
+        step.call(args.clone())?.1.block_until_ready()?;
         Ok(())
     })?;
 

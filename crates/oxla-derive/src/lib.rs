@@ -99,6 +99,12 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     }
     Ok(quote! {
         impl #impl_generics ::oxla::Pytree for #name #type_generics #where_clause {
+            type Value = Self;
+
+            fn into_value(self) -> ::oxla::Result<Self> {
+                ::std::result::Result::Ok(self)
+            }
+
             fn flatten_into(&self, leaves: &mut ::std::vec::Vec<::oxla::Array>) -> ::oxla::TreeDef {
                 ::oxla::TreeDef::Struct(#name_text, ::std::vec![#(#flatten),*])
             }

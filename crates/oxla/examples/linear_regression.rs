@@ -51,7 +51,7 @@ fn main() -> oxla::Result<()> {
     let step = jit(train_step);
     let mut loss = f32::NAN;
     for i in 0..STEPS {
-        let ((new_w, new_b), l) = step.call(((w, b), x.clone(), y.clone()))??;
+        let ((new_w, new_b), l) = step.call(((w, b), x.clone(), y.clone()))?;
         (w, b) = (new_w, new_b);
         if i % 50 == 0 || i + 1 == STEPS {
             loss = l.item::<f32>()?;

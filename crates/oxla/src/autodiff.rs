@@ -327,7 +327,7 @@ pub struct Grad<F> {
 /// assert_eq!(grad(f).call(x.clone())?.to_vec::<f32>()?, vec![2.0, -4.0, 6.0]);
 ///
 /// // Under jit, and the second derivative of x³ (6x).
-/// let g = jit(|x: Array| grad(f).call(x)).call(x.clone())??;
+/// let g = jit(|x: Array| grad(f).call(x)).call(x.clone())?;
 /// assert_eq!(g.to_vec::<f32>()?, vec![2.0, -4.0, 6.0]);
 /// let d = |x: Array| grad(|x: Array| &x * &x * &x).call(x).unwrap_or_else(Array::error);
 /// assert_eq!(grad(d).call(Array::scalar(2.0f32)?)?.item::<f32>()?, 12.0);
@@ -386,25 +386,37 @@ impl<F> ValueAndGrad<F> {
 
     /// The value and the gradient at `args`.
     #[track_caller]
-    pub fn call<In: Pytree>(&self, args: In) -> Result<(Array, In)>
+    pub fn call<In: Pytree, R: Pytree<Value = Array>>(&self, args: In) -> Result<(Array, In)>
     where
-        F: Fn(In) -> Array,
+        F: Fn(In) -> R,
     {
         let location = caller();
-        let (v, _, g) =
-            value_and_grad_flat(|x| ((self.0.f)(x), ()), &args, &self.0.options, location)?;
+        let (v, _, g) = value_and_grad_flat(
+            |x| Ok(((self.0.f)(x).into_value()?, ())),
+            &args,
+            &self.0.options,
+            location,
+        )?;
         Ok((v, g))
     }
 
     /// The value, auxiliary output and gradient of `f` returning
     /// `(value, aux)` (JAX's `has_aux=True`).
     #[track_caller]
-    pub fn call_with_aux<In: Pytree, Aux: Pytree>(&self, args: In) -> Result<((Array, Aux), In)>
+    pub fn call_with_aux<In: Pytree, Aux: Pytree, R: Pytree<Value = (Array, Aux)>>(
+        &self,
+        args: In,
+    ) -> Result<((Array, Aux), In)>
     where
-        F: Fn(In) -> (Array, Aux),
+        F: Fn(In) -> R,
     {
         let location = caller();
-        let (v, aux, g) = value_and_grad_flat(|x| (self.0.f)(x), &args, &self.0.options, location)?;
+        let (v, aux, g) = value_and_grad_flat(
+            |x| (self.0.f)(x).into_value(),
+            &args,
+            &self.0.options,
+            location,
+        )?;
         Ok(((v, aux), g))
     }
 }
@@ -499,7 +511,7 @@ fn scalar_output(out: &Array, location: Location) -> Result<()> {
 
 /// Reverse mode over flat leaves: value, aux leaves and gradients.
 fn value_and_grad_flat<In: Pytree, Aux: Pytree>(
-    f: impl FnOnce(In) -> (Array, Aux),
+    f: impl FnOnce(In) -> Result<(Array, Aux)>,
     args: &In,
     options: &GradOptions,
     location: Location,
@@ -512,7 +524,7 @@ fn value_and_grad_flat<In: Pytree, Aux: Pytree>(
     let (outs, linear) = linearize_flat(
         move |xs: &[Array]| {
             let x = In::unflatten_from(in_tree_ref, &mut xs.iter().cloned())?;
-            let (y, aux) = f(x);
+            let (y, aux) = f(x)?;
             let (mut aux_leaves, tree) = aux.flatten();
             *aux_ref = Some(tree);
             let mut outs = vec![y];
@@ -552,12 +564,17 @@ fn value_and_grad_flat<In: Pytree, Aux: Pytree>(
 impl<F> Grad<F> {
     /// The gradient at `args`.
     #[track_caller]
-    pub fn call<In: Pytree>(&self, args: In) -> Result<In>
+    pub fn call<In: Pytree, R: Pytree<Value = Array>>(&self, args: In) -> Result<In>
     where
-        F: Fn(In) -> Array,
+        F: Fn(In) -> R,
     {
         let location = caller();
-        let (_, _, g) = value_and_grad_flat(|x| ((self.f)(x), ()), &args, &self.options, location)?;
+        let (_, _, g) = value_and_grad_flat(
+            |x| Ok(((self.f)(x).into_value()?, ())),
+            &args,
+            &self.options,
+            location,
+        )?;
         Ok(g)
     }
 
@@ -579,12 +596,16 @@ impl<F> Grad<F> {
     /// # }
     /// ```
     #[track_caller]
-    pub fn call_with_aux<In: Pytree, Aux: Pytree>(&self, args: In) -> Result<(In, Aux)>
+    pub fn call_with_aux<In: Pytree, Aux: Pytree, R: Pytree<Value = (Array, Aux)>>(
+        &self,
+        args: In,
+    ) -> Result<(In, Aux)>
     where
-        F: Fn(In) -> (Array, Aux),
+        F: Fn(In) -> R,
     {
         let location = caller();
-        let (_, aux, g) = value_and_grad_flat(|x| (self.f)(x), &args, &self.options, location)?;
+        let (_, aux, g) =
+            value_and_grad_flat(|x| (self.f)(x).into_value(), &args, &self.options, location)?;
         Ok((g, aux))
     }
 }
@@ -617,7 +638,6 @@ pub fn jacfwd(f: impl Fn(Array) -> Array, x: &Array) -> Result<Array> {
         Ok(tangent)
     })
     .call_with_location(basis, location)?;
-    let columns = columns?;
     // columns: [n, *out] → [*out, *x]
     let out_rank = out_shape.len() as i64;
     let mut perm: Vec<i64> = (1..=out_rank).collect();
@@ -650,7 +670,7 @@ pub fn jacrev(f: impl Fn(Array) -> Array, x: &Array) -> Result<Array> {
     let out_aval = out.aval()?.clone();
     let basis = standard_basis(&out_aval)?;
     let rows =
-        crate::vmap::vmap(|ct: Array| pullback.call(&ct)).call_with_location(basis, location)??;
+        crate::vmap::vmap(|ct: Array| pullback.call(&ct)).call_with_location(basis, location)?;
     let mut shape = out_aval.shape.to_vec();
     shape.extend_from_slice(x.shape_or_empty());
     Ok(crate::lax::reshape(&rows, &shape))

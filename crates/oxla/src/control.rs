@@ -145,8 +145,8 @@ fn check_branches(
 ///     lax::switch(&i, &[&|x: Array| &x + 1.0, &|x: Array| &x * 2.0, &|x: Array| -&x], x)
 /// });
 /// let x = Array::from_slice(&[3.0f32], &[1])?;
-/// assert_eq!(f.call((Array::scalar(1i32)?, x.clone()))??.to_vec::<f32>()?, vec![6.0]);
-/// assert_eq!(f.call((Array::scalar(7i32)?, x))??.to_vec::<f32>()?, vec![-3.0]);   // clamped to 2
+/// assert_eq!(f.call((Array::scalar(1i32)?, x.clone()))?.to_vec::<f32>()?, vec![6.0]);
+/// assert_eq!(f.call((Array::scalar(7i32)?, x))?.to_vec::<f32>()?, vec![-3.0]);   // clamped to 2
 /// # Ok(())
 /// # }
 /// ```
@@ -155,7 +155,7 @@ pub fn switch<In: Pytree, Out: Pytree>(
     index: &Array,
     branches: &[&dyn Fn(In) -> Out],
     operands: In,
-) -> Result<Out> {
+) -> Result<Out::Value> {
     let location = caller();
     let aval = index.aval()?.clone();
     if aval.rank() != 0 || !(aval.dtype.is_int() || aval.dtype == DType::Bool) {
@@ -185,7 +185,7 @@ fn switch_clamped<In: Pytree, Out: Pytree>(
     branches: &[&dyn Fn(In) -> Out],
     operands: In,
     location: Location,
-) -> Result<Out> {
+) -> Result<Out::Value> {
     let (leaves, tree) = operands.flatten();
     let avals = avals_of(&leaves)?;
     let mut traced = Vec::with_capacity(branches.len());
@@ -201,7 +201,7 @@ fn switch_clamped<In: Pytree, Out: Pytree>(
     let mut ops = vec![index.clone()];
     ops.extend(consts);
     ops.extend(leaves);
-    bind_tree(Primitive::Cond { branches }, &ops, &out_tree, location)
+    bind_tree::<Out>(Primitive::Cond { branches }, &ops, &out_tree, location)?.into_value()
 }
 
 /// `true_fn(operands)` if `pred` else `false_fn(operands)`, inside the
@@ -235,7 +235,7 @@ pub fn cond<In: Pytree, Out: Pytree>(
     true_fn: impl Fn(In) -> Out,
     false_fn: impl Fn(In) -> Out,
     operands: In,
-) -> Result<Out> {
+) -> Result<Out::Value> {
     let location = caller();
     let aval = pred.aval()?.clone();
     if aval.rank() != 0 || aval.dtype != DType::Bool {
@@ -304,15 +304,15 @@ fn check_carry(
 ///         (n, Array::scalar(0i32).unwrap_or_else(Array::error)),
 ///     )
 /// });
-/// let (_, count) = steps.call(Array::scalar(6i32)?)??;
+/// let (_, count) = steps.call(Array::scalar(6i32)?)?;
 /// assert_eq!(count.item::<i32>()?, 8);                      // 6 3 10 5 16 8 4 2 1
 /// # Ok(())
 /// # }
 /// ```
 #[track_caller]
-pub fn while_loop<C: Pytree>(
-    cond_fn: impl Fn(&C) -> Array,
-    body_fn: impl Fn(C) -> C,
+pub fn while_loop<C: Pytree, P: Pytree<Value = Array>, R: Pytree<Value = C>>(
+    cond_fn: impl Fn(&C) -> P,
+    body_fn: impl Fn(C) -> R,
     init: C,
 ) -> Result<C> {
     let location = caller();
@@ -401,8 +401,8 @@ pub struct ScanOptions {
 /// # }
 /// ```
 #[track_caller]
-pub fn scan<C: Pytree, X: Pytree, Y: Pytree>(
-    f: impl Fn(C, X) -> (C, Y),
+pub fn scan<C: Pytree, X: Pytree, Y: Pytree, R: Pytree<Value = (C, Y)>>(
+    f: impl Fn(C, X) -> R,
     init: C,
     xs: X,
     options: ScanOptions,
@@ -452,7 +452,7 @@ pub fn scan<C: Pytree, X: Pytree, Y: Pytree>(
     let (jaxpr, consts) = trace_flat(&in_avals, true, location, |args| {
         let c = C::unflatten_from(&carry_tree, &mut args[..n_carry].iter().cloned())?;
         let x = X::unflatten_from(&x_tree, &mut args[n_carry..].iter().cloned())?;
-        let (c2, y) = f(c, x);
+        let (c2, y) = f(c, x).into_value()?;
         let (mut outs, ct) = c2.flatten();
         let (ys, yt) = y.flatten();
         out_trees = Some((ct, yt, outs.len()));
@@ -509,8 +509,9 @@ pub fn scan<C: Pytree, X: Pytree, Y: Pytree>(
 /// # }
 /// ```
 #[track_caller]
-pub fn map<X: Pytree, Y: Pytree>(f: impl Fn(X) -> Y, xs: X) -> Result<Y> {
-    let (_, ys) = scan(|(), x| ((), f(x)), (), xs, ScanOptions::default())?;
+pub fn map<X: Pytree, Y: Pytree, R: Pytree<Value = Y>>(f: impl Fn(X) -> R, xs: X) -> Result<Y> {
+    let body = |(), x| -> Result<((), Y)> { Ok(((), f(x).into_value()?)) };
+    let (_, ys) = scan(body, (), xs, ScanOptions::default())?;
     Ok(ys)
 }
 
@@ -533,18 +534,18 @@ pub fn map<X: Pytree, Y: Pytree>(f: impl Fn(X) -> Y, xs: X) -> Result<Y> {
 /// # }
 /// ```
 #[track_caller]
-pub fn fori_loop<C: Pytree>(
+pub fn fori_loop<C: Pytree, R: Pytree<Value = C>>(
     lower: i64,
     upper: i64,
-    body: impl Fn(Array, C) -> C,
+    body: impl Fn(Array, C) -> R,
     init: C,
 ) -> Result<C> {
     let location = caller();
     let start = crate::transform::support::literal(lower as f64, DType::I32, false);
     let ((_, carry), ()) = scan(
-        |(i, c): (Array, C), ()| {
+        |(i, c): (Array, C), ()| -> Result<((Array, C), ())> {
             let next = lax::add(&i, &Array::weak_scalar(1i32));
-            ((next, body(i, c)), ())
+            Ok(((next, body(i, c).into_value()?), ()))
         },
         (start, init),
         (),
@@ -567,24 +568,24 @@ pub fn fori_loop<C: Pytree>(
 /// let pow2 = jit(|n: Array| {
 ///     lax::fori_loop_dynamic(&Array::weak_scalar(0i32), &n, |_, acc: Array| &acc * 2, Array::scalar(1i32).unwrap_or_else(Array::error))
 /// });
-/// assert_eq!(pow2.call(Array::scalar(5i32)?)??.item::<i32>()?, 32);
+/// assert_eq!(pow2.call(Array::scalar(5i32)?)?.item::<i32>()?, 32);
 /// # Ok(())
 /// # }
 /// ```
 #[track_caller]
-pub fn fori_loop_dynamic<C: Pytree>(
+pub fn fori_loop_dynamic<C: Pytree, R: Pytree<Value = C>>(
     lower: &Array,
     upper: &Array,
-    body: impl Fn(Array, C) -> C,
+    body: impl Fn(Array, C) -> R,
     init: C,
 ) -> Result<C> {
     let lower = lax::convert_element_type(lower, DType::I32);
     let upper = lax::convert_element_type(upper, DType::I32);
     let (_, _, carry) = while_loop(
         |(i, upper, _): &(Array, Array, C)| lax::lt(i, upper),
-        |(i, upper, c): (Array, Array, C)| {
+        |(i, upper, c): (Array, Array, C)| -> Result<(Array, Array, C)> {
             let next = lax::add(&i, &Array::weak_scalar(1i32));
-            (next, upper, body(i, c))
+            Ok((next, upper, body(i, c).into_value()?))
         },
         (lower, upper, init),
     )?;

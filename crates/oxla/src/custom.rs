@@ -109,7 +109,7 @@ pub struct CustomJvp<In, Out, F> {
 /// let f = |x: Array| log1pexp.call(x).unwrap_or_else(Array::error);
 /// let big = Array::scalar(100.0f32)?;
 /// assert_eq!(grad(f).call(big.clone())?.item::<f32>()?, 1.0);
-/// assert_eq!(jit(|x: Array| grad(f).call(x)).call(big)??.item::<f32>()?, 1.0);
+/// assert_eq!(jit(|x: Array| grad(f).call(x)).call(big)?.item::<f32>()?, 1.0);
 /// let (_, t) = jvp(f, &Array::scalar(0.0f32)?, &Array::scalar(1.0f32)?)?;
 /// assert_eq!(t.item::<f32>()?, 0.5);
 /// # Ok(())
@@ -130,9 +130,16 @@ where
 }
 
 impl<In: Pytree + 'static, Out: Pytree + 'static, F: Fn(In) -> Out> CustomJvp<In, Out, F> {
-    /// Calls the function.
+    /// Calls the function (one that returns `Result<T>` gives a
+    /// `Result<T>` here, not a nested one).
     #[track_caller]
-    pub fn call(&self, args: In) -> Result<Out> {
+    pub fn call(&self, args: In) -> Result<Out::Value> {
+        self.call_tree(args)?.into_value()
+    }
+
+    /// The call, with the function's own result type.
+    #[track_caller]
+    fn call_tree(&self, args: In) -> Result<Out> {
         let location = caller();
         if !crate::trace::is_tracing() {
             return Ok((self.f)(args));
@@ -234,9 +241,16 @@ where
     Res: Pytree + 'static,
     F: Fn(In) -> Out,
 {
-    /// Calls the function.
+    /// Calls the function (one that returns `Result<T>` gives a
+    /// `Result<T>` here, not a nested one).
     #[track_caller]
-    pub fn call(&self, args: In) -> Result<Out> {
+    pub fn call(&self, args: In) -> Result<Out::Value> {
+        self.call_tree(args)?.into_value()
+    }
+
+    /// The call, with the function's own result type.
+    #[track_caller]
+    fn call_tree(&self, args: In) -> Result<Out> {
         let location = caller();
         if !crate::trace::is_tracing() {
             return Ok((self.f)(args));
@@ -367,9 +381,16 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Checkpoint<In, Out, F> {
         self
     }
 
-    /// Calls the function.
+    /// Calls the function (one that returns `Result<T>` gives a
+    /// `Result<T>` here, not a nested one).
     #[track_caller]
-    pub fn call(&self, args: In) -> Result<Out> {
+    pub fn call(&self, args: In) -> Result<Out::Value> {
+        self.call_tree(args)?.into_value()
+    }
+
+    /// The call, with the function's own result type.
+    #[track_caller]
+    fn call_tree(&self, args: In) -> Result<Out> {
         let location = caller();
         if !crate::trace::is_tracing() {
             return Ok((self.f)(args));

@@ -690,8 +690,11 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// [`Array::block_until_ready`] waits without reading). Errors of
     /// tracing, compiling or enqueuing are this call's; an `Err` returned
     /// by the function while tracing is too.
+    ///
+    /// A function that returns `Result<T>` gives a `Result<T>` here, not a
+    /// nested one (see [`Pytree::Value`](crate::Pytree::Value)).
     #[track_caller]
-    pub fn call(&self, args: In) -> Result<Out> {
+    pub fn call(&self, args: In) -> Result<Out::Value> {
         let location = Location::from_caller(std::panic::Location::caller());
         if crate::trace::is_tracing() {
             return self.call_traced(args, location);
@@ -737,7 +740,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         for (leaf, what) in &compiled.donated {
             leaves[*leaf].mark_donated(what.clone());
         }
-        Out::unflatten_from(&compiled.out_tree, &mut arrays.into_iter())
+        Out::unflatten_from(&compiled.out_tree, &mut arrays.into_iter())?.into_value()
     }
 }
 
@@ -745,7 +748,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// A call inside a trace (jit, grad, vmap, ...): the function is traced
     /// into a jaxpr and applied as a `pjit` equation, which every
     /// transformation sees through.
-    fn call_traced(&self, args: In, location: Location) -> Result<Out> {
+    fn call_traced(&self, args: In, location: Location) -> Result<Out::Value> {
         let (leaves, key) = self.key(&args)?;
         let traced = trace(&self.f, &args, &key.avals, location)?;
         let mut operands = traced.consts;
@@ -756,7 +759,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         };
         let refs: Vec<&Array> = operands.iter().collect();
         let outs = crate::ops::bind_at(call, &refs, location)?;
-        Out::unflatten_from(&traced.out_tree, &mut outs.into_iter())
+        Out::unflatten_from(&traced.out_tree, &mut outs.into_iter())?.into_value()
     }
 }
 

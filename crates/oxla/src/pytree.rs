@@ -214,6 +214,18 @@ pub fn static_field<T: Clone + 'static>(def: &TreeDef, field: &str) -> Result<T>
 /// A container of arrays that oxla's transformations can take apart and
 /// rebuild.
 pub trait Pytree: Sized {
+    /// What a transformation gives back for a function that returns this
+    /// type: the type itself, except for `Result<T>`, whose `T` it is (an
+    /// `Err` becomes the transformation's error). So `jit(f).call(x)` is a
+    /// `Result<T>` whether `f` returns `T` or `Result<T>`, and composed
+    /// transformations give one flat `Result`; loop bodies and functions
+    /// given to `grad` may return `Result`s and use `?`.
+    type Value: Pytree;
+
+    /// `self` as a [`Value`](Self::Value): `Ok(self)`, or the `Result`
+    /// itself.
+    fn into_value(self) -> Result<Self::Value>;
+
     /// Appends the leaves to `leaves`, returns the structure.
     fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef;
 
@@ -241,6 +253,12 @@ pub fn mismatch(def: &TreeDef, what: &str) -> Error {
 }
 
 impl Pytree for Array {
+    type Value = Self;
+
+    fn into_value(self) -> Result<Self> {
+        Ok(self)
+    }
+
     fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
         leaves.push(self.clone());
         TreeDef::Leaf
@@ -257,6 +275,12 @@ impl Pytree for Array {
 }
 
 impl Pytree for () {
+    type Value = Self;
+
+    fn into_value(self) -> Result<Self> {
+        Ok(self)
+    }
+
     fn flatten_into(&self, _: &mut Vec<Array>) -> TreeDef {
         TreeDef::Tuple(Vec::new())
     }
@@ -272,6 +296,12 @@ impl Pytree for () {
 macro_rules! tuple_pytree {
     ($($n:tt $t:ident),+) => {
         impl<$($t: Pytree),+> Pytree for ($($t,)+) {
+            type Value = Self;
+
+            fn into_value(self) -> Result<Self> {
+                Ok(self)
+            }
+
             fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
                 TreeDef::Tuple(vec![$(self.$n.flatten_into(leaves)),+])
             }
@@ -305,6 +335,12 @@ tuple_pytree!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K);
 tuple_pytree!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L);
 
 impl<T: Pytree> Pytree for Vec<T> {
+    type Value = Self;
+
+    fn into_value(self) -> Result<Self> {
+        Ok(self)
+    }
+
     fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
         TreeDef::List(self.iter().map(|x| x.flatten_into(leaves)).collect())
     }
@@ -322,6 +358,12 @@ impl<T: Pytree> Pytree for Vec<T> {
 }
 
 impl<T: Pytree, const N: usize> Pytree for [T; N] {
+    type Value = Self;
+
+    fn into_value(self) -> Result<Self> {
+        Ok(self)
+    }
+
     fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
         TreeDef::List(self.iter().map(|x| x.flatten_into(leaves)).collect())
     }
@@ -335,6 +377,12 @@ impl<T: Pytree, const N: usize> Pytree for [T; N] {
 }
 
 impl<T: Pytree> Pytree for Option<T> {
+    type Value = Self;
+
+    fn into_value(self) -> Result<Self> {
+        Ok(self)
+    }
+
     fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
         match self {
             Some(x) => x.flatten_into(leaves),
@@ -355,6 +403,12 @@ impl<T: Pytree> Pytree for Option<T> {
 }
 
 impl<T: Pytree> Pytree for BTreeMap<String, T> {
+    type Value = Self;
+
+    fn into_value(self) -> Result<Self> {
+        Ok(self)
+    }
+
     fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
         TreeDef::Dict(
             self.iter()
@@ -387,6 +441,12 @@ impl<T: Pytree> Pytree for BTreeMap<String, T> {
 pub struct Static<T>(pub T);
 
 impl<T: fmt::Debug + Clone + Send + Sync + 'static> Pytree for Static<T> {
+    type Value = Self;
+
+    fn into_value(self) -> Result<Self> {
+        Ok(self)
+    }
+
     fn flatten_into(&self, _: &mut Vec<Array>) -> TreeDef {
         TreeDef::Static(StaticValue::new(&self.0))
     }
@@ -577,6 +637,12 @@ pub fn tree_unflatten<T: Pytree>(def: &TreeDef, leaves: Vec<Array>) -> Result<T>
 /// one): an `Err` flattens to a single leaf carrying the error, which the
 /// trace reports; an `Ok` is its value's pytree.
 impl<T: Pytree> Pytree for Result<T> {
+    type Value = T;
+
+    fn into_value(self) -> Result<T> {
+        self
+    }
+
     fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
         match self {
             Ok(x) => x.flatten_into(leaves),

@@ -263,6 +263,12 @@ impl fmt::Debug for Key {
 }
 
 impl Pytree for Key {
+    type Value = Self;
+
+    fn into_value(self) -> Result<Self> {
+        Ok(self)
+    }
+
     fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
         leaves.push(self.data.clone());
         TreeDef::Struct("Key", vec![("data", TreeDef::Leaf)])

@@ -154,13 +154,14 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
         self
     }
 
-    /// Calls the vectorized function.
+    /// Calls the vectorized function (a function that returns `Result<T>`
+    /// gives a `Result<T>` here, not a nested one).
     #[track_caller]
-    pub fn call(&self, args: In) -> Result<Out> {
+    pub fn call(&self, args: In) -> Result<Out::Value> {
         self.call_with_location(args, Location::from_caller(std::panic::Location::caller()))
     }
 
-    pub(crate) fn call_with_location(&self, args: In, location: Location) -> Result<Out> {
+    pub(crate) fn call_with_location(&self, args: In, location: Location) -> Result<Out::Value> {
         let (leaves, in_tree) = args.flatten();
         let in_axes = match &self.in_axes {
             Some(spec) => per_leaf(spec, &in_tree, "in_axes", location)?,
@@ -242,6 +243,6 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        Out::unflatten_from(&tree, &mut arrays.into_iter())
+        Out::unflatten_from(&tree, &mut arrays.into_iter())?.into_value()
     }
 }

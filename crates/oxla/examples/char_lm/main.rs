@@ -167,7 +167,7 @@ fn main() -> Result<()> {
         key = next;
         let batch = windows(train_ids, batch_key, args.batch_size, args.length)?;
         let loss;
-        (model, state, loss) = train_step.call((model, state, batch))??;
+        (model, state, loss) = train_step.call((model, state, batch))?;
         if step % 25 == 0 || step == args.steps {
             let held = evaluate
                 .call((model.clone(), eval_batch.clone()))?

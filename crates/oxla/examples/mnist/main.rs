@@ -175,7 +175,7 @@ fn main() -> Result<()> {
             let batch = batch?;
             let value;
             (model, opt_state, value) =
-                train_step.call((model, opt_state, batch.inputs, batch.labels))??;
+                train_step.call((model, opt_state, batch.inputs, batch.labels))?;
             recent_loss.push(value);
             step += 1;
             epoch_examples += args.batch_size;

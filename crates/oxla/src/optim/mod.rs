@@ -28,8 +28,8 @@
 //! })
 //! .donate(&[0, 1]);
 //! let x = oxla::numpy::ones(&[2, 4], oxla::DType::F32);
-//! let (model, state, loss) = step.call((model, state, x.clone()))??;
-//! let (_, _, next_loss) = step.call((model, state, x))??;
+//! let (model, state, loss) = step.call((model, state, x.clone()))?;
+//! let (_, _, next_loss) = step.call((model, state, x))?;
 //! assert!(next_loss.item::<f32>()? < loss.item::<f32>()?);
 //! # Ok(())
 //! # }

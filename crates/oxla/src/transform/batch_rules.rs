@@ -1122,7 +1122,7 @@ fn per_example(primitive: &Primitive, args: &[Array], bdims: &[Option<usize>]) -
             bind_all(primitive.clone(), &refs)
         },
         batched,
-    )??;
+    )?;
     let n = outs.len();
     Ok((outs, vec![Some(0); n]))
 }

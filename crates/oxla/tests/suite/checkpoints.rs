@@ -133,10 +133,7 @@ fn train(state: State, steps: std::ops::Range<i32>) -> State {
     .donate(&[0]);
     let mut state = state;
     for i in steps {
-        state = step
-            .call((state, Array::scalar(i).unwrap()))
-            .unwrap()
-            .unwrap();
+        state = step.call((state, Array::scalar(i).unwrap())).unwrap();
     }
     state
 }

@@ -109,7 +109,7 @@ fn cond_switch_while_fori_scan_and_map_compute_eagerly_and_under_jit() {
             ScanOptions::default(),
         )
     });
-    let (c, ys) = jitted.call(xs).unwrap().unwrap();
+    let (c, ys) = jitted.call(xs).unwrap();
     close(&c, &[10.0], "jit scan carry");
     close(&ys, &[1.0, 3.0, 6.0, 10.0], "jit scan ys");
 }
@@ -127,7 +127,6 @@ fn derivatives_through_control_flow() {
     close(&g, &[(-1.0f32).cos()], "grad cond -");
     let g = jit(|x: Array| grad(f).call(x))
         .call(Array::scalar(-1.0f32).unwrap())
-        .unwrap()
         .unwrap();
     close(&g, &[(-1.0f32).cos()], "jit grad cond");
     // scan: prod of w * x_t over time, d/dw.
@@ -157,7 +156,6 @@ fn derivatives_through_control_flow() {
     close(&t, &[72.0], "jvp scan");
     let g = jit(|w: Array| grad(h).call(w))
         .call(Array::scalar(2.0f32).unwrap())
-        .unwrap()
         .unwrap();
     close(&g, &[72.0], "jit grad scan");
     // while: forward mode works, reverse mode is a clear error.
@@ -288,7 +286,7 @@ fn scan_rnn_values_and_gradients_match_jax_eagerly_under_jit_and_finite_differen
     let jitted = jit(|(p, xs): (Vec<Array>, Array)| {
         value_and_grad(|p: Vec<Array>| rnn_loss(&p, &xs)).call(p)
     });
-    let (v, g) = jitted.call((params.clone(), xs.clone())).unwrap().unwrap();
+    let (v, g) = jitted.call((params.clone(), xs.clone())).unwrap();
     assert_close(&v, &want["value"], "jit rnn value");
     assert_all_close(&g, &want["grads"], "jit rnn grads");
     reference::assert_central_difference(
@@ -329,7 +327,6 @@ fn fori_loop_with_static_bounds_differentiates_in_reverse_and_traced_bounds_forw
     });
     let (p, t) = f
         .call((a[0].clone(), a[1].clone(), a[2].clone(), a[3].clone()))
-        .unwrap()
         .unwrap();
     assert_close(&p, &want["value"], "fori traced value");
     assert_close(&t, &want["jvp"], "fori traced jvp");
@@ -369,7 +366,6 @@ fn while_loop_newton_solver_and_its_jvp_match_jax() {
     assert_close(&t, &reference::encode(&closed), "newton jvp, closed form");
     let (x, t) = jit(|(a, da): (Array, Array)| jvp(newton_cbrt, &a, &da))
         .call((a[0].clone(), a[1].clone()))
-        .unwrap()
         .unwrap();
     assert_close(&x, &want["value"], "jit newton value");
     assert_close(&t, &want["jvp"], "jit newton jvp");
@@ -421,7 +417,6 @@ fn switch_with_three_branches_under_vmap_with_a_batched_index_and_its_gradient()
     assert_all_close(&[gw, gx], &want["grads"], "grad of vmap switch");
     let (gw, gx) = jit(|args: (Array, Array)| grad(loss).call(args))
         .call((w, xs))
-        .unwrap()
         .unwrap();
     assert_all_close(&[gw, gx], &want["grads"], "jit grad of vmap switch");
 }
@@ -456,7 +451,6 @@ fn cond_inside_scan_inside_grad_matches_jax() {
     assert_all_close(&[gw, gx], &want["grads"], "cond scan grads");
     let (gw, gx) = jit(|args: (Array, Array)| grad(loss).call(args))
         .call((a[0].clone(), a[1].clone()))
-        .unwrap()
         .unwrap();
     assert_all_close(&[gw, gx], &want["grads"], "jit cond scan grads");
 }

@@ -123,11 +123,8 @@ fn donated_parameters_of_a_large_dense_layer_update_correctly() {
     let (mut m1, mut s1) = fresh();
     let (mut m2, mut s2) = fresh();
     for i in 0..3 {
-        (m1, s1) = plain.call((m1, s1, x.clone(), y.clone())).unwrap().unwrap();
-        (m2, s2) = donated
-            .call((m2, s2, x.clone(), y.clone()))
-            .unwrap()
-            .unwrap();
+        (m1, s1) = plain.call((m1, s1, x.clone(), y.clone())).unwrap();
+        (m2, s2) = donated.call((m2, s2, x.clone(), y.clone())).unwrap();
         let (a, b) = (
             m1.kernel.to_vec::<f32>().unwrap(),
             m2.kernel.to_vec::<f32>().unwrap(),

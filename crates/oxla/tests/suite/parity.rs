@@ -41,7 +41,6 @@ where
         let value;
         (params, state, value) = step
             .call((params, state, batch(i as i64 % BATCHES)))
-            .unwrap()
             .unwrap();
         values.push(value);
     }

@@ -56,10 +56,7 @@ fn mlp_gradients_match_jax_eagerly_and_in_every_composition_with_jit() {
     let jitted = jit(|(p, x, y): (Vec<Array>, Array, Array)| {
         grad(|p: Vec<Array>| mlp_loss(&p, &x, &y)).call(p)
     });
-    let g = jitted
-        .call((params.clone(), x.clone(), y.clone()))
-        .unwrap()
-        .unwrap();
+    let g = jitted.call((params.clone(), x.clone(), y.clone())).unwrap();
     check_all(&g, want, "jit(grad)");
     // grad ∘ jit
     let inner = jit(|(p, x, y): (Vec<Array>, Array, Array)| mlp_loss(&p, &x, &y));
@@ -81,10 +78,7 @@ fn mlp_gradients_match_jax_eagerly_and_in_every_composition_with_jit() {
         .call(p)
     });
     for _ in 0..2 {
-        let g = both
-            .call((params.clone(), x.clone(), y.clone()))
-            .unwrap()
-            .unwrap();
+        let g = both.call((params.clone(), x.clone(), y.clone())).unwrap();
         check_all(&g, want, "jit(grad(jit))");
     }
     assert_eq!(both.cache_size(), 1);
@@ -115,7 +109,6 @@ fn per_example_gradients_vmap_of_grad_and_grad_of_vmap() {
     let g = vmap(per_example)
         .in_axes(&[None, Some(0), Some(0)])
         .call((params.clone(), xe.clone(), ye.clone()))
-        .unwrap()
         .unwrap();
     check_all(&g, &data("mlp_per_example")["grads"], "vmap(grad)");
     // jit ∘ vmap ∘ grad
@@ -126,8 +119,6 @@ fn per_example_gradients_vmap_of_grad_and_grad_of_vmap() {
     });
     let g = jitted
         .call((params.clone(), xe.clone(), ye.clone()))
-        .unwrap()
-        .unwrap()
         .unwrap();
     check_all(&g, &data("mlp_per_example")["grads"], "jit(vmap(grad))");
     // grad ∘ vmap
@@ -285,7 +276,7 @@ fn custom_jvp_log1pexp_is_stable_under_grad_vmap_jit_and_second_order() {
         "value",
     );
     let dlog = |x: Array| grad(|x: Array| log1pexp.call((x,)).unwrap_or_else(Array::error)).call(x);
-    let g = vmap(dlog).call(x.clone()).unwrap().unwrap();
+    let g = vmap(dlog).call(x.clone()).unwrap();
     check(&g, &want["grad"], "vmap(grad)");
     let (_, t) = jvp(
         |x: Array| log1pexp.call((x,)).unwrap_or_else(Array::error),
@@ -296,13 +287,12 @@ fn custom_jvp_log1pexp_is_stable_under_grad_vmap_jit_and_second_order() {
     check(&t, &want["jvp"], "jvp");
     let jitted = jit(|x: Array| vmap(dlog).call(x));
     check(
-        &jitted.call(x.clone()).unwrap().unwrap().unwrap(),
+        &jitted.call(x.clone()).unwrap(),
         &want["grad"],
         "jit(vmap(grad))",
     );
     let second = vmap(|x: Array| grad(|x: Array| dlog(x).unwrap_or_else(Array::error)).call(x))
         .call(x)
-        .unwrap()
         .unwrap();
     check(&second, &want["second"], "grad(grad)");
 }
@@ -332,7 +322,7 @@ fn custom_vjp_clips_gradients_under_grad_and_jit() {
     check(&g, &data("clip_gradient")["grad"], "grad");
     let jitted = jit(|x: Array| grad(loss).call(x));
     check(
-        &jitted.call(x.clone()).unwrap().unwrap(),
+        &jitted.call(x.clone()).unwrap(),
         &data("clip_gradient")["grad"],
         "jit(grad)",
     );
@@ -344,7 +334,7 @@ fn custom_vjp_clips_gradients_under_grad_and_jit() {
     check(&g, &data("clip_gradient")["grad"], "grad(jit)");
     // Batched: vmap of grad, grad of vmap, and vmap of the plain call.
     let per_element = |x: Array| grad(loss).call(x);
-    let g = vmap(per_element).call(x.clone()).unwrap().unwrap();
+    let g = vmap(per_element).call(x.clone()).unwrap();
     check(&g, &data("clip_gradient")["grad"], "vmap(grad)");
     let batched_loss = |x: Array| {
         let y = vmap(|x: Array| clip.call((x,)).unwrap_or_else(Array::error))
@@ -399,7 +389,6 @@ fn no_perturbation_confusion() {
     assert_eq!(g.item::<f32>().unwrap(), 1.0);
     let g = jit(|x: Array| grad(f).call(x))
         .call(Array::scalar(2.0f32).unwrap())
-        .unwrap()
         .unwrap();
     assert_eq!(g.item::<f32>().unwrap(), 1.0);
 }
@@ -458,7 +447,7 @@ fn checkpoint_policies_keep_gradients_and_recompute_behind_a_barrier() {
         let jitted = jit(|(l, x): (Vec<Array>, Array)| {
             grad(|l: Vec<Array>| deep_mlp(&l, &x, Some(p.clone()))).call(l)
         });
-        let g = jitted.call((layers.clone(), x.clone())).unwrap().unwrap();
+        let g = jitted.call((layers.clone(), x.clone())).unwrap();
         check_all(&g, &data("deep_mlp")["grads"], &format!("jit {p:?}"));
     }
     // The same layers as a scan with a checkpointed body.
@@ -709,7 +698,7 @@ fn nested_vmap_with_axes_on_different_dims_and_negative_out_axes() {
     })
     .in_axes(&[None, Some(-1)])
     .out_axes(&[Some(-1)]);
-    let m = outer.call((a, bt)).unwrap().unwrap();
+    let m = outer.call((a, bt)).unwrap();
     assert_eq!(m.shape(), &[3, 1, 2]);
     assert_eq!(
         m.to_vec::<f32>().unwrap(),
@@ -756,24 +745,19 @@ fn jit_vmap_and_grad_compose_in_every_order() {
     let jf = jit(f);
     let grad_f = |x: Array| grad(f).call(x);
     let grad_jf = |x: Array| grad(|x: Array| jf.call(x).unwrap_or_else(Array::error)).call(x);
+    close(&vmap(grad_f).call(rows.clone()).unwrap(), "vmap(grad)");
     close(
-        &vmap(grad_f).call(rows.clone()).unwrap().unwrap(),
-        "vmap(grad)",
-    );
-    close(
-        &vmap(grad_jf).call(rows.clone()).unwrap().unwrap(),
+        &vmap(grad_jf).call(rows.clone()).unwrap(),
         "vmap(grad(jit))",
     );
     let jit_vmap_grad = jit(|x: Array| vmap(grad_f).call(x));
     close(
-        &jit_vmap_grad.call(rows.clone()).unwrap().unwrap().unwrap(),
+        &jit_vmap_grad.call(rows.clone()).unwrap(),
         "jit(vmap(grad))",
     );
     let vmap_jit_grad = jit(grad_f);
     let g = vmap(|x: Array| vmap_jit_grad.call(x))
         .call(rows.clone())
-        .unwrap()
-        .unwrap()
         .unwrap();
     close(&g, "vmap(jit(grad))");
     // grad of a sum over vmap of a jitted function.
@@ -788,14 +772,11 @@ fn jit_vmap_and_grad_compose_in_every_order() {
     close(&g, "grad(vmap(jit))");
     // jit inside jit inside grad.
     let outer = jit(|x: Array| jf.call(x));
-    let g = grad(|x: Array| {
-        outer
-            .call(x)
-            .and_then(|inner| inner)
-            .unwrap_or_else(Array::error)
-    })
-    .call(rows.index(&oxla::s![0]))
-    .unwrap();
+    // The jitted jit's result is one flat Result, which grad's closure may
+    // return as it is.
+    let g = grad(|x: Array| outer.call(x))
+        .call(rows.index(&oxla::s![0]))
+        .unwrap();
     let first: Vec<f32> = want[..3].to_vec();
     for (g, w) in g.to_vec::<f32>().unwrap().iter().zip(&first) {
         assert!((g - w).abs() < 1e-5, "grad(jit(jit)): {g} vs {w}");
@@ -842,4 +823,61 @@ fn second_order_derivatives_through_scan_and_cond() {
     assert!((d2 - 6.0 * 1.5).abs() < 1e-4, "{d2}");
     let h = hessian(f, &w).unwrap().item::<f32>().unwrap();
     assert!((h - 9.0).abs() < 1e-4, "{h}");
+}
+
+/// Composed transformations give one flat `Result` (`jit(vmap(grad))` of a
+/// function that returns `Result` is called with one `?`), and the
+/// functions given to grad, scan, map, fori_loop and while_loop may return
+/// `Result`s and use `?`; an `Err` they return is the transformation's
+/// error.
+#[test]
+fn composed_transformations_give_one_flat_result_and_bodies_may_return_results() {
+    use oxla::{Error, Result, lax};
+    let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    // v ↦ v⁴ through a fori_loop whose body returns a Result; per example,
+    // its derivative 4v³.
+    let pow4 = |v: Array| -> Result<Array> {
+        lax::fori_loop(
+            0,
+            3,
+            |_, acc: Array| -> Result<Array> { Ok(&acc * &v) },
+            v.clone(),
+        )
+    };
+    let per_example = jit(|x: Array| vmap(|xi: Array| grad(pow4).call(xi)).call(x));
+    let g: Array = per_example.call(x.clone()).unwrap();
+    assert_eq!(g.to_vec::<f32>().unwrap(), vec![4.0, 32.0, 108.0]);
+
+    let (total, partials) = lax::scan(
+        |c: Array, xi: Array| -> Result<(Array, Array)> { Ok((&c + &xi, &c * 1.0)) },
+        Array::scalar(0.0f32).unwrap(),
+        x.clone(),
+        lax::ScanOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(total.item::<f32>().unwrap(), 6.0);
+    assert_eq!(partials.to_vec::<f32>().unwrap(), vec![0.0, 1.0, 3.0]);
+    let doubled = lax::map(|r: Array| -> Result<Array> { Ok(&r * 2.0) }, x.clone()).unwrap();
+    assert_eq!(doubled.to_vec::<f32>().unwrap(), vec![2.0, 4.0, 6.0]);
+    let halved = lax::while_loop(
+        |c: &Array| -> Result<Array> { Ok(lax::gt(c, &Array::weak_scalar(1.0f32))) },
+        |c: Array| -> Result<Array> { Ok(&c * 0.5) },
+        Array::scalar(8.0f32).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(halved.item::<f32>().unwrap(), 1.0);
+
+    // An Err from a body or a differentiated function is the call's error.
+    let refusing = |_: Array| -> Result<Array> { Err(Error::InvalidArgument("no thanks".into())) };
+    let e = lax::map(refusing, x.clone()).unwrap_err().to_string();
+    assert!(e.contains("no thanks"), "{e}");
+    let e = grad(refusing)
+        .call(Array::scalar(1.0f32).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no thanks"), "{e}");
+    let e = jit(|x: Array| grad(refusing).call(x))
+        .call(Array::scalar(1.0f32).unwrap())
+        .unwrap_err();
+    assert!(e.to_string().contains("no thanks"), "{e}");
 }
