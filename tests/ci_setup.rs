@@ -42,47 +42,23 @@ fn pinned_datasets_have_full_sha256_pins() {
     // Two archives and nine members.
     assert_eq!(pins.len(), 11);
     for pin in pins {
-        assert_eq!(pin.len(), 64, "{pin}");
-        assert!(pin.chars().all(|c| c.is_ascii_hexdigit()), "{pin}");
+        assert_full_sha256(pin);
     }
+}
+
+/// A full SHA-256: 64 hex digits.
+fn assert_full_sha256(pin: &str) {
+    assert_eq!(pin.len(), 64, "{pin}");
+    assert!(pin.chars().all(|c| c.is_ascii_hexdigit()), "{pin}");
 }
 
 #[test]
 fn pinned_plugins_have_full_sha256_pins() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let manifest =
-        std::fs::read_to_string(repo.join("crates/oxla-plugins/pins/plugins.toml")).unwrap();
-    let pins: Vec<&str> = manifest
-        .lines()
-        .filter_map(|l| l.strip_prefix("sha256 = \""))
-        .map(|l| l.trim_end_matches('"'))
-        .collect();
-    assert_eq!(pins.len(), 2);
-    for pin in pins {
-        assert_eq!(pin.len(), 64, "{pin}");
-        assert!(pin.chars().all(|c| c.is_ascii_hexdigit()), "{pin}");
+    let plugins = oxla_plugins::Choice::Cpu.plugins().unwrap();
+    assert_eq!(plugins.len(), 2);
+    for plugin in &plugins {
+        assert_full_sha256(&plugin.wheel.sha256);
     }
-}
-
-/// The pins of `ci/setup --cuda` (crates/oxla-plugins/pins/cuda12.toml).
-#[derive(serde::Deserialize)]
-struct CudaManifest {
-    plugin: Vec<CudaPlugin>,
-    wheel: Vec<PinnedWheel>,
-}
-
-#[derive(serde::Deserialize)]
-struct CudaPlugin {
-    name: String,
-    sha256: String,
-    library: String,
-    requires: Vec<String>,
-}
-
-#[derive(serde::Deserialize)]
-struct PinnedWheel {
-    name: String,
-    sha256: String,
 }
 
 /// What `ci/setup --cuda` installs (3 GB, so not downloaded here): one
@@ -91,26 +67,22 @@ struct PinnedWheel {
 /// looks for a CUDA plugin.
 #[test]
 fn pinned_cuda_wheels_are_complete() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let text = std::fs::read_to_string(repo.join("crates/oxla-plugins/pins/cuda12.toml")).unwrap();
-    let manifest: CudaManifest = toml::from_str(&text).unwrap();
-    assert_eq!(manifest.plugin.len(), 1);
-    let plugin = &manifest.plugin[0];
-    assert_eq!(plugin.name, "jax-cuda12-pjrt");
+    let manifest = oxla_plugins::Choice::Cuda12.manifest().unwrap();
+    assert_eq!(manifest.plugins.len(), 1);
+    let plugin = &manifest.plugins[0];
+    assert_eq!(plugin.name(), "jax-cuda12-pjrt");
     assert_eq!(plugin.library, "jax_plugins/xla_cuda12/xla_cuda_plugin.so");
-    let mut names: Vec<&str> = manifest.wheel.iter().map(|w| w.name.as_str()).collect();
+    let mut names: Vec<&str> = manifest.wheels.iter().map(|w| w.name.as_str()).collect();
     names.sort();
-    let mut required: Vec<&str> = plugin.requires.iter().map(String::as_str).collect();
+    let mut required: Vec<&str> = plugin.requires.iter().map(|w| w.name.as_str()).collect();
     required.sort();
     assert_eq!(
         names, required,
         "every required wheel pinned once, none unused"
     );
     assert_eq!(required.len(), 12);
-    let pins = std::iter::once(&plugin.sha256).chain(manifest.wheel.iter().map(|w| &w.sha256));
-    for pin in pins {
-        assert_eq!(pin.len(), 64, "{pin}");
-        assert!(pin.chars().all(|c| c.is_ascii_hexdigit()), "{pin}");
+    for wheel in plugin.wheels(true) {
+        assert_full_sha256(&wheel.sha256);
     }
 }
 

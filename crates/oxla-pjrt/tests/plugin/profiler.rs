@@ -33,7 +33,7 @@ fn profiling_plugins() -> Vec<PathBuf> {
     if cfg!(target_arch = "x86_64") {
         let dir = oxla_pjrt::oxla_home().join("profiler-plugins");
         found.extend(
-            plugins_of("crates/oxla-plugins/pins/profiler-plugins.toml", &dir)
+            plugins_of("profiler-plugins.toml", &dir)
                 .into_iter()
                 .map(|p| p.path),
         );

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use base64::Engine;
 use oxla_pjrt::{Api, Buffer, Client, ClientOptions, ElementType, plugin_dir};
+use oxla_plugins::{Installer, Manifest, Plugin};
 
 /// A pinned plugin, as crates/oxla-plugins/pins/plugins.toml lists it.
 #[derive(Debug, Clone)]
@@ -14,26 +15,12 @@ pub struct PinnedPlugin {
     pub path: PathBuf,
 }
 
-#[derive(serde::Deserialize)]
-struct Manifest {
-    plugin: Vec<ManifestEntry>,
-}
-
-#[derive(serde::Deserialize)]
-struct ManifestEntry {
-    name: String,
-    version: String,
-    library: String,
-    /// The PJRT C header inside the wheel, for the one wheel that ships it.
-    header: Option<String>,
-}
-
-/// The manifest at `path` (relative to the repository root).
-fn manifest(path: &str) -> Manifest {
-    let path = repo_root().join(path);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    toml::from_str(&text).unwrap_or_else(|e| panic!("malformed {}: {e}", path.display()))
+/// The plugins of the compiled-in pin file `file` of oxla-plugins, the
+/// pins `oxla plugin install` (and so ci/setup) installs.
+fn pins(file: &str) -> Vec<Plugin> {
+    Manifest::embedded(file)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .plugins
 }
 
 /// The PJRT C header oxla-pjrt's declarations follow: `OXLA_PJRT_HEADER`
@@ -45,12 +32,12 @@ pub fn pjrt_header() -> PathBuf {
     if let Some(explicit) = std::env::var_os("OXLA_PJRT_HEADER") {
         return PathBuf::from(explicit);
     }
-    let manifest = manifest("crates/oxla-plugins/pins/plugins.toml");
-    let pinned = manifest.plugin.iter().find(|p| p.header.is_some()).expect(
-        "crates/oxla-plugins/pins/plugins.toml pins no plugin that ships the PJRT C header",
-    );
-    let header = plugin_dir()
-        .join(format!("{}-{}", pinned.name, pinned.version))
+    let pinned = pins("plugins.toml")
+        .into_iter()
+        .find(|p| p.header.is_some())
+        .expect("plugins.toml pins no plugin that ships the PJRT C header");
+    let header = Installer::new(plugin_dir())
+        .dir_of(&pinned)
         .join(pinned.header.as_deref().unwrap_or_default());
     assert!(
         header.is_file(),
@@ -95,31 +82,28 @@ pub fn compile_fake_plugin(major: i32, out: &Path, extra: &[String]) {
     compile_shared_library(&source, out, &args);
 }
 
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Every pinned plugin; panics (with the fix) if ci/setup has not run.
+/// Every pinned CPU plugin; panics (with the fix) if ci/setup has not run.
 pub fn pinned_plugins() -> Vec<PinnedPlugin> {
-    plugins_of("crates/oxla-plugins/pins/plugins.toml", &plugin_dir())
+    plugins_of("plugins.toml", &plugin_dir())
 }
 
-/// The plugins of `manifest` (a path in the repository) as ci/setup
-/// unpacks them under `dir`; panics (with the fix) if one is missing.
-pub fn plugins_of(manifest_path: &str, dir: &Path) -> Vec<PinnedPlugin> {
-    manifest(manifest_path)
-        .plugin
+/// The plugins of the pin file `file` as ci/setup installs them under
+/// `dir`; panics (with the fix) if one is missing.
+pub fn plugins_of(file: &str, dir: &Path) -> Vec<PinnedPlugin> {
+    let installer = Installer::new(dir);
+    pins(file)
         .into_iter()
         .map(|p| {
-            let path = dir
-                .join(format!("{}-{}", p.name, p.version))
-                .join(&p.library);
+            let path = installer.dir_of(&p).join(&p.library);
             assert!(
                 path.is_file(),
                 "{} is missing: run `bash ci/setup` first",
                 path.display()
             );
-            PinnedPlugin { name: p.name, path }
+            PinnedPlugin {
+                name: p.name().to_string(),
+                path,
+            }
         })
         .collect()
 }

@@ -171,7 +171,6 @@ impl Format {
     }
 }
 
-#[cfg_attr(not(any(feature = "safetensors", feature = "npz")), allow(dead_code))]
 fn checkpoint_error(path: &Path, message: impl std::fmt::Display) -> Error {
     Error::InvalidArgument(format!("checkpoint {}: {message}", path.display()))
 }

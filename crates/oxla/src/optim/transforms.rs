@@ -4,11 +4,11 @@ use oxla_core::DType;
 
 use super::GradientTransformation;
 use super::schedules::Schedule;
-use super::tree::{global_norm, map_leaves};
+use super::tree::global_norm;
 use crate::array::Array;
 use crate::error::Result;
 use crate::numpy as jnp;
-use crate::pytree::{Pytree, tree_map};
+use crate::pytree::{Pytree, tree_map, tree_map_named};
 
 /// A new `int32` step count of 0.
 fn zero_count() -> Array {
@@ -233,14 +233,14 @@ impl<P: Pytree + Clone> GradientTransformation<P> for ScaleByAdam {
 
     fn update(&self, updates: P, state: AdamState<P>, _: &P) -> Result<(P, AdamState<P>)> {
         let (b1, b2) = (self.b1, self.b2);
-        let mu = map_leaves("scale_by_adam", &[&updates, &state.mu], |l| {
+        let mu = tree_map_named("scale_by_adam", &[&updates, &state.mu], |l| {
             l[0] * (1.0 - b1) + l[1] * b1
         })?;
-        let nu = map_leaves("scale_by_adam", &[&updates, &state.nu], |l| {
+        let nu = tree_map_named("scale_by_adam", &[&updates, &state.nu], |l| {
             (l[0] * l[0]) * (1.0 - b2) + l[1] * b2
         })?;
         let count = safe_increment(&state.count);
-        let updates = map_leaves("scale_by_adam", &[&mu, &nu], |l| {
+        let updates = tree_map_named("scale_by_adam", &[&mu, &nu], |l| {
             let mu_hat = bias_corrected(l[0], b1, &count);
             let nu_hat = bias_corrected(l[1], b2, &count);
             mu_hat / (jnp::sqrt(&(nu_hat + self.eps_root)) + self.eps)
@@ -296,11 +296,11 @@ impl<P: Pytree + Clone> GradientTransformation<P> for Trace {
 
     fn update(&self, updates: P, state: TraceState<P>, _: &P) -> Result<(P, TraceState<P>)> {
         let decay = self.decay;
-        let new_trace = map_leaves("trace", &[&updates, &state.trace], |l| {
+        let new_trace = tree_map_named("trace", &[&updates, &state.trace], |l| {
             l[0] + &(l[1] * decay)
         })?;
         let out = if self.nesterov {
-            map_leaves("trace", &[&updates, &new_trace], |l| l[0] + &(l[1] * decay))?
+            tree_map_named("trace", &[&updates, &new_trace], |l| l[0] + &(l[1] * decay))?
         } else {
             new_trace.clone()
         };
@@ -339,7 +339,7 @@ impl<P: Pytree> GradientTransformation<P> for AddDecayedWeights {
 
     fn update(&self, updates: P, state: (), params: &P) -> Result<(P, ())> {
         let decay = self.weight_decay;
-        let out = map_leaves("add_decayed_weights", &[&updates, params], |l| {
+        let out = tree_map_named("add_decayed_weights", &[&updates, params], |l| {
             l[0] + &(l[1] * decay)
         })?;
         Ok((out, state))

@@ -4,20 +4,7 @@
 use crate::array::Array;
 use crate::error::Result;
 use crate::numpy as jnp;
-use crate::pytree::{Pytree, tree_leaves};
-
-/// A tree of `trees[0]`'s structure whose leaves are `f` of the
-/// corresponding leaves of every tree; an error naming both structures,
-/// where they first differ, the leaf counts and the caller's line when one
-/// differs (`what` names the operation).
-#[track_caller]
-pub(crate) fn map_leaves<P: Pytree>(
-    what: &str,
-    trees: &[&P],
-    f: impl FnMut(&[&Array]) -> Array,
-) -> Result<P> {
-    crate::pytree::tree_map_named(what, trees, f)
-}
+use crate::pytree::{Pytree, tree_leaves, tree_map_named};
 
 /// `params + updates`, leaf by leaf, in each parameter's dtype (Optax's
 /// `apply_updates`); an error when the two pytrees' structures differ.
@@ -36,7 +23,7 @@ pub(crate) fn map_leaves<P: Pytree>(
 /// ```
 #[track_caller]
 pub fn apply_updates<P: Pytree>(params: &P, updates: &P) -> Result<P> {
-    map_leaves("apply_updates", &[params, updates], |l| {
+    tree_map_named("apply_updates", &[params, updates], |l| {
         crate::lax::convert_element_type(&(l[0] + l[1]), l[0].dtype_or_bool())
     })
 }
