@@ -1,10 +1,9 @@
 //! A real etcd server on loopback for the multi-process tests: Debian's
 //! `etcd` (package `etcd-server`, which ci/setup installs), one member,
-//! its data in a temporary directory, killed when dropped.
+//! its data in a temporary directory of its own, killed when dropped.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -12,7 +11,10 @@ use std::time::{Duration, Instant};
 pub struct EtcdServer {
     child: Child,
     endpoint: String,
-    data_dir: PathBuf,
+    /// Unique per server (a name made from the process id and a free
+    /// port could repeat between two servers of one test binary, and the
+    /// first one dropped would delete the other's data).
+    _data_dir: tempfile::TempDir,
 }
 
 /// A loopback port nobody listens on now.
@@ -45,8 +47,10 @@ impl EtcdServer {
     /// it is healthy. Panics, saying how to install it, when `etcd` is not
     /// on the PATH.
     pub fn start() -> EtcdServer {
-        let data_dir =
-            std::env::temp_dir().join(format!("oxla-etcd-{}-{}", std::process::id(), free_port()));
+        let data_dir = tempfile::Builder::new()
+            .prefix("oxla-etcd-")
+            .tempdir()
+            .expect("a temporary directory for etcd's data");
         let client_port = free_port();
         let peer_port = free_port();
         let client = format!("http://127.0.0.1:{client_port}");
@@ -54,7 +58,7 @@ impl EtcdServer {
         let child = Command::new("etcd")
             .args(["--name", "oxla-test"])
             .arg("--data-dir")
-            .arg(&data_dir)
+            .arg(data_dir.path())
             .args(["--listen-client-urls", &client])
             .args(["--advertise-client-urls", &client])
             .args(["--listen-peer-urls", &peer])
@@ -73,7 +77,7 @@ impl EtcdServer {
         let mut server = EtcdServer {
             child,
             endpoint: client,
-            data_dir,
+            _data_dir: data_dir,
         };
         let start = Instant::now();
         while !healthy(client_port) {
@@ -99,6 +103,6 @@ impl Drop for EtcdServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.data_dir);
+        // The data directory goes with `_data_dir`, after etcd has stopped.
     }
 }
