@@ -130,6 +130,46 @@ pub struct CompileReport {
     pub source: oxla_cache::Source,
 }
 
+/// One sentence for a log line: how long tracing and lowering took, and
+/// whether the plugin compiled the program (and the disk cache stored it)
+/// or the disk cache had it, with the compile time it saved.
+///
+/// ```
+/// use std::time::Duration;
+/// use oxla::{CompileReport, CompileSource};
+/// let ms = Duration::from_millis;
+/// let report = CompileReport { trace: ms(2), lower: ms(1), source: CompileSource::Compiled { compile: ms(250) } };
+/// assert_eq!(report.to_string(), "traced in 2.0 ms, lowered in 1.0 ms, compiled in 250 ms");
+/// let hit = CompileSource::DiskHit { load: ms(4), saved: ms(250) };
+/// let report = CompileReport { source: hit, ..report };
+/// assert_eq!(
+///     report.to_string(),
+///     "traced in 2.0 ms, lowered in 1.0 ms, loaded from the disk cache in 4.0 ms (compiling took 250 ms)"
+/// );
+/// ```
+impl std::fmt::Display for CompileReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        write!(
+            f,
+            "traced in {:.1} ms, lowered in {:.1} ms, ",
+            ms(self.trace),
+            ms(self.lower)
+        )?;
+        match self.source {
+            oxla_cache::Source::Compiled { compile } => {
+                write!(f, "compiled in {:.0} ms", ms(compile))
+            }
+            oxla_cache::Source::DiskHit { load, saved } => write!(
+                f,
+                "loaded from the disk cache in {:.1} ms (compiling took {:.0} ms)",
+                ms(load),
+                ms(saved)
+            ),
+        }
+    }
+}
+
 /// A traced function: its jaxpr, the arrays it captured, its output structure.
 pub struct Traced {
     /// The jaxpr (constants first, then the inputs).

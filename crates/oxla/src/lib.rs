@@ -21,6 +21,7 @@ pub mod index;
 mod jit;
 pub mod lax;
 pub mod memory;
+mod methods;
 pub mod nn;
 pub mod numpy;
 mod operators;

@@ -7,7 +7,8 @@
 //! updates them in place; the host only shuffles and feeds batches. The run
 //! writes a loss/accuracy curve (PNG), the metrics (JSON) and a safetensors
 //! checkpoint of the parameters and optimizer state; a second run finds its
-//! executables in oxla's persistent compile cache and says so.
+//! executables in oxla's persistent compile cache and says so. The same
+//! program in Flax NNX + Optax + Orbax is `examples/flax/mnist.py`.
 //!
 //! ```sh
 //! bash ci/setup   # installs the pinned MNIST files
@@ -26,11 +27,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use oxla::datasets::{self, Mnist, Split};
 use oxla::nn::{Activation, Mlp};
 use oxla::optim::{self, GradientTransformation, losses};
-use oxla::random::Key;
-use oxla::{Array, CompileSource, DType, checkpoint, jit, numpy as jnp, value_and_grad};
+use oxla::random::{Key, fold_in, split2};
+use oxla::{Array, DType, checkpoint, jit, numpy as jnp, value_and_grad};
 
 /// Train an MLP on MNIST with oxla.
-#[derive(Parser, Debug)]
+#[derive(Parser)]
 struct Args {
     /// Epochs over the 60,000 training images.
     #[arg(long, default_value_t = 3)]
@@ -38,16 +39,13 @@ struct Args {
     /// Stop after this many steps (a short run; the default is all epochs).
     #[arg(long)]
     steps: Option<usize>,
-    /// Examples per step.
     #[arg(long, default_value_t = 128)]
     batch_size: usize,
     /// Peak learning rate (linear warmup, then cosine decay).
     #[arg(long, default_value_t = 2e-3)]
     learning_rate: f64,
-    /// AdamW weight decay.
     #[arg(long, default_value_t = 1e-4)]
     weight_decay: f64,
-    /// Seed of the initial parameters and the shuffling.
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Fail unless the held-out accuracy reaches this.
@@ -67,54 +65,40 @@ type OptState = optim::StateOf<optim::AdamW, Mlp>;
 
 /// Mean cross entropy of the model's logits against integer labels.
 fn loss(model: &Mlp, images: &Array, labels: &Array) -> Array {
-    let logits = model.apply(images);
-    jnp::mean(
-        &losses::softmax_cross_entropy_with_integer_labels(&logits, labels),
-        None,
-        false,
-    )
+    losses::softmax_cross_entropy_with_integer_labels(&model.apply(images), labels).mean()
 }
 
 /// Number of correct predictions in a batch.
 fn correct(model: &Mlp, images: &Array, labels: &Array) -> Array {
-    let predicted = jnp::argmax(&model.apply(images), Some(-1));
-    let hits = jnp::equal(&predicted, labels);
-    jnp::sum(
-        &oxla::lax::convert_element_type(&hits, DType::I32),
-        None,
-        false,
-    )
+    jnp::equal(&model.apply(images).argmax(-1), labels)
+        .astype(DType::I32)
+        .sum()
 }
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    let data_dir = args.data.clone().unwrap_or_else(|| datasets::dir("mnist"));
-    let mnist = Mnist::load(&data_dir).context("loading MNIST")?;
-    let train_count = mnist.count(Split::Train);
-    let steps_per_epoch = train_count / args.batch_size;
+    let mnist = Mnist::load(&args.data.unwrap_or_else(|| datasets::dir("mnist")))?;
+    let steps_per_epoch = mnist.count(Split::Train) / args.batch_size;
     let total_steps = args
         .steps
         .unwrap_or(usize::MAX)
         .min(steps_per_epoch * args.epochs);
     println!(
-        "MNIST from {}: {} training and {} test images; MLP {:?}, AdamW, batch {}, {} steps",
-        data_dir.display(),
-        train_count,
-        mnist.count(Split::Test),
-        LAYERS,
-        args.batch_size,
-        total_steps
+        "MNIST: MLP {LAYERS:?}, AdamW, batch {}, {total_steps} steps",
+        args.batch_size
     );
 
+    let lr = args.learning_rate;
+    let warmup = (total_steps / 20).max(1) as i64;
     let schedule = optim::Schedule::warmup_cosine_decay(
         0.0,
-        args.learning_rate,
-        (total_steps / 20).max(1) as i64,
+        lr,
+        warmup,
         total_steps.max(2) as i64,
-        args.learning_rate * 0.01,
+        lr / 100.0,
     );
     let opt = optim::adamw(schedule, args.weight_decay);
-    let (init_key, shuffle_key) = oxla::random::split2(Key::new(args.seed));
+    let (init_key, shuffle_key) = split2(Key::new(args.seed));
     let mut model = Mlp::new(init_key, &LAYERS, Activation::Relu);
     let mut opt_state = opt.init(&model);
 
@@ -126,74 +110,70 @@ fn main() -> Result<()> {
             oxla::Result::Ok((optim::apply_updates(&model, &updates)?, opt_state, value))
         },
     )
-    // Parameters and optimizer state are donated: updated in place.
-    .donate(&[0, 1]);
+    .donate(&[0, 1]); // parameters and optimizer state are updated in place
     let evaluate =
         jit(|(model, images, labels): (Mlp, Array, Array)| correct(&model, &images, &labels));
+    let test_accuracy = |model: &Mlp| -> Result<f64> {
+        let mut hits = 0;
+        for batch in mnist.epoch(Split::Test, None, 1000)? {
+            let batch = batch?;
+            hits += evaluate
+                .call((model.clone(), batch.inputs, batch.labels))?
+                .item::<i32>()?;
+        }
+        Ok(f64::from(hits) / mnist.count(Split::Test) as f64)
+    };
 
-    // Compile ahead of time, and say where the executables came from.
-    let first: Vec<usize> = (0..args.batch_size).collect();
-    let example_batch = mnist
-        .batches(Split::Train, &first, args.batch_size)
+    // Compile ahead of time, and say whether the disk cache had the program.
+    let batch = mnist
+        .epoch(Split::Train, None, args.batch_size)?
         .next()
-        .context("an empty training set")??;
-    let report = train_step.compile(&(
-        model.clone(),
-        opt_state.clone(),
-        example_batch.inputs.clone(),
-        example_batch.labels.clone(),
-    ))?;
-    describe_compile("train step", &report);
+        .context("no data")??;
+    let report =
+        train_step.compile(&(model.clone(), opt_state.clone(), batch.inputs, batch.labels))?;
+    println!("train step: {report}");
 
-    let mut curve = plot::Curve::default();
-    let bar = ProgressBar::new(total_steps as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} epoch {prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed})",
-        )?
-        .progress_chars("=> "),
-    );
+    let style =
+        ProgressStyle::with_template("epoch {prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed})")?;
+    let bar = ProgressBar::new(total_steps as u64).with_style(style.progress_chars("=> "));
+    let (mut curve, mut recent_losses, mut step) = (plot::Curve::default(), Vec::new(), 0);
     let started = Instant::now();
-    let mut key = shuffle_key;
-    let mut step = 0usize;
-    let mut recent_loss = Vec::new();
-    'epochs: for epoch in 0..args.epochs {
-        bar.set_prefix(format!("{}", epoch + 1));
-        let (next, epoch_key) = oxla::random::split2(key);
-        key = next;
-        let permutation: Vec<usize> = oxla::random::permutation(epoch_key, train_count as i64)
-            .to_vec::<i32>()?
-            .into_iter()
-            .map(|i| i as usize)
-            .collect();
-        let epoch_started = Instant::now();
-        let mut epoch_examples = 0usize;
-        for batch in mnist.batches(Split::Train, &permutation, args.batch_size) {
-            if step == total_steps {
-                break 'epochs;
-            }
+    for epoch in 0..args.epochs {
+        bar.set_prefix((epoch + 1).to_string());
+        let (epoch_key, epoch_started) = (
+            fold_in(shuffle_key.duplicate(), epoch as u32),
+            Instant::now(),
+        );
+        for batch in mnist
+            .epoch(Split::Train, Some(epoch_key), args.batch_size)?
+            .take(total_steps - step)
+        {
             let batch = batch?;
             let value;
             (model, opt_state, value) =
                 train_step.call((model, opt_state, batch.inputs, batch.labels))?;
-            recent_loss.push(value);
+            recent_losses.push(value);
             step += 1;
-            epoch_examples += args.batch_size;
-            // Read the losses back every 25 steps (reading each would
-            // wait for every step to finish before feeding the next).
-            if step.is_multiple_of(25) || step == total_steps {
-                let mean = recent_loss
+            bar.inc(1);
+            // Read the losses back every 25 steps (reading each one would wait
+            // for every step to finish before feeding the next).
+            if step % 25 == 0 || step == total_steps {
+                let count = recent_losses.len() as f32;
+                let sum: f32 = recent_losses
                     .drain(..)
                     .map(|l| l.item::<f32>())
-                    .collect::<oxla::Result<Vec<f32>>>()?;
-                let mean = mean.iter().sum::<f32>() / mean.len() as f32;
-                curve.loss.push((step, f64::from(mean)));
-                let rate = epoch_examples as f64 / epoch_started.elapsed().as_secs_f64();
-                bar.set_message(format!("loss {mean:.4}, {rate:.0} examples/s"));
+                    .sum::<oxla::Result<_>>()?;
+                curve.loss.push((step, f64::from(sum / count)));
+                let rate =
+                    (step - epoch * steps_per_epoch) as f64 / epoch_started.elapsed().as_secs_f64();
+                bar.set_message(format!(
+                    "loss {:.4}, {:.0} examples/s",
+                    sum / count,
+                    rate * args.batch_size as f64
+                ));
             }
-            bar.set_position(step as u64);
         }
-        let accuracy = test_accuracy(&evaluate, &model, &mnist)?;
+        let accuracy = test_accuracy(&model)?;
         curve.accuracy.push((step, accuracy));
         bar.suspend(|| {
             println!(
@@ -202,37 +182,30 @@ fn main() -> Result<()> {
                 accuracy * 100.0
             )
         });
+        if step == total_steps {
+            break;
+        }
     }
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
-    let accuracy = match curve.accuracy.last() {
-        Some(&(s, a)) if s == step => a,
-        _ => {
-            let a = test_accuracy(&evaluate, &model, &mnist)?;
-            curve.accuracy.push((step, a));
-            a
-        }
-    };
+    let accuracy = curve.accuracy.last().map_or(0.0, |&(_, a)| a);
+    let examples_per_second = (step * args.batch_size) as f64 / seconds;
     println!(
-        "trained {step} steps in {seconds:.1} s ({:.0} examples/s); held-out accuracy {:.2}%",
-        (step * args.batch_size) as f64 / seconds,
+        "trained {step} steps in {seconds:.1} s ({examples_per_second:.0} examples/s); held-out accuracy {:.2}%",
         accuracy * 100.0
     );
 
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
-    let checkpoint_path = args.out.join("checkpoint.safetensors");
-    checkpoint::save(&checkpoint_path, &(model.clone(), opt_state.clone()))
-        .context("writing the checkpoint")?;
-    let curve_path = args.out.join("curve.png");
-    plot::draw(&curve, &curve_path).context("drawing the training curve")?;
-    let metrics = args.out.join("metrics.json");
-    std::fs::write(&metrics, curve.to_json(step, seconds, args.batch_size))?;
+    std::fs::create_dir_all(&args.out)?;
+    checkpoint::save(args.out.join("checkpoint.safetensors"), &(model, opt_state))?;
+    plot::draw(&curve, &args.out.join("curve.png"))?;
+    let metrics = serde_json::json!({
+        "steps": step, "seconds": seconds, "batch_size": args.batch_size,
+        "loss": curve.loss, "accuracy": curve.accuracy,
+    });
+    std::fs::write(args.out.join("metrics.json"), metrics.to_string())?;
     println!(
-        "wrote {}, {} and {}",
-        checkpoint_path.display(),
-        curve_path.display(),
-        metrics.display()
+        "wrote checkpoint.safetensors, curve.png and metrics.json to {}",
+        args.out.display()
     );
     if accuracy < args.min_accuracy {
         bail!(
@@ -242,46 +215,4 @@ fn main() -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Says whether the plugin compiled an executable or the disk cache had it.
-fn describe_compile(what: &str, report: &oxla::CompileReport) {
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-    match report.source {
-        CompileSource::Compiled { compile } => println!(
-            "{what}: traced in {:.1} ms, lowered in {:.1} ms, compiled in {:.0} ms \
-             (stored in the disk cache: the next run loads it)",
-            ms(report.trace),
-            ms(report.lower),
-            ms(compile)
-        ),
-        CompileSource::DiskHit { load, saved } => println!(
-            "{what}: found in the disk cache: loaded in {:.1} ms instead of compiling for {:.0} ms \
-             (traced in {:.1} ms, lowered in {:.1} ms)",
-            ms(load),
-            ms(saved),
-            ms(report.trace),
-            ms(report.lower)
-        ),
-    }
-}
-
-/// Accuracy on the 10,000 test images, in batches of 1,000.
-fn test_accuracy(
-    evaluate: &oxla::Jit<(Mlp, Array, Array), Array, impl Fn((Mlp, Array, Array)) -> Array>,
-    model: &Mlp,
-    mnist: &Mnist,
-) -> Result<f64> {
-    let count = mnist.count(Split::Test);
-    let order: Vec<usize> = (0..count).collect();
-    let mut hits = 0i64;
-    for batch in mnist.batches(Split::Test, &order, 1000) {
-        let batch = batch?;
-        hits += i64::from(
-            evaluate
-                .call((model.clone(), batch.inputs, batch.labels))?
-                .item::<i32>()?,
-        );
-    }
-    Ok(hits as f64 / (count - count % 1000) as f64)
 }

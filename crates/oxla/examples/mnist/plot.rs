@@ -1,5 +1,5 @@
 //! The training curve: loss by step and held-out accuracy by epoch, drawn
-//! as a PNG with plotters and written as JSON.
+//! as a PNG with plotters.
 
 use std::path::Path;
 
@@ -16,24 +16,6 @@ pub struct Curve {
     pub loss: Vec<(usize, f64)>,
     /// (step, held-out accuracy).
     pub accuracy: Vec<(usize, f64)>,
-}
-
-impl Curve {
-    /// The points and the run's totals as JSON.
-    pub fn to_json(&self, steps: usize, seconds: f64, batch_size: usize) -> String {
-        let pairs = |v: &[(usize, f64)]| {
-            v.iter()
-                .map(|(s, x)| format!("[{s}, {x}]"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        format!(
-            "{{\"steps\": {steps}, \"seconds\": {seconds:.3}, \"batch_size\": {batch_size}, \
-             \"loss\": [{}], \"accuracy\": [{}]}}\n",
-            pairs(&self.loss),
-            pairs(&self.accuracy)
-        )
-    }
 }
 
 /// Registers the font for labels; false (labels left out) when it is absent.

@@ -59,14 +59,37 @@ pub fn save_safetensors<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<(
                 .map_err(|e| checkpoint_error(path, format!("{name}: {e}")))
         })
         .collect::<Result<Vec<_>>>()?;
-    let metadata = HashMap::from([
-        ("format".to_string(), "oxla".to_string()),
-        ("treedef".to_string(), def.to_string()),
-    ]);
+    let metadata = sorted_metadata([("format", "oxla".to_string()), ("treedef", def.to_string())]);
     write_atomically(path, |partial| {
         safetensors::serialize_to_file(views, Some(metadata), partial)
             .map_err(|e| checkpoint_error(path, e))
     })
+}
+
+/// The metadata map for `entries` (in sorted key order), built so that it
+/// iterates in that order. The safetensors crate writes a header's
+/// `__metadata__` in its `HashMap`'s iteration order, which each map's
+/// random hash keys decide; a checkpoint should be the same bytes for the
+/// same tree (a resumed run's file compares equal to an uninterrupted
+/// run's), so the map is built again, with fresh keys, until its order is
+/// the sorted one (half of all maps of two entries; the bound is never
+/// reached in practice, and past it only the bytes' order varies).
+fn sorted_metadata<const N: usize>(entries: [(&str, String); N]) -> HashMap<String, String> {
+    let build = || -> HashMap<String, String> {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    };
+    let in_order = |m: &HashMap<String, String>| m.keys().is_sorted();
+    let mut map = build();
+    for _ in 0..256 {
+        if in_order(&map) {
+            break;
+        }
+        map = build();
+    }
+    map
 }
 
 /// Loads a safetensors file into a pytree shaped like `like`.

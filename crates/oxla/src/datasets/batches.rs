@@ -25,20 +25,32 @@ pub fn shuffled_batches<'a>(
     permutation: &'a [usize],
     batch_size: usize,
 ) -> impl Iterator<Item = Result<Batch>> + 'a {
-    permutation.chunks_exact(batch_size).map(move |rows| {
-        let mut x = Vec::with_capacity(rows.len() * features);
-        let mut y = Vec::with_capacity(rows.len());
-        for &r in rows {
-            x.extend(
-                inputs[r * features..(r + 1) * features]
-                    .iter()
-                    .map(|&p| f32::from(p) * scale),
-            );
-            y.push(i32::from(labels[r]));
-        }
-        Ok(Batch {
-            inputs: Array::from_slice(&x, &[rows.len() as i64, features as i64])?,
-            labels: Array::from_slice(&y, &[rows.len() as i64])?,
-        })
+    permutation
+        .chunks_exact(batch_size)
+        .map(move |rows| batch_of(inputs, labels, features, scale, rows))
+}
+
+/// The examples `rows` as one batch on the device: each row's `features`
+/// bytes of `inputs` times `scale`, and its label.
+pub(super) fn batch_of(
+    inputs: &[u8],
+    labels: &[u8],
+    features: usize,
+    scale: f32,
+    rows: &[usize],
+) -> Result<Batch> {
+    let mut x = Vec::with_capacity(rows.len() * features);
+    let mut y = Vec::with_capacity(rows.len());
+    for &r in rows {
+        x.extend(
+            inputs[r * features..(r + 1) * features]
+                .iter()
+                .map(|&p| f32::from(p) * scale),
+        );
+        y.push(i32::from(labels[r]));
+    }
+    Ok(Batch {
+        inputs: Array::from_slice(&x, &[rows.len() as i64, features as i64])?,
+        labels: Array::from_slice(&y, &[rows.len() as i64])?,
     })
 }

@@ -2,10 +2,12 @@
 
 use std::path::Path;
 
-use super::batches::{Batch, shuffled_batches};
+use super::batches::{Batch, batch_of, shuffled_batches};
 use super::idx::{IdxBytes, parse};
 use super::{dataset_error, read};
 use crate::error::{Error, Result};
+use crate::random::{self, Key};
+use crate::{DType, lax};
 
 /// Which half of MNIST.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,5 +112,56 @@ impl Mnist {
             order,
             batch_size,
         )
+    }
+
+    /// The minibatches of one pass over `split`, `batch_size` images each
+    /// (a last partial batch is dropped, so every batch has one shape and
+    /// one executable): in the order of `jax.random.permutation(key, count)`
+    /// when given a key (an epoch of training), else in file order (an
+    /// evaluation). Batches are made on the host as the iterator reaches
+    /// them, so `.skip(n)` resumes an epoch without copying what it skips.
+    ///
+    /// ```no_run
+    /// use oxla::datasets::{self, Mnist, Split};
+    /// use oxla::random::{Key, fold_in};
+    /// # fn main() -> oxla::Result<()> {
+    /// let mnist = Mnist::load(&datasets::dir("mnist"))?;
+    /// for epoch in 0..3 {
+    ///     for batch in mnist.epoch(Split::Train, Some(fold_in(Key::new(0), epoch)), 128)? {
+    ///         let batch = batch?;   // inputs f32[128, 784], labels i32[128]
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn epoch(
+        &self,
+        split: Split,
+        key: Option<Key>,
+        batch_size: usize,
+    ) -> Result<impl Iterator<Item = Result<Batch>> + '_> {
+        let count = self.count(split);
+        if batch_size == 0 {
+            return Err(Error::InvalidArgument(
+                "Mnist::epoch: a batch size of 0".to_string(),
+            ));
+        }
+        let order: Vec<usize> = match key {
+            Some(key) => {
+                let order = random::permutation(key, count as i64);
+                lax::convert_element_type(&order, DType::I32)
+                    .to_vec::<i32>()?
+                    .into_iter()
+                    .map(|i| i as usize)
+                    .collect()
+            }
+            None => (0..count).collect(),
+        };
+        let (images, labels, pixels) = (self.images(split), self.labels(split), self.pixels());
+        Ok((0..count / batch_size).map(move |i| {
+            let rows = &order[i * batch_size..(i + 1) * batch_size];
+            batch_of(&images.data, &labels.data, pixels, 1.0 / 255.0, rows)
+        }))
     }
 }

@@ -67,6 +67,45 @@ fn mnist_as_ci_setup_installs_it() {
 }
 
 #[test]
+fn an_epoch_is_a_permutation_drawn_from_its_key_in_full_batches() {
+    use oxla::random::{Key, permutation};
+    let mnist = Mnist::load(&datasets::dir("mnist")).unwrap();
+    let labels = &mnist.train_labels.data;
+    let batches: Vec<_> = mnist
+        .epoch(Split::Train, Some(Key::new(7)), 25_000)
+        .unwrap()
+        .collect::<oxla::Result<_>>()
+        .unwrap();
+    // 60,000 images make two full batches; the remainder is dropped.
+    assert_eq!(batches.len(), 2);
+    let order = permutation(Key::new(7), 60000).to_vec::<i32>().unwrap();
+    let want: Vec<i32> = order[..50_000]
+        .iter()
+        .map(|&i| i32::from(labels[i as usize]))
+        .collect();
+    let got: Vec<i32> = batches
+        .iter()
+        .flat_map(|b| b.labels.to_vec::<i32>().unwrap())
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(batches[1].inputs.shape(), &[25_000, 784]);
+    // Without a key: file order; `skip` resumes part-way.
+    let third = mnist
+        .epoch(Split::Test, None, 3)
+        .unwrap()
+        .nth(2)
+        .unwrap()
+        .unwrap();
+    let want: Vec<i32> = mnist.test_labels.data[6..9]
+        .iter()
+        .map(|&l| i32::from(l))
+        .collect();
+    assert_eq!(third.labels.to_vec::<i32>().unwrap(), want);
+    let e = mnist.epoch(Split::Test, None, 0).err().unwrap().to_string();
+    assert!(e.contains("Mnist::epoch: a batch size of 0"), "{e}");
+}
+
+#[test]
 fn a_missing_dataset_says_how_to_install_it() {
     let dir = tempfile::tempdir().unwrap();
     let e = Mnist::load(dir.path()).unwrap_err().to_string();

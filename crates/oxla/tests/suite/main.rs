@@ -25,6 +25,7 @@ mod errors;
 mod exit;
 mod export_to_jax;
 mod exports_in_jit;
+mod flax_twins;
 mod fuzz_jit;
 mod jaxpr_text;
 mod npy;

@@ -1,0 +1,69 @@
+//! The Flax NNX + Optax + Orbax twins of the examples (`examples/flax/`,
+//! the programs the examples' line counts are compared with) still run:
+//! each in its short mode in the reference venv, the CNN also stopped and
+//! resumed from its Orbax checkpoint.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use oxla_testing::{output_within, process_timeout, python};
+
+fn twin(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/flax")
+        .join(name)
+}
+
+/// Runs a twin with `args`; its stdout, or a panic with its stderr.
+fn run(name: &str, args: &[&str], out: &Path) -> String {
+    let o = output_within(
+        Command::new(python())
+            .arg(twin(name))
+            .args(args)
+            .arg("--out")
+            .arg(out)
+            .env("JAX_PLATFORMS", "cpu"),
+        process_timeout(),
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{name} {args:?} failed ({}): {stdout}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn the_flax_mlp_twin_trains_and_writes_its_checkpoint_and_metrics() {
+    let out = tempfile::tempdir().unwrap();
+    let stdout = run(
+        "mnist.py",
+        &["--steps", "30", "--min-accuracy", "0.5"],
+        out.path(),
+    );
+    assert!(stdout.contains("trained 30 steps"), "{stdout}");
+    let metrics: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("metrics.json")).unwrap())
+            .unwrap();
+    assert_eq!(metrics["steps"], 30);
+    assert!(out.path().join("checkpoint").is_dir());
+}
+
+#[test]
+fn the_flax_cnn_twin_trains_stops_and_resumes_from_its_checkpoint() {
+    let out = tempfile::tempdir().unwrap();
+    let every = ["--checkpoint-every", "10", "--min-accuracy", "0"];
+    run(
+        "cnn.py",
+        &[&["--steps", "10"][..], &every].concat(),
+        out.path(),
+    );
+    let resumed = run(
+        "cnn.py",
+        &[&["--steps", "20", "--resume"][..], &every].concat(),
+        out.path(),
+    );
+    assert!(resumed.contains("resumed from step 10"), "{resumed}");
+}
