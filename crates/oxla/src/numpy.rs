@@ -9,6 +9,10 @@ use crate::config::x64_enabled;
 use crate::error::{Error, Result};
 use crate::lax;
 
+mod division;
+
+pub use division::{divmod, floor_divide, fmod, remainder};
+
 /// The dtype and weakness all of `xs` promote to.
 fn result_type(xs: &[&Array]) -> (DType, bool) {
     let mut avals = xs.iter().filter_map(|x| x.aval().ok());
@@ -70,7 +74,6 @@ elementwise2! {
     less_equal => le: "`jnp.less_equal`";
     greater => gt: "`jnp.greater`";
     greater_equal => ge: "`jnp.greater_equal`";
-    remainder_trunc => rem: "Remainder with the sign of x (`lax.rem` after promotion).";
 }
 
 /// Converts integer and bool operands to the default float (as true

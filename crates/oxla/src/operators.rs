@@ -1,5 +1,6 @@
 //! `+ - * / %` and unary `-` on arrays and Rust scalars, with jax.numpy's
-//! promotion and broadcasting. Rust scalars are weakly typed, as Python
+//! promotion and broadcasting (`%` is `jnp.remainder`, with the divisor's
+//! sign, as JAX's and Python's; `lax::rem` is the truncated one). Rust scalars are weakly typed, as Python
 //! scalars are in JAX: `x_f16 * 2.0` stays `f16`, and so does
 //! `x_f16 * 2.0f32`. On the right of an operator every Rust number works
 //! ([`WeakScalar`]: all integer and float types, `half`'s `f16` and `bf16`),
@@ -113,7 +114,7 @@ array_op!(Add, add, numpy::add);
 array_op!(Sub, sub, numpy::subtract);
 array_op!(Mul, mul, numpy::multiply);
 array_op!(Div, div, numpy::divide);
-array_op!(Rem, rem, numpy::remainder_trunc);
+array_op!(Rem, rem, numpy::remainder);
 
 impl Neg for &Array {
     type Output = Array;

@@ -57,6 +57,17 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "mul" => lax::mul(x(), y()),
         "div" | "div_int" => lax::div(x(), y()),
         "rem" | "rem_int" => lax::rem(x(), y()),
+        "op_mod" | "op_mod_int" => x() % y(),
+        "op_mod_scalar" => x() % -2.0,
+        "jnp_remainder" | "jnp_remainder_int" | "jnp_remainder_u8" | "jnp_remainder_bool" => {
+            jnp::remainder(x(), y())
+        }
+        "jnp_fmod" | "jnp_fmod_int" => jnp::fmod(x(), y()),
+        "jnp_floor_divide" | "jnp_floor_divide_int" | "jnp_floor_divide_u8" => {
+            jnp::floor_divide(x(), y())
+        }
+        "jnp_divmod_quotient" | "jnp_divmod_int_quotient" => jnp::divmod(x(), y()).0,
+        "jnp_divmod_remainder" | "jnp_divmod_int_remainder" => jnp::divmod(x(), y()).1,
         "pow" => lax::pow(x(), y()),
         "max" | "max_bool" => lax::max(x(), y()),
         "min" => lax::min(x(), y()),

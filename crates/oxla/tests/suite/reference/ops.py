@@ -8,6 +8,7 @@ test maps each case name to the same function in oxla and compares.
 
 import base64
 import json
+import operator
 import sys
 
 import jax
@@ -47,6 +48,10 @@ u = ints(0, 200, 3, 4, dtype=np.uint8)
 b = rng.integers(0, 2, (3, 4)).astype(bool)
 b2 = rng.integers(0, 2, (3, 4)).astype(bool)
 h = normal(3, 4, dtype=np.float16)
+k = ints(-5, 6, 3, 4)
+u2 = ints(0, 9, 3, 4, dtype=np.uint8)
+y0 = np.where(np.abs(y) < 0.4, np.float32(0.0), y).astype(np.float32)
+y0[0, 0] = -0.0
 
 CASES = {
     # unary
@@ -200,6 +205,20 @@ CASES = {
     "jnp_linspace": (lambda: jnp.linspace(0.0, 1.0, 5), []),
     "jnp_one_hot": (lambda a: jax.nn.one_hot(a, 5), [ints(0, 5, 6)]),
     "jnp_maximum": (jnp.maximum, [x, y]), "jnp_minimum": (jnp.minimum, [x, y]),
+    # Python's division: `%` is jnp.remainder (the divisor's sign), fmod the
+    # dividend's; integer divisors include 0, float ones 0 and -0.
+    "op_mod": (operator.mod, [x * 3, y]), "op_mod_int": (operator.mod, [i, k]),
+    "op_mod_scalar": (lambda a: a % -2.0, [x * 3]),
+    "jnp_remainder": (jnp.remainder, [x * 3, y0]), "jnp_remainder_int": (jnp.remainder, [i, k]),
+    "jnp_remainder_u8": (jnp.remainder, [u, u2]), "jnp_remainder_bool": (jnp.remainder, [b, b2]),
+    "jnp_fmod": (jnp.fmod, [x * 3, y0]), "jnp_fmod_int": (jnp.fmod, [i, k]),
+    "jnp_floor_divide": (jnp.floor_divide, [x * 3, y0]),
+    "jnp_floor_divide_int": (jnp.floor_divide, [i, k]),
+    "jnp_floor_divide_u8": (jnp.floor_divide, [u, u2]),
+    "jnp_divmod_quotient": (lambda a, c: jnp.divmod(a, c)[0], [x * 3, y0]),
+    "jnp_divmod_remainder": (lambda a, c: jnp.divmod(a, c)[1], [x * 3, y0]),
+    "jnp_divmod_int_quotient": (lambda a, c: jnp.divmod(a, c)[0], [i, k]),
+    "jnp_divmod_int_remainder": (lambda a, c: jnp.divmod(a, c)[1], [i, k]),
     # jax.nn
     "relu": (jax.nn.relu, [x]), "sigmoid": (jax.nn.sigmoid, [x]), "silu": (jax.nn.silu, [x]),
     "gelu": (jax.nn.gelu, [x]), "softmax": (jax.nn.softmax, [x]), "log_softmax": (jax.nn.log_softmax, [x]),
@@ -220,7 +239,7 @@ HALF_VARIANTS = [
     "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "ne", "lt", "gt",
     "integer_pow", "integer_pow_neg", "select_n", "convert_f32_i32", "convert_f32_bool",
     "reduce_sum", "reduce_max", "reduce_prod", "dot_general", "cumsum", "sort_nan", "argmax",
-    "reduce_window_max", "relu", "softmax", "logsumexp",
+    "reduce_window_max", "relu", "softmax", "logsumexp", "op_mod", "jnp_remainder", "jnp_floor_divide",
 ]
 
 # With x64: float primitives in f64 ("case@f64") and integer ones in i64
@@ -229,7 +248,7 @@ HALF_VARIANTS = [
 F64_VARIANTS = HALF_VARIANTS + ["clamp", "polygamma", "dot_general_batch", "jnp_var", "log_softmax", "mlp_loss"]
 I64_VARIANTS = ["abs_int", "sign_int", "not_int", "population_count", "div_int", "rem_int", "or",
                 "shift_left", "shift_right_logical", "shift_right_arithmetic", "eq", "ge", "reduce_min",
-                "reduce_and_int"]
+                "reduce_and_int", "op_mod_int", "jnp_remainder_int", "jnp_floor_divide_int"]
 WIDE = [ "abs_int", "sign_int", "not_int", "population_count", "div_int", "rem_int", "or", "eq", "ge",
         "reduce_min", "reduce_and_int"]
 
