@@ -244,7 +244,7 @@ pub(crate) fn jvp(
             };
             single(out, tangent)
         }
-        Primitive::OptimizationBarrier => barrier_jvp(primitive, primals, tangents, ctx)?,
+        Primitive::OptimizationBarrier => barrier_jvp(primitive, primals, tangents)?,
     };
     finish(primitive, result)
 }
@@ -1416,32 +1416,20 @@ fn scatter_extremal_jvp(
 // ---------------------------------------------------------------------------
 // Barriers.
 
-/// `optimization_barrier`: the nonzero tangents go through a barrier too —
-/// the same one as the primals (as one bind) in plain jvp; a separate one
-/// when linearizing, where primals and tangents live in different traces.
-fn barrier_jvp(
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    ctx: &JvpContext,
-) -> Result<Jvp> {
+/// `optimization_barrier`: the primals go through one barrier and the
+/// nonzero tangents through another, as JAX's `_optimization_barrier_jvp`.
+/// Two binds, never one over both: partial evaluation (linearize, the jvp
+/// of a call or remat body under linearize) splits the known primals from
+/// the unknown tangents, and one barrier holding both would make the
+/// primal outputs unknown too, cutting the primal computation's tie to the
+/// inputs (reverse-over-reverse through `checkpoint` gave 0).
+fn barrier_jvp(primitive: &Primitive, primals: &[Array], tangents: &[Tangent]) -> Result<Jvp> {
+    let outs = support::bind_all(primitive.clone(), &refs(primals))?;
     let nonzero: Vec<&Array> = tangents.iter().flatten().collect();
-    let (outs, tangent_outs) = if nonzero.is_empty() {
-        (
-            support::bind_all(primitive.clone(), &refs(primals))?,
-            Vec::new(),
-        )
-    } else if ctx.tangent_trace.is_none() {
-        let mut operands = refs(primals);
-        operands.extend(nonzero);
-        let mut outs = support::bind_all(primitive.clone(), &operands)?;
-        let tangent_outs = outs.split_off(primals.len().min(outs.len()));
-        (outs, tangent_outs)
+    let tangent_outs = if nonzero.is_empty() {
+        Vec::new()
     } else {
-        (
-            support::bind_all(primitive.clone(), &refs(primals))?,
-            support::bind_all(primitive.clone(), &nonzero)?,
-        )
+        support::bind_all(primitive.clone(), &nonzero)?
     };
     let mut tangent_outs = tangent_outs.into_iter();
     let out_tangents = tangents
