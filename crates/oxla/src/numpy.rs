@@ -105,11 +105,24 @@ float_binary! {
     arctan2 => atan2: "`jnp.arctan2`: integers as floats.";
 }
 
-/// `jnp.power`: integer (and bool) operands give an integer power by binary
-/// exponentiation, as JAX computes it (a negative exponent gives 0, and
-/// 0 ** 0 is 1); otherwise both are promoted to a float type.
+/// `jnp.power`: a static integer exponent (a Rust integer, which is a
+/// weakly typed concrete scalar, as a Python int is in JAX) gives
+/// `lax::integer_pow`, whose derivative `n x^(n-1)` is 0 for `n = 0` even
+/// at `x = 0`; other integer (and bool) operands give an integer power by
+/// binary exponentiation, as JAX computes it (a negative exponent gives 0,
+/// and 0 ** 0 is 1); otherwise both are promoted to a float type and
+/// raised with `lax::pow`.
 #[track_caller]
 pub fn power(x: &Array, y: &Array) -> Array {
+    if let Some(n) = static_integer(y) {
+        let x = match x.aval() {
+            Ok(a) if a.dtype == DType::Bool => {
+                as_dtype(x, oxla_core::promotion::default_int(x64_enabled()))
+            }
+            _ => x.clone(),
+        };
+        return lax::integer_pow(&x, n);
+    }
     let v = promote_args(&[x, y]);
     let dtype = v[0].dtype_or_bool();
     if dtype.is_int() || dtype == DType::Bool {
@@ -123,6 +136,21 @@ pub fn power(x: &Array, y: &Array) -> Array {
     }
     let v = broadcast_ranks(vec![to_inexact(&v[0]), to_inexact(&v[1])]);
     lax::pow(&v[0], &v[1])
+}
+
+/// The value of `y` when it is a static integer exponent: a concrete,
+/// weakly typed, rank-0 integer that fits `i32` (JAX's `operator.index(x2)`
+/// on a Python int).
+fn static_integer(y: &Array) -> Option<i32> {
+    let aval = y.aval().ok()?;
+    if y.is_traced() || !aval.weak_type || aval.rank() != 0 || !aval.dtype.is_int() {
+        return None;
+    }
+    match aval.dtype {
+        DType::I32 => y.item::<i32>().ok(),
+        DType::I64 => i32::try_from(y.item::<i64>().ok()?).ok(),
+        _ => None,
+    }
 }
 
 /// `base ** exponent` of integers by binary exponentiation over the

@@ -636,12 +636,13 @@ fn binary_tangent(
     })
 }
 
-/// d(x^y)/dx = y x^(y-1), taken as 0 where y == 0 (also at x == 0).
+/// d(x^y)/dx = y x^(y-1), as JAX's `_pow_jvp_lhs` for a float exponent
+/// (`pow`'s operands share one dtype, so a differentiable one is float):
+/// no special case at y == 0, so that d/dy of it is ln(x) x^(y-1) + ...
+/// there (a symmetric hessian), and 0 · 0^-1 = NaN at x == y == 0, as in
+/// JAX. Static integer exponents are `integer_pow`, with its own rule.
 fn pow_base_coef(x: &Array, y: &Array) -> Result<Array> {
-    let jac = lax::mul(&replace_zero(y)?, &lax::pow(x, &lax::sub(y, &lit(1.0, y))));
-    let y_is_zero = fit(&lax::eq(y, &lit(0.0, y)), jac.shape_or_empty());
-    let zeros = support::zeros(jac.aval()?);
-    Ok(select(&y_is_zero, &zeros, &jac))
+    Ok(lax::mul(y, &lax::pow(x, &lax::sub(y, &lit(1.0, y)))))
 }
 
 /// JAX's `_balanced_eq(x, z, y)`: 1 where `x == z` (½ where also

@@ -222,3 +222,48 @@ fn grad_of_grad_matches_central_differences_of_grad() {
         );
     }
 }
+
+/// `x ** y` of a vector `[x, y]`.
+fn pow_of_pair(v: Array) -> Array {
+    let x = lax::slice(&v, &[0], &[1], None).reshape(&[]);
+    let y = lax::slice(&v, &[1], &[2], None).reshape(&[]);
+    jnp::power(&x, &y)
+}
+
+#[test]
+fn pow_differentiates_as_jax_with_float_and_static_integer_exponents() {
+    let want = &data()["pow"];
+    // A float exponent: lax.pow's rule, y x^(y-1) with no case at y == 0,
+    // so the hessian is symmetric there (it was [[0, 0], [0.25, 1.92]] at
+    // (4, 0)) and d/dx at (0, 0) is NaN, as JAX.
+    let points = input("pow_points");
+    let hessians: Vec<Array> = (0..4)
+        .map(|i| {
+            let p = lax::slice(&points, &[i, 0], &[i + 1, 2], None).reshape(&[2]);
+            oxla::hessian(pow_of_pair, &p).unwrap()
+        })
+        .collect();
+    let hessians = jnp::stack(&hessians.iter().collect::<Vec<_>>(), 0);
+    reference::assert_close(&hessians, &want["hessians"], "hessians of x ** y");
+    let h = hessians.to_vec::<f32>().unwrap();
+    for m in h.chunks(4) {
+        assert_eq!(m[1], m[2], "a hessian of x ** y is symmetric: {m:?}");
+    }
+    let at_zero = grad(pow_of_pair)
+        .call(Array::from_slice(&[0.0f32, 0.0], &[2]).unwrap())
+        .unwrap();
+    reference::assert_close(&at_zero, &want["grad_at_zero"], "grad of x ** y at (0, 0)");
+    assert!(at_zero.to_vec::<f32>().unwrap()[0].is_nan());
+    // A Rust integer exponent is static, as a Python int: integer_pow,
+    // whose derivative of x ** 0 is 0 even at 0.
+    let zero = Array::scalar(0.0f32).unwrap();
+    let static_pow = |n: i32| move |x: Array| jnp::power(&x, &Array::weak_scalar(n));
+    let d0 = grad(static_pow(0)).call(zero.clone()).unwrap();
+    reference::assert_close(&d0, &want["static_0"], "d/dx x ** 0 at 0");
+    let d3 = grad(static_pow(3)).call(zero).unwrap();
+    reference::assert_close(&d3, &want["static_3"], "d/dx x ** 3 at 0");
+    let second = grad(|x: Array| grad(static_pow(3)).call(x))
+        .call(Array::scalar(2.0f32).unwrap())
+        .unwrap();
+    reference::assert_close(&second, &want["static_3_second"], "d²/dx² x ** 3 at 2");
+}

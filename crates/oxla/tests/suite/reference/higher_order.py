@@ -9,7 +9,8 @@ vmap∘grad∘grad, and jit inside each) is applied where JAX can, and while_loo
 (forward mode only) gets jacfwd∘jacfwd instead. Prints JSON:
 
   {"inputs": {"x": enc, "s": enc, "batch": enc},
-   "cases": {"<family>/<transformation>": enc, or {"error": "..."} where JAX raises}}
+   "cases": {"<family>/<transformation>": enc, or {"error": "..."} where JAX raises},
+   "pow": {...: enc} (see pow_cases)}
 """
 
 import json
@@ -122,6 +123,25 @@ FORWARD = {
 }
 
 
+POW_POINTS = np.array([[4.0, 0.0], [2.0, 3.0], [0.5, -1.5], [3.0, 1.0]], np.float32)
+
+
+def pow_cases():
+    """lax.pow's derivatives (a float exponent) and integer_pow's (a static
+    int exponent), where the two rules differ: hessians of x ** y at
+    POW_POINTS, d/dx and d/dy of x ** y at (0, 0), and d/dx of x ** 0 and
+    x ** 3 at 0 with the exponent a Python int."""
+    pow2 = lambda v: jnp.power(v[0], v[1])  # noqa: E731
+    zero = np.float32(0.0)
+    return {
+        "hessians": enc(jnp.stack([jax.hessian(pow2)(p) for p in POW_POINTS])),
+        "grad_at_zero": enc(jax.grad(pow2)(np.array([0.0, 0.0], np.float32))),
+        "static_0": enc(jax.grad(lambda x: jnp.power(x, 0))(zero)),
+        "static_3": enc(jax.grad(lambda x: jnp.power(x, 3))(zero)),
+        "static_3_second": enc(jax.grad(jax.grad(lambda x: jnp.power(x, 3)))(np.float32(2.0))),
+    }
+
+
 def main():
     cases = {}
     for family, f in FAMILIES.items():
@@ -137,7 +157,8 @@ def main():
                 cases[f"{family}/{name}"] = enc(t(f))
             except Exception as e:  # JAX refuses: oxla must too
                 cases[f"{family}/{name}"] = {"error": f"{type(e).__name__}: {e}"[:300]}
-    json.dump({"inputs": {"x": enc(X), "s": enc(S), "batch": enc(BATCH)}, "cases": cases}, sys.stdout)
+    inputs = {"x": enc(X), "s": enc(S), "batch": enc(BATCH), "pow_points": enc(POW_POINTS)}
+    json.dump({"inputs": inputs, "cases": cases, "pow": pow_cases()}, sys.stdout)
 
 
 if __name__ == "__main__":
