@@ -6,7 +6,7 @@
 
 use std::marker::PhantomData;
 
-use oxla_core::Location;
+use oxla_core::{Aval, Location};
 
 use crate::array::Array;
 use crate::error::{Error, Result};
@@ -87,16 +87,11 @@ pub fn jvp<In: Pytree, Out: Pytree>(
     let (p_leaves, in_tree) = primals.flatten();
     let (t_leaves, t_tree) = tangents.flatten();
     check_same_structure("jvp", &in_tree, &t_tree, location)?;
-    for (i, (p, t)) in p_leaves.iter().zip(&t_leaves).enumerate() {
-        let (pa, ta) = (p.aval()?, t.aval()?);
-        if pa.dtype.is_float() && (pa.dtype != ta.dtype || pa.shape != ta.shape) {
-            return Err(Error::Usage {
-                function: "jvp",
-                message: format!("tangent {i} is {ta}, but its primal is {pa}: they must match"),
-                location,
-            });
-        }
-    }
+    let primal_avals = p_leaves
+        .iter()
+        .map(|p| p.aval().cloned())
+        .collect::<Result<Vec<_>>>()?;
+    check_leaf_types("jvp", Leaves::Tangents, &t_leaves, &primal_avals, location)?;
     let guard = TraceGuard::open(TraceKind::Jvp {
         tangent_trace: None,
     });
@@ -127,6 +122,47 @@ pub fn jvp<In: Pytree, Out: Pytree>(
         Out::unflatten_from(&out_tree, &mut primal_outs.into_iter())?,
         Out::unflatten_from(&out_tree, &mut tangent_outs.into_iter())?,
     ))
+}
+
+/// What a list of leaves given to a derivative function holds.
+#[derive(Clone, Copy)]
+enum Leaves {
+    /// Tangents, each typed as its primal.
+    Tangents,
+    /// Cotangents, each typed as its output.
+    Cotangents,
+}
+
+/// Checks that each tangent (cotangent) has the dtype and shape of its
+/// primal (output) where that is a float, as JAX's "tangent values
+/// inconsistent with the primal values"; leaves of other dtypes have no
+/// tangent (JAX's float0) and are ignored. The error names the leaf, both
+/// types and the caller's line.
+fn check_leaf_types(
+    function: &'static str,
+    kind: Leaves,
+    leaves: &[Array],
+    avals: &[Aval],
+    location: Location,
+) -> Result<()> {
+    let (leaf, counterpart) = match kind {
+        Leaves::Tangents => ("tangent", "primal"),
+        Leaves::Cotangents => ("cotangent", "output"),
+    };
+    for (i, (t, want)) in leaves.iter().zip(avals).enumerate() {
+        let got = t.aval()?;
+        if want.dtype.is_float() && (got.dtype != want.dtype || got.shape != want.shape) {
+            return Err(Error::Usage {
+                function,
+                message: format!(
+                    "{leaf} {i} is {got}, inconsistent with its {counterpart} {want}: \
+                     they must have one dtype and shape"
+                ),
+                location,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A function's linear part at a point with its input and output structures.
@@ -201,6 +237,8 @@ impl<In: Pytree, Out: Pytree> Linearized<In, Out> {
         let location = caller();
         let (leaves, tree) = tangents.flatten();
         check_same_structure("linearize", &self.0.in_tree, &tree, location)?;
+        let in_avals = &self.0.linear.in_avals;
+        check_leaf_types("linearize", Leaves::Tangents, &leaves, in_avals, location)?;
         let ts: Vec<Tangent> = leaves.into_iter().map(Some).collect();
         let outs = with_rule_location(location, || -> Result<Vec<Array>> {
             let outs = self.0.linear.apply(&ts)?;
@@ -265,18 +303,8 @@ impl<In: Pytree, Out: Pytree> Vjp<In, Out> {
                 location,
             });
         }
-        for (i, (c, a)) in leaves.iter().zip(&self.0.linear.out_avals).enumerate() {
-            let ca = c.aval()?;
-            if a.dtype.is_float() && (ca.dtype != a.dtype || ca.shape != a.shape) {
-                return Err(Error::Usage {
-                    function: "vjp",
-                    message: format!(
-                        "cotangent {i} is {ca}, but its output is {a}: they must match"
-                    ),
-                    location,
-                });
-            }
-        }
+        let out_avals = &self.0.linear.out_avals;
+        check_leaf_types("vjp", Leaves::Cotangents, &leaves, out_avals, location)?;
         let cts: Vec<Tangent> = leaves.into_iter().map(Some).collect();
         let in_cts = with_rule_location(location, || -> Result<Vec<Array>> {
             let in_cts = self.0.linear.transpose(&cts)?;

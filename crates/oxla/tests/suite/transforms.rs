@@ -613,6 +613,59 @@ fn transformation_errors_are_clear_and_name_the_caller() {
 }
 
 #[test]
+fn tangents_and_cotangents_of_another_type_than_their_primals_are_errors() {
+    // JAX: "tangent values inconsistent with the primal values". A tangent
+    // f32[3, 2] for a primal f32[3] once returned an f32[2].
+    let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let wide = jnp::ones(&[3, 2], DType::F32);
+    let half = jnp::ones(&[3], DType::F16);
+    let cube = |x: Array| &x * &x * &x;
+    let (_, linear) = oxla::linearize(cube, &x).unwrap();
+    for (bad, got) in [(&wide, "f32[3,2]"), (&half, "f16[3]")] {
+        let line = line!() + 1;
+        let err = linear.call(bad).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::Usage { .. }), "{text}");
+        assert!(
+            text.contains(&format!(
+                "tangent 0 is {got}, inconsistent with its primal f32[3]"
+            )) && text.contains(&format!("transforms.rs:{line}")),
+            "{text}"
+        );
+        let line = line!() + 1;
+        let text = jvp(cube, &x, bad).unwrap_err().to_string();
+        assert!(
+            text.contains(&format!(
+                "tangent 0 is {got}, inconsistent with its primal f32[3]"
+            )) && text.contains(&format!("transforms.rs:{line}")),
+            "{text}"
+        );
+        let (_, pullback) = vjp(cube, &x).unwrap();
+        let line = line!() + 1;
+        let text = pullback.call(bad).unwrap_err().to_string();
+        assert!(
+            text.contains(&format!(
+                "cotangent 0 is {got}, inconsistent with its output f32[3]"
+            )) && text.contains(&format!("transforms.rs:{line}")),
+            "{text}"
+        );
+    }
+    // The right types still work, and integer inputs take any tangent
+    // (they have none, as JAX's float0).
+    assert_eq!(
+        linear
+            .call(&jnp::ones_like(&x))
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![3.0, 12.0, 27.0]
+    );
+    let i = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+    let (_, ints) = oxla::linearize(|i: Array| &i * 2, &i).unwrap();
+    assert!(ints.call(&jnp::ones(&[5], DType::F32)).is_ok());
+}
+
+#[test]
 fn an_error_no_output_depends_on_is_still_reported() {
     let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
     let wrong = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
