@@ -166,6 +166,16 @@ pub(crate) fn scan<'c, 'a>(
 ) -> Result<Values<'c, 'a>, LowerError> {
     let counter = Aval::new(DType::I32, &[]);
     let ys_avals = &out_avals[p.num_carry..];
+    if p.length == 0 {
+        // No iteration: the initial carry and empty ys, as JAX. (A loop
+        // would still have to type its body, whose slice of one row out
+        // of zero StableHLO rejects.)
+        let mut outs = inputs[p.num_consts..p.num_consts + p.num_carry].to_vec();
+        for y in ys_avals {
+            outs.push(e.constant(y, Scalar::Int(0), loc)?);
+        }
+        return Ok(outs);
+    }
     let unroll = if p.unroll > 1 && p.length % p.unroll == 0 {
         p.unroll
     } else {

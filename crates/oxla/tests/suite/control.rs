@@ -611,3 +611,57 @@ fn control_flow_errors_name_the_types_the_branch_the_leaf_and_the_caller() {
         "{err}"
     );
 }
+
+#[test]
+fn loops_of_no_iteration_give_the_initial_carry_and_empty_ys_under_grad_and_vmap() {
+    // A scan over zero rows once failed to compile (a one-row slice of a
+    // zero-row array); JAX returns the initial carry and empty ys.
+    let want = data("zero_length");
+    let [c0, empty] = <[Array; 2]>::try_from(inputs("zero_length")).unwrap();
+    let add = |c: Array, x: Array| {
+        let y = &c * &x;
+        (&c + &x, y)
+    };
+    let (carry, ys) = lax::scan(add, c0.clone(), empty.clone(), ScanOptions::default()).unwrap();
+    assert_close(&carry, &want["scan_carry"], "scan carry");
+    assert_close(&ys, &want["scan_ys"], "scan ys");
+    assert_eq!(ys.shape(), &[0, 3]);
+    let empty_scan = |c: Array, xs: Array| {
+        let step = |c: Array, x: Array| {
+            let y = &c * &x;
+            (jnp::sin(&c) * &x + &c, y)
+        };
+        lax::scan(step, c, xs, ScanOptions::default()).map(|(c, ys)| c.sum() + ys.sum())
+    };
+    let g = grad(|c: Array| empty_scan(c, empty.clone()))
+        .call(c0.clone())
+        .unwrap();
+    assert_close(&g, &want["scan_grad"], "grad of an empty scan");
+    let pair = jnp::stack(&[&c0, &(&c0 * 2.0)], 0);
+    let v = vmap(|c: Array| empty_scan(c, empty.clone()))
+        .call(pair.clone())
+        .unwrap();
+    assert_close(&v, &want["scan_vmap"], "vmap of an empty scan");
+    let jitted = jit(|(c, xs): (Array, Array)| empty_scan(c, xs));
+    let under_jit = jitted
+        .call((c0.clone(), empty.clone()))
+        .unwrap()
+        .item::<f32>()
+        .unwrap();
+    let eager = empty_scan(c0.clone(), empty.clone())
+        .unwrap()
+        .item::<f32>()
+        .unwrap();
+    assert_eq!(under_jit, eager, "jit of an empty scan");
+    let mapped = lax::map(|x: Array| &x * 2.0, empty.clone()).unwrap();
+    assert_close(&mapped, &want["map"], "map over zero rows");
+    let empty_fori = |lo: i64, hi: i64| {
+        move |c: Array| lax::fori_loop(lo, hi, |_, c: Array| jnp::sin(&c) * 2.0, c).map(|c| c.sum())
+    };
+    let g = grad(empty_fori(5, 5)).call(c0.clone()).unwrap();
+    assert_close(&g, &want["fori_5_5_grad"], "grad of fori_loop(5, 5)");
+    let g = grad(empty_fori(7, 3)).call(c0.clone()).unwrap();
+    assert_close(&g, &want["fori_7_3_grad"], "grad of fori_loop(7, 3)");
+    let v = vmap(empty_fori(7, 3)).call(pair).unwrap();
+    assert_close(&v, &want["fori_7_3_vmap"], "vmap of fori_loop(7, 3)");
+}

@@ -121,6 +121,30 @@ def main():
     value, grads = jax.value_and_grad(cond_scan_loss, argnums=(0, 1))(wc, xc)
     out["cond_scan"] = {"inputs": [enc(wc), enc(xc)], "value": enc(value), "grads": [enc(g) for g in grads]}
 
+    # Loops of no iteration: scan and map over zero rows, fori_loop(5, 5) and
+    # fori_loop(7, 3) give the initial carry and empty ys, with grad and vmap.
+    c0 = normal(3)
+    empty = np.zeros((0, 3), np.float32)
+
+    def empty_scan(c, xs):
+        c, ys = lax.scan(lambda c, x: (jnp.sin(c) * x + c, c * x), c, xs)
+        return jnp.sum(c) + jnp.sum(ys)
+
+    def empty_fori(c, lo, hi):
+        return jnp.sum(lax.fori_loop(lo, hi, lambda i, c: jnp.sin(c) * 2.0, c))
+
+    out["zero_length"] = {
+        "inputs": [enc(c0), enc(empty)],
+        "scan_carry": enc(lax.scan(lambda c, x: (c + x, c * x), c0, empty)[0]),
+        "scan_ys": enc(lax.scan(lambda c, x: (c + x, c * x), c0, empty)[1]),
+        "scan_grad": enc(jax.grad(empty_scan)(c0, empty)),
+        "scan_vmap": enc(jax.vmap(empty_scan, in_axes=(0, None))(jnp.stack([c0, 2 * c0]), empty)),
+        "map": enc(lax.map(lambda x: x * 2.0, empty)),
+        "fori_5_5_grad": enc(jax.grad(empty_fori)(c0, 5, 5)),
+        "fori_7_3_grad": enc(jax.grad(empty_fori)(c0, 7, 3)),
+        "fori_7_3_vmap": enc(jax.vmap(empty_fori, in_axes=(0, None, None))(jnp.stack([c0, 2 * c0]), 7, 3)),
+    }
+
     # The compiler's temporaries for grad of a long RNN scan, and the jaxpr's
     # size, at several lengths.
     big = [normal(16, 64, scale=0.2), normal(64, 64, scale=0.1), normal(64, scale=0.1)]
