@@ -7,17 +7,47 @@ use crate::array::Array;
 use crate::lax::{self, Padding};
 
 /// The window, strides and padding of a pool over `x`'s middle axes
-/// (batch and channels untouched).
+/// (batch and channels untouched): explicit padding names the spatial axes
+/// only, one `(low, high)` pair each, as Flax's `pool`, and gets `(0, 0)`
+/// for batch and channels; the window, strides and pairs must agree with
+/// `x`'s spatial rank (an error naming the pool, the shapes and the line).
+#[track_caller]
 fn full_window(
+    pool: &str,
     x: &Array,
     window: &[i64],
     strides: &[i64],
     padding: &Padding,
-) -> (Vec<i64>, Vec<i64>, Vec<(i64, i64)>) {
+) -> Result<(Vec<i64>, Vec<i64>, Vec<(i64, i64)>), Array> {
+    let aval = x.aval().map_err(|e| Array::error(e.clone()))?;
+    let shape = aval.shape.clone();
+    let spatial = shape.len().saturating_sub(2);
+    let explicit = match padding {
+        Padding::Explicit(pairs) => Some(pairs.len()),
+        Padding::Valid | Padding::Same => None,
+    };
+    if shape.len() < 3
+        || window.len() != spatial
+        || strides.len() != spatial
+        || explicit.is_some_and(|n| n != spatial)
+    {
+        let location = oxla_core::Location::from_caller(std::panic::Location::caller());
+        let pairs = explicit.map_or(String::new(), |n| format!(", {n} padding pairs"));
+        return Err(Array::error(crate::error::Error::InvalidArgument(format!(
+            "{location}: {pool} of {aval} ([batch, ..spatial, channels]) takes one window \
+             size, stride and padding pair per spatial axis ({spatial}); got a window of {}, \
+             {} strides{pairs}",
+            window.len(),
+            strides.len()
+        ))));
+    }
     let dims: Vec<i64> = [&[1], window, &[1]].concat();
     let steps: Vec<i64> = [&[1], strides, &[1]].concat();
-    let pads = padding.pairs(x.shape_or_empty(), &dims, &steps);
-    (dims, steps, pads)
+    let pads = match padding {
+        Padding::Explicit(pairs) => [&[(0, 0)], pairs.as_slice(), &[(0, 0)]].concat(),
+        Padding::Valid | Padding::Same => padding.pairs(&shape, &dims, &steps),
+    };
+    Ok((dims, steps, pads))
 }
 
 /// The maximum over each `window` of `x` `[batch, ..spatial, channels]`
@@ -41,8 +71,10 @@ fn full_window(
 pub fn max_pool(x: &Array, window: &[i64], strides: &[i64], padding: &Padding) -> Array {
     let ones = vec![1; window.len()];
     let strides = if strides.is_empty() { &ones } else { strides };
-    let (dims, steps, pads) = full_window(x, window, strides, padding);
-    lax::reduce_window(x, WindowOp::Max, &dims, &steps, &pads)
+    match full_window("max_pool", x, window, strides, padding) {
+        Ok((dims, steps, pads)) => lax::reduce_window(x, WindowOp::Max, &dims, &steps, &pads),
+        Err(e) => e,
+    }
 }
 
 /// The mean over each `window` of `x` `[batch, ..spatial, channels]` moved
@@ -64,7 +96,11 @@ pub fn max_pool(x: &Array, window: &[i64], strides: &[i64], padding: &Padding) -
 pub fn avg_pool(x: &Array, window: &[i64], strides: &[i64], padding: &Padding) -> Array {
     let ones = vec![1; window.len()];
     let strides = if strides.is_empty() { &ones } else { strides };
-    let (dims, steps, pads) = full_window(x, window, strides, padding);
-    let size: i64 = window.iter().product();
-    lax::reduce_window(x, WindowOp::Sum, &dims, &steps, &pads) / size as f64
+    match full_window("avg_pool", x, window, strides, padding) {
+        Ok((dims, steps, pads)) => {
+            let size: i64 = window.iter().product();
+            lax::reduce_window(x, WindowOp::Sum, &dims, &steps, &pads) / size as f64
+        }
+        Err(e) => e,
+    }
 }

@@ -249,6 +249,37 @@ fn conv_and_pools_match_flax() {
     let c = layer("avg_pool");
     let got = nn::avg_pool(&arr(&c["x"]), &[3, 3], &[], &Padding::Same);
     assert_close(&got, &c["output"], "avg_pool");
+    // Explicit padding names the spatial axes only, as Flax's.
+    let explicit = Padding::Explicit(vec![(1, 0), (2, 1)]);
+    let c = layer("max_pool_explicit");
+    let got = nn::max_pool(&arr(&c["x"]), &[3, 2], &[2, 1], &explicit);
+    assert_close(&got, &c["output"], "max_pool with explicit padding");
+    let c = layer("avg_pool_explicit");
+    let got = nn::avg_pool(&arr(&c["x"]), &[2, 3], &[1, 2], &explicit);
+    assert_close(&got, &c["output"], "avg_pool with explicit padding");
+    // Windows, strides or pairs that do not fit the spatial axes: one error
+    // naming the pool, the input and the caller's line.
+    let x = arr(&c["x"]);
+    let three_pairs = Padding::Explicit(vec![(1, 0), (2, 1), (0, 0)]);
+    let line = line!() + 1;
+    let e = nn::max_pool(&x, &[3, 2], &[2, 1], &three_pairs)
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("max_pool of f32[")
+            && e.contains("3 padding pairs")
+            && e.contains(&format!("training.rs:{line}")),
+        "{e}"
+    );
+    let e = nn::avg_pool(&x, &[2, 2, 2], &[], &Padding::Valid)
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("avg_pool of") && e.contains("a window of 3"),
+        "{e}"
+    );
 }
 
 #[test]

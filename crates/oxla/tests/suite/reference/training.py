@@ -135,6 +135,14 @@ def flax_pool(x, init, op, window, strides, padding):
 layers["max_pool"] = {"x": enc(img), "output": enc(flax_pool(img, -jnp.inf, lax.max, (2, 2), (2, 2), "VALID"))}
 layers["avg_pool"] = {"x": enc(img),
                       "output": enc(flax_pool(img, 0.0, lax.add, (3, 3), (1, 1), "SAME") / 9.0)}
+# Explicit (low, high) padding per spatial axis, by Flax's own pools.
+from flax import linen as flax_nn  # noqa: E402
+
+EXPLICIT = ((1, 0), (2, 1))
+layers["max_pool_explicit"] = {
+    "x": enc(img), "output": enc(flax_nn.max_pool(img, (3, 2), (2, 1), EXPLICIT))}
+layers["avg_pool_explicit"] = {
+    "x": enc(img), "output": enc(flax_nn.avg_pool(img, (2, 3), (1, 2), EXPLICIT))}
 
 # Schedules.
 STEPS = np.arange(0, 40, dtype=np.int32)
