@@ -25,6 +25,7 @@ use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, UnaryOp}
 
 use crate::array::{Array, Inner};
 use crate::config::x64_enabled;
+use crate::error::{Error, Result};
 use crate::ops::{bind, bind_n};
 
 pub use crate::control::{
@@ -272,12 +273,37 @@ pub fn transpose(x: &Array, permutation: &[i64]) -> Array {
     )
 }
 
-/// Removes size-1 dimensions.
+/// `axis` of an array of `rank` dimensions, counted from the end when
+/// negative (JAX's `canonicalize_axis`); out of range, an error naming
+/// `function`, the axis, `x`'s type and the caller's line.
+#[track_caller]
+fn canonical_axis(function: &'static str, x: &Array, axis: i64, rank: usize) -> Result<usize> {
+    let rank_i = rank as i64;
+    let canonical = if axis < 0 { axis + rank_i } else { axis };
+    if (0..rank_i).contains(&canonical) {
+        return Ok(canonical as usize);
+    }
+    let aval = x.aval().map(ToString::to_string).unwrap_or_default();
+    Err(Error::Usage {
+        function,
+        message: format!("axis {axis} is out of range for {aval} (rank {rank})"),
+        location: oxla_core::Location::from_caller(std::panic::Location::caller()),
+    })
+}
+
+/// Removes size-1 dimensions (negative ones count from the end, as in
+/// `jax.lax.squeeze`).
 #[track_caller]
 pub fn squeeze(x: &Array, dimensions: &[i64]) -> Array {
+    let rank = x.ndim_or_zero() as i64;
+    let mut canonical: Vec<i64> = dimensions
+        .iter()
+        .map(|&d| if d < 0 { d + rank } else { d })
+        .collect();
+    canonical.sort_unstable();
     bind(
         Primitive::Squeeze {
-            dimensions: dims(dimensions),
+            dimensions: dims(&canonical),
         },
         &[x],
     )
@@ -317,10 +343,14 @@ pub fn rev(x: &Array, dimensions: &[i64]) -> Array {
 }
 
 /// Cuts `x` along `axis` into consecutive pieces of `sizes` (which sum to
-/// that dimension), as `jax.lax.split`: one equation, whose transpose is a
-/// concatenate.
+/// that dimension), as `jax.lax.split` (a negative axis counts from the
+/// end): one equation, whose transpose is a concatenate.
 #[track_caller]
-pub fn split(x: &Array, sizes: &[i64], axis: usize) -> Vec<Array> {
+pub fn split(x: &Array, sizes: &[i64], axis: i64) -> Vec<Array> {
+    let axis = match canonical_axis("lax::split", x, axis, x.ndim_or_zero()) {
+        Ok(axis) => axis,
+        Err(e) => return vec![Array::error(e); sizes.len().max(1)],
+    };
     crate::ops::bind_n(
         Primitive::Split {
             axis,
@@ -573,9 +603,20 @@ pub fn argmin(x: &Array, axis: usize, index_dtype: DType) -> Array {
     )
 }
 
-/// Sorts `operands` along `dimension` by the first `num_keys` (NaN last).
+/// Sorts `operands` along `dimension` (negative counts from the end, as
+/// `jax.lax.sort`) by the first `num_keys` (NaN last).
 #[track_caller]
-pub fn sort(operands: &[&Array], dimension: usize, is_stable: bool, num_keys: usize) -> Vec<Array> {
+pub fn sort(operands: &[&Array], dimension: i64, is_stable: bool, num_keys: usize) -> Vec<Array> {
+    let rank = operands.first().map_or(0, |x| x.ndim_or_zero());
+    let first = operands
+        .first()
+        .copied()
+        .cloned()
+        .unwrap_or_else(|| Array::weak_scalar(0i32));
+    let dimension = match canonical_axis("lax::sort", &first, dimension, rank) {
+        Ok(d) => d,
+        Err(e) => return vec![Array::error(e); operands.len().max(1)],
+    };
     bind_n(
         Primitive::Sort {
             dimension,

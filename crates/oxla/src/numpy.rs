@@ -552,7 +552,17 @@ pub fn reshape(x: &Array, shape: &[i64]) -> Array {
 #[track_caller]
 pub fn transpose(x: &Array, axes: Option<&[i64]>) -> Array {
     let perm: Vec<i64> = match axes {
-        Some(a) => a.to_vec(),
+        Some(a) => {
+            // A loop, not a closure: the error names the caller's line.
+            let mut perm = Vec::with_capacity(a.len());
+            for &d in a {
+                match canonical_axis("transpose", x, d) {
+                    Ok(d) => perm.push(d as i64),
+                    Err(e) => return e,
+                }
+            }
+            perm
+        }
         None => (0..x.ndim_or_zero() as i64).rev().collect(),
     };
     lax::transpose(x, &perm)
@@ -561,10 +571,15 @@ pub fn transpose(x: &Array, axes: Option<&[i64]>) -> Array {
 /// `jnp.swapaxes`.
 #[track_caller]
 pub fn swapaxes(x: &Array, a: i64, b: i64) -> Array {
-    let rank = x.ndim_or_zero() as i64;
-    let (a, b) = ((a + rank) % rank.max(1), (b + rank) % rank.max(1));
-    let mut perm: Vec<i64> = (0..rank).collect();
-    perm.swap(a as usize, b as usize);
+    let (a, b) = match (
+        canonical_axis("swapaxes", x, a),
+        canonical_axis("swapaxes", x, b),
+    ) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    let mut perm: Vec<i64> = (0..x.ndim_or_zero() as i64).collect();
+    perm.swap(a, b);
     lax::transpose(x, &perm)
 }
 
@@ -573,15 +588,25 @@ pub fn swapaxes(x: &Array, a: i64, b: i64) -> Array {
 pub fn concatenate(xs: &[&Array], axis: i64) -> Array {
     let promoted = promote_args(xs);
     let refs: Vec<&Array> = promoted.iter().collect();
-    let rank = xs.first().map_or(0, |x| x.ndim_or_zero()) as i64;
-    lax::concatenate(&refs, (if axis < 0 { axis + rank } else { axis }) as usize)
+    let Some(first) = xs.first() else {
+        return invalid_args("concatenate", "needs at least one array", xs);
+    };
+    match canonical_axis("concatenate", first, axis) {
+        Ok(axis) => lax::concatenate(&refs, axis),
+        Err(e) => e,
+    }
 }
 
 /// `jnp.stack`.
 #[track_caller]
 pub fn stack(xs: &[&Array], axis: i64) -> Array {
     let rank = xs.first().map_or(0, |x| x.ndim_or_zero()) as i64 + 1;
-    let axis = if axis < 0 { axis + rank } else { axis };
+    let canonical = if axis < 0 { axis + rank } else { axis };
+    if !(0..rank).contains(&canonical) {
+        let message = format!("axis {axis} is out of bounds for a result of rank {rank}");
+        return invalid_args("stack", &message, xs);
+    }
+    let axis = canonical;
     let expanded: Vec<Array> = xs.iter().map(|x| lax::expand_dims(x, &[axis])).collect();
     let refs: Vec<&Array> = expanded.iter().collect();
     concatenate(&refs, axis)
@@ -758,37 +783,59 @@ pub fn isfinite(x: &Array) -> Array {
 
 /// Flattens `x` when `axis` is `None`; returns the array and the axis.
 #[track_caller]
-fn along(x: &Array, axis: Option<i64>) -> (Array, usize) {
+fn along(function: &str, x: &Array, axis: Option<i64>) -> Result<(Array, usize), Array> {
     match axis {
-        None => (lax::reshape(x, &[x.size_or_one()]), 0),
-        Some(a) => {
-            let rank = x.ndim_or_zero() as i64;
-            (
-                x.clone(),
-                (if a < 0 { a + rank } else { a }).max(0) as usize,
-            )
-        }
+        None => Ok((lax::reshape(x, &[x.size_or_one()]), 0)),
+        Some(a) => Ok((x.clone(), canonical_axis(function, x, a)?)),
+    }
+}
+
+/// `axis` of `x` counted from the end when negative, as JAX's
+/// `canonicalize_axis`; out of range (JAX's "axis 3 is out of bounds for
+/// array of dimension 3"), an error array naming `function`, the axis, `x`
+/// and the caller's line: never clamped or wrapped into range.
+#[track_caller]
+fn canonical_axis(function: &str, x: &Array, axis: i64) -> Result<usize, Array> {
+    let rank = x.ndim_or_zero() as i64;
+    let canonical = if axis < 0 { axis + rank } else { axis };
+    if (0..rank).contains(&canonical) {
+        Ok(canonical as usize)
+    } else {
+        Err(invalid_args(
+            function,
+            &format!("axis {axis} is out of bounds for an array of rank {rank}"),
+            &[x],
+        ))
     }
 }
 
 /// `jnp.argmax(x, axis)` (over the flattened array when `axis` is `None`).
 #[track_caller]
 pub fn argmax(x: &Array, axis: Option<i64>) -> Array {
-    let (x, axis) = along(x, axis);
+    let (x, axis) = match along("argmax", x, axis) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
     lax::argmax(&x, axis, oxla_core::promotion::default_int(x64_enabled()))
 }
 
 /// `jnp.argmin(x, axis)`.
 #[track_caller]
 pub fn argmin(x: &Array, axis: Option<i64>) -> Array {
-    let (x, axis) = along(x, axis);
+    let (x, axis) = match along("argmin", x, axis) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
     lax::argmin(&x, axis, oxla_core::promotion::default_int(x64_enabled()))
 }
 
 /// `jnp.cumsum(x, axis)`.
 #[track_caller]
 pub fn cumsum(x: &Array, axis: Option<i64>) -> Array {
-    let (x, axis) = along(x, axis);
+    let (x, axis) = match along("cumsum", x, axis) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
     lax::cumsum(
         &as_dtype(&x, cumulative_dtype(x.dtype_or_bool())),
         axis,
@@ -799,7 +846,10 @@ pub fn cumsum(x: &Array, axis: Option<i64>) -> Array {
 /// `jnp.cumprod(x, axis)`.
 #[track_caller]
 pub fn cumprod(x: &Array, axis: Option<i64>) -> Array {
-    let (x, axis) = along(x, axis);
+    let (x, axis) = match along("cumprod", x, axis) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
     lax::cumprod(
         &as_dtype(&x, cumulative_dtype(x.dtype_or_bool())),
         axis,
@@ -810,17 +860,23 @@ pub fn cumprod(x: &Array, axis: Option<i64>) -> Array {
 /// `jnp.sort(x, axis)` (stable; NaN last).
 #[track_caller]
 pub fn sort(x: &Array, axis: i64) -> Array {
-    let (x, axis) = along(x, Some(axis));
-    lax::sort(&[&x], axis, true, 1).swap_remove(0)
+    let (x, axis) = match along("sort", x, Some(axis)) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    lax::sort(&[&x], axis as i64, true, 1).swap_remove(0)
 }
 
 /// `jnp.argsort(x, axis)` (stable).
 #[track_caller]
 pub fn argsort(x: &Array, axis: i64) -> Array {
-    let (x, axis) = along(x, Some(axis));
+    let (x, axis) = match along("argsort", x, Some(axis)) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
     let index = oxla_core::promotion::default_int(x64_enabled());
     let iota = lax::iota(index, x.shape_or_empty(), axis);
-    lax::sort(&[&x, &iota], axis, true, 1).swap_remove(1)
+    lax::sort(&[&x, &iota], axis as i64, true, 1).swap_remove(1)
 }
 
 /// `v` made to fit `kept_shape` when it was written for `result_shape`
@@ -838,7 +894,10 @@ pub(crate) fn squeeze_new_axes(v: &Array, result_shape: &[i64], kept_shape: &[i6
 /// with `fill`, and are clamped with `clip` (as JAX's `mode=`).
 #[track_caller]
 pub fn take(x: &Array, indices: &Array, axis: Option<i64>, clip: bool) -> Array {
-    let (x, axis) = along(x, axis);
+    let (x, axis) = match along("take", x, axis) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
     let n = x.shape_or_empty().get(axis).copied().unwrap_or(0);
     if clip {
         crate::index::take_along(
@@ -864,7 +923,10 @@ pub fn take(x: &Array, indices: &Array, axis: Option<i64>, clip: bool) -> Array 
 #[track_caller]
 pub fn take_along_axis(x: &Array, indices: &Array, axis: i64) -> Array {
     let rank = x.ndim_or_zero();
-    let axis = (if axis < 0 { axis + rank as i64 } else { axis }) as usize;
+    let axis = match canonical_axis("take_along_axis", x, axis) {
+        Ok(axis) => axis,
+        Err(e) => return e,
+    };
     let n = x.shape_or_empty().get(axis).copied().unwrap_or(0);
     let idx = lax::wrap_negative(indices, n);
     let shape = idx.shape_or_empty().to_vec();
@@ -916,21 +978,23 @@ pub fn split(x: &Array, sections: i64, axis: i64) -> Vec<Array> {
         );
         return vec![e; sections.max(1) as usize];
     };
-    lax::split(
-        x,
-        &vec![n / sections; sections as usize],
-        normalized as usize,
-    )
+    lax::split(x, &vec![n / sections; sections as usize], normalized)
 }
 
 /// `jnp.moveaxis(x, source, destination)`.
 #[track_caller]
 pub fn moveaxis(x: &Array, source: i64, destination: i64) -> Array {
-    let rank = x.ndim_or_zero() as i64;
-    let norm = |a: i64| if a < 0 { a + rank } else { a };
-    let (source, destination) = (norm(source), norm(destination));
-    let mut perm: Vec<i64> = (0..rank).filter(|&d| d != source).collect();
-    perm.insert(destination.clamp(0, rank - 1).max(0) as usize, source);
+    let (source, destination) = match (
+        canonical_axis("moveaxis", x, source),
+        canonical_axis("moveaxis", x, destination),
+    ) {
+        (Ok(s), Ok(d)) => (s as i64, d),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    let mut perm: Vec<i64> = (0..x.ndim_or_zero() as i64)
+        .filter(|&d| d != source)
+        .collect();
+    perm.insert(destination, source);
     lax::transpose(x, &perm)
 }
 

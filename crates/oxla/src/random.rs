@@ -1617,7 +1617,7 @@ fn shuffle(key: &Array, x: &Array, axis: usize, part: bool) -> Result<Array> {
         let sub = row(1);
         key = row(0);
         let sort_keys = bits_impl(&sub, x.shape_or_empty(), 32, part)?;
-        x = lax::sort(&[&sort_keys, &x], axis, true, 1)
+        x = lax::sort(&[&sort_keys, &x], axis as i64, true, 1)
             .pop()
             .unwrap_or_else(|| Array::error(invalid("random: sort without outputs".into())));
     }

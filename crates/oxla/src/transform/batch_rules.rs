@@ -113,7 +113,7 @@ pub(crate) fn batch(
         Primitive::Split { axis, sizes } => {
             let (x, b) = operand(&args[0], bdims[0], size);
             let axis = to_batched(*axis as i64, b) as usize;
-            let pieces = lax::split(&x, sizes, axis);
+            let pieces = lax::split(&x, sizes, axis as i64);
             let n = pieces.len();
             done(pieces, vec![Some(b); n])
         }

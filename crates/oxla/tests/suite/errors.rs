@@ -327,3 +327,53 @@ fn numpy_shape_errors_name_the_function_the_types_and_the_line() {
         }
     }
 }
+
+#[test]
+fn out_of_bounds_axes_are_errors_never_clamped_or_wrapped() {
+    // JAX raises for each of these ("axis 3 is out of bounds for array of
+    // dimension 3"); oxla once clamped argmax's -4 to axis 0 and wrapped
+    // swapaxes' 5 to axis 2.
+    let x = jnp::zeros(&[2, 3, 4], DType::F32);
+    let cases: Vec<(&str, Array)> = vec![
+        ("argmax", jnp::argmax(&x, Some(-4))),
+        ("argmin", jnp::argmin(&x, Some(3))),
+        ("cumsum", jnp::cumsum(&x, Some(-4))),
+        ("sort", jnp::sort(&x, 3)),
+        ("argsort", jnp::argsort(&x, -4)),
+        (
+            "take",
+            jnp::take(&x, &Array::scalar(0i32).unwrap(), Some(5), true),
+        ),
+        (
+            "take_along_axis",
+            jnp::take_along_axis(&x, &jnp::zeros(&[2, 3, 1], DType::I32), -4),
+        ),
+        ("transpose", jnp::transpose(&x, Some(&[0, 1, -4]))),
+        ("swapaxes", jnp::swapaxes(&x, 5, 0)),
+        ("moveaxis", jnp::moveaxis(&x, 0, 3)),
+        ("concatenate", jnp::concatenate(&[&x, &x], -4)),
+        ("stack", jnp::stack(&[&x, &x], 4)),
+        (
+            "lax::split",
+            oxla::lax::split(&x, &[1, 1], 3).swap_remove(0),
+        ),
+        (
+            "lax::sort",
+            oxla::lax::sort(&[&x], -4, true, 1).swap_remove(0),
+        ),
+    ];
+    for (function, result) in cases {
+        let e = result.check().unwrap_err().to_string();
+        assert!(
+            e.contains(function) && e.contains("out of") && e.contains("errors.rs:"),
+            "{function}: {e}"
+        );
+    }
+    // In range, negative axes count from the end.
+    assert_eq!(jnp::swapaxes(&x, -1, 0).shape(), &[4, 3, 2]);
+    assert_eq!(jnp::moveaxis(&x, -1, 0).shape(), &[4, 2, 3]);
+    assert_eq!(
+        oxla::lax::squeeze(&jnp::zeros(&[2, 1], DType::F32), &[-1]).shape(),
+        &[2]
+    );
+}

@@ -49,6 +49,9 @@ b = rng.integers(0, 2, (3, 4)).astype(bool)
 b2 = rng.integers(0, 2, (3, 4)).astype(bool)
 h = normal(3, 4, dtype=np.float16)
 k = ints(-5, 6, 3, 4)
+x3 = normal(2, 3, 4)
+x3b = normal(2, 3, 4)
+x31 = normal(2, 3, 1, 4)
 u2 = ints(0, 9, 3, 4, dtype=np.uint8)
 y0 = np.where(np.abs(y) < 0.4, np.float32(0.0), y).astype(np.float32)
 y0[0, 0] = -0.0
@@ -219,6 +222,30 @@ CASES = {
     "jnp_divmod_remainder": (lambda a, c: jnp.divmod(a, c)[1], [x * 3, y0]),
     "jnp_divmod_int_quotient": (lambda a, c: jnp.divmod(a, c)[0], [i, k]),
     "jnp_divmod_int_remainder": (lambda a, c: jnp.divmod(a, c)[1], [i, k]),
+    # Negative axes and dimensions, wherever JAX takes them.
+    "axis_sum": (lambda a: jnp.sum(a, axis=(-3, -1)), [x3]),
+    "axis_prod_keep": (lambda a: jnp.prod(a, axis=-2, keepdims=True), [x3]),
+    "axis_max": (lambda a: jnp.max(a, axis=-1), [x3]), "axis_min": (lambda a: jnp.min(a, axis=-3), [x3]),
+    "axis_mean": (lambda a: jnp.mean(a, axis=(-2,)), [x3]), "axis_var": (lambda a: jnp.var(a, axis=-1), [x3]),
+    "axis_std": (lambda a: jnp.std(a, axis=-2, keepdims=True), [x3]),
+    "axis_transpose": (lambda a: jnp.transpose(a, (-1, 0, -2)), [x3]),
+    "axis_concatenate": (lambda a, c: jnp.concatenate([a, c], axis=-2), [x3, x3b]),
+    "axis_stack": (lambda a, c: jnp.stack([a, c], axis=-1), [x3, x3b]),
+    "axis_expand_dims": (lambda a: jnp.expand_dims(a, -2), [x3]),
+    "axis_squeeze": (lambda a: jnp.squeeze(a, axis=-2), [x31]),
+    "axis_argmax": (lambda a: jnp.argmax(a, axis=-2), [x3]), "axis_argmin": (lambda a: jnp.argmin(a, axis=-1), [x3]),
+    "axis_cumsum": (lambda a: jnp.cumsum(a, axis=-1), [x3]), "axis_cumprod": (lambda a: jnp.cumprod(a, axis=-2), [x3]),
+    "axis_sort": (lambda a: jnp.sort(a, axis=-2), [x3]), "axis_argsort": (lambda a: jnp.argsort(a, axis=-1), [x3]),
+    "axis_take": (lambda a, t: jnp.take(a, t, axis=-1), [x3, ints(0, 4, 5)]),
+    "axis_take_along_axis": (lambda a, t: jnp.take_along_axis(a, t, axis=-2), [x3, ints(0, 3, 2, 2, 4)]),
+    "axis_split": (lambda a: jnp.split(a, 2, axis=-1)[1], [x3]),
+    "axis_logsumexp": (lambda a: jax.nn.logsumexp(a, axis=-2), [x3]),
+    "axis_softmax": (lambda a: jax.nn.softmax(a, axis=-2), [x3]),
+    "axis_log_softmax": (lambda a: jax.nn.log_softmax(a, axis=(-3, -1)), [x3]),
+    "axis_lax_squeeze": (lambda a: lax.squeeze(a, (-2,)), [x31]),
+    "axis_lax_expand_dims": (lambda a: lax.expand_dims(a, (-1, 0)), [x3]),
+    "axis_lax_split": (lambda a: lax.split(a, (1, 3), axis=-1)[1], [x3]),
+    "axis_lax_sort": (lambda a: lax.sort(a, dimension=-2), [x3]),
     # jax.nn
     "relu": (jax.nn.relu, [x]), "sigmoid": (jax.nn.sigmoid, [x]), "silu": (jax.nn.silu, [x]),
     "gelu": (jax.nn.gelu, [x]), "softmax": (jax.nn.softmax, [x]), "log_softmax": (jax.nn.log_softmax, [x]),
