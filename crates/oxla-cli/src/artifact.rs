@@ -19,6 +19,12 @@ pub enum Artifact {
 /// flatbuffers (by verifying them) and MLIR text (UTF-8) apart.
 pub fn read_artifact(file: &Path) -> anyhow::Result<Artifact> {
     let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    if bytes.is_empty() {
+        bail!(
+            "{} is empty: oxla runs a StableHLO module (MLIR text or bytecode) or a jax.export file",
+            file.display()
+        );
+    }
     let program = Program::mlir(bytes);
     if program.is_mlir_bytecode() {
         return Ok(Artifact::Module(program));

@@ -620,3 +620,17 @@ fn profile_summarises_a_trace_by_time() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// An empty file is named as empty, not as a module without `main` or a
+/// flatbuffer out of range.
+#[test]
+fn an_empty_file_is_said_to_be_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.bin");
+    std::fs::write(&empty, b"").unwrap();
+    for command in ["run", "inspect"] {
+        let o = oxla(&[command, s(&empty)]);
+        let line = assert_fails_with(&o, "empty.bin is empty");
+        assert!(line.contains("jax.export file"), "{line}");
+    }
+}

@@ -338,6 +338,11 @@ impl Exported {
     /// foreign bytes give [`ExportError::Malformed`]; a version outside what
     /// oxla reads gives [`ExportError::UnsupportedVersion`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Exported> {
+        if bytes.is_empty() {
+            return Err(malformed(
+                "it is empty (0 bytes; `Exported.serialize()` writes a flatbuffer)".to_string(),
+            ));
+        }
         let root = schema::read_root(bytes)
             .map_err(|e| malformed(e.to_string().lines().next().unwrap_or("").to_string()))?;
         exported(root)

@@ -199,3 +199,12 @@ fn a_portable_artifact_and_its_generic_text_compute_the_same() {
         "artifact vs text",
     );
 }
+
+#[test]
+fn empty_bytes_are_said_to_be_empty() {
+    let e = ExportedFn::from_bytes(&[]).err().unwrap().to_string();
+    assert!(
+        e.contains("not a valid jax.export file: it is empty (0 bytes"),
+        "{e}"
+    );
+}
