@@ -6,6 +6,10 @@ use oxla_core::WindowOp;
 use crate::array::Array;
 use crate::lax::{self, Padding};
 
+/// A pool's window dimensions, strides and (low, high) padding over every
+/// axis of its input.
+type Window = (Vec<i64>, Vec<i64>, Vec<(i64, i64)>);
+
 /// The window, strides and padding of a pool over `x`'s middle axes
 /// (batch and channels untouched): explicit padding names the spatial axes
 /// only, one `(low, high)` pair each, as Flax's `pool`, and gets `(0, 0)`
@@ -18,7 +22,7 @@ fn full_window(
     window: &[i64],
     strides: &[i64],
     padding: &Padding,
-) -> Result<(Vec<i64>, Vec<i64>, Vec<(i64, i64)>), Array> {
+) -> Result<Window, Array> {
     let aval = x.aval().map_err(|e| Array::error(e.clone()))?;
     let shape = aval.shape.clone();
     let spatial = shape.len().saturating_sub(2);
