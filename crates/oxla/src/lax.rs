@@ -273,14 +273,15 @@ pub fn transpose(x: &Array, permutation: &[i64]) -> Array {
     )
 }
 
-/// `axis` of an array of `rank` dimensions, counted from the end when
-/// negative (JAX's `canonicalize_axis`); out of range, an error naming
-/// `function`, the axis, `x`'s type and the caller's line.
+/// `axis` of `x`, counted from the end when negative (JAX's
+/// `canonicalize_axis`); out of range, an error naming `function`, the
+/// axis, `x`'s type and the caller's line: never clamped or wrapped into
+/// range. `lax` and `numpy` check their axes through it.
 #[track_caller]
-fn canonical_axis(function: &'static str, x: &Array, axis: i64, rank: usize) -> Result<usize> {
-    let rank_i = rank as i64;
-    let canonical = if axis < 0 { axis + rank_i } else { axis };
-    if (0..rank_i).contains(&canonical) {
+pub(crate) fn canonical_axis(function: &'static str, x: &Array, axis: i64) -> Result<usize> {
+    let rank = x.ndim_or_zero() as i64;
+    let canonical = if axis < 0 { axis + rank } else { axis };
+    if (0..rank).contains(&canonical) {
         return Ok(canonical as usize);
     }
     let aval = x.aval().map(ToString::to_string).unwrap_or_default();
@@ -347,7 +348,7 @@ pub fn rev(x: &Array, dimensions: &[i64]) -> Array {
 /// end): one equation, whose transpose is a concatenate.
 #[track_caller]
 pub fn split(x: &Array, sizes: &[i64], axis: i64) -> Vec<Array> {
-    let axis = match canonical_axis("lax::split", x, axis, x.ndim_or_zero()) {
+    let axis = match canonical_axis("lax::split", x, axis) {
         Ok(axis) => axis,
         Err(e) => return vec![Array::error(e); sizes.len().max(1)],
     };
@@ -607,15 +608,14 @@ pub fn argmin(x: &Array, axis: usize, index_dtype: DType) -> Array {
 /// `jax.lax.sort`) by the first `num_keys` (NaN last).
 #[track_caller]
 pub fn sort(operands: &[&Array], dimension: i64, is_stable: bool, num_keys: usize) -> Vec<Array> {
-    let rank = operands.first().map_or(0, |x| x.ndim_or_zero());
-    let first = operands
-        .first()
-        .copied()
-        .cloned()
-        .unwrap_or_else(|| Array::weak_scalar(0i32));
-    let dimension = match canonical_axis("lax::sort", &first, dimension, rank) {
-        Ok(d) => d,
-        Err(e) => return vec![Array::error(e); operands.len().max(1)],
+    // A match, not a closure: the error names the caller's line.
+    let dimension = match operands.first() {
+        Some(x) => match canonical_axis("lax::sort", x, dimension) {
+            Ok(d) => d,
+            Err(e) => return vec![Array::error(e); operands.len()],
+        },
+        // No operand: sort's own shape rule reports it.
+        None => 0,
     };
     bind_n(
         Primitive::Sort {

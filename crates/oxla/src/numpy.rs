@@ -783,30 +783,18 @@ pub fn isfinite(x: &Array) -> Array {
 
 /// Flattens `x` when `axis` is `None`; returns the array and the axis.
 #[track_caller]
-fn along(function: &str, x: &Array, axis: Option<i64>) -> Result<(Array, usize), Array> {
+fn along(function: &'static str, x: &Array, axis: Option<i64>) -> Result<(Array, usize), Array> {
     match axis {
         None => Ok((lax::reshape(x, &[x.size_or_one()]), 0)),
         Some(a) => Ok((x.clone(), canonical_axis(function, x, a)?)),
     }
 }
 
-/// `axis` of `x` counted from the end when negative, as JAX's
-/// `canonicalize_axis`; out of range (JAX's "axis 3 is out of bounds for
-/// array of dimension 3"), an error array naming `function`, the axis, `x`
-/// and the caller's line: never clamped or wrapped into range.
+/// [`lax::canonical_axis`] as an error array, for the functions that
+/// return one.
 #[track_caller]
-fn canonical_axis(function: &str, x: &Array, axis: i64) -> Result<usize, Array> {
-    let rank = x.ndim_or_zero() as i64;
-    let canonical = if axis < 0 { axis + rank } else { axis };
-    if (0..rank).contains(&canonical) {
-        Ok(canonical as usize)
-    } else {
-        Err(invalid_args(
-            function,
-            &format!("axis {axis} is out of bounds for an array of rank {rank}"),
-            &[x],
-        ))
-    }
+fn canonical_axis(function: &'static str, x: &Array, axis: i64) -> Result<usize, Array> {
+    lax::canonical_axis(function, x, axis).map_err(Array::error)
 }
 
 /// `jnp.argmax(x, axis)` (over the flattened array when `axis` is `None`).
