@@ -30,9 +30,12 @@ impl Twin {
     ) -> anyhow::Result<(Twin, serde_json::Value)> {
         let python = oxla_pjrt::oxla_home().join("venv/bin/python");
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
+        // JAX on the platform oxla runs on (a GPU machine runs both there).
+        let platform = oxla::client()?.platform_name()?;
         let mut child = Command::new(&python)
             .arg(&path)
             .args(args)
+            .env("JAX_PLATFORMS", &platform)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

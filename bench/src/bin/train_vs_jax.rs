@@ -241,7 +241,10 @@ fn main() -> anyhow::Result<()> {
         Ok(())
     })?;
 
-    println!("Training steps, oxla vs JAX + Optax (same models, parameters, data; CPU)");
+    println!(
+        "Training steps, oxla vs JAX + Optax (same models, parameters, data; {})",
+        oxla::client()?.platform_name()?
+    );
     println!("| model | measure | JAX | oxla | oxla / JAX | target |");
     println!("|---|---|---|---|---|---|");
     let rows: [(&str, &str, &str, bool, &str); 7] = [

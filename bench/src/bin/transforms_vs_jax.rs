@@ -89,7 +89,11 @@ fn main() -> anyhow::Result<()> {
             "(c) same with checkpoint(nothing_saveable)",
             remat as f64,
             "deep_temp_remat",
-            "- (XLA CPU merges the recomputation back)",
+            if oxla::client()?.platform_name()? == "cpu" {
+                "- (XLA CPU merges the recomputation back)"
+            } else {
+                "< no checkpoint"
+            },
         ),
         (
             "(d) the 16 layers as a scan, temp bytes, no checkpoint",

@@ -61,7 +61,8 @@ pub unsafe fn prepare_test_binary(target_tmpdir: &str, binary: &str) {
 }
 
 /// Runs this test binary's oxla runtime on the pinned xla-cpu-pjrt plugin
-/// (unless `OXLA_PJRT_PLUGIN` already names one), for tests that compare
+/// (unless `OXLA_PJRT_PLUGIN` already names one, or `OXLA_PLATFORM` asks
+/// for another platform than the CPU), for tests that compare
 /// single ops with the reference JAX (jaxlib 0.10.2) within one ulp: its
 /// XLA rounds as jaxlib 0.10.2's does, while the default CPU plugin
 /// (lammps-jax-pjrt-cpu 0.11.2, jaxlib 0.11.2's XLA) differs by 2 ulps on
@@ -71,13 +72,23 @@ pub unsafe fn prepare_test_binary(target_tmpdir: &str, binary: &str) {
 /// Sets an environment variable: only while no other thread runs (a
 /// constructor before `main`).
 pub unsafe fn use_reference_plugin() {
-    if std::env::var_os("OXLA_PJRT_PLUGIN").is_some() {
+    if std::env::var_os("OXLA_PJRT_PLUGIN").is_some() || platform() != oxla_pjrt::Platform::Cpu {
         return;
     }
     let plugin =
         oxla_pjrt::plugin_dir().join("xla-cpu-pjrt-0.0.1/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so");
     // SAFETY: passed on from the caller.
     unsafe { std::env::set_var("OXLA_PJRT_PLUGIN", plugin) };
+}
+
+/// The platform the tests run oxla on: `OXLA_PLATFORM` (as oxla's default
+/// client reads it), the CPU when unset or unknown. The reference JAX runs
+/// on the same platform ([`run_python`] sets `JAX_PLATFORMS`).
+pub fn platform() -> oxla_pjrt::Platform {
+    std::env::var("OXLA_PLATFORM")
+        .ok()
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or(oxla_pjrt::Platform::Cpu)
 }
 
 /// The Python of oxla's venv (made by ci/setup), or `OXLA_PYTHON`.
@@ -180,11 +191,14 @@ pub fn within<T: Send + 'static>(
 }
 
 /// Runs `script` with `args` in the reference Python (for at most
-/// [`process_timeout`]); panics with its stderr if it fails, returns its
-/// stdout.
+/// [`process_timeout`]), its JAX on oxla's [`platform`]; panics with its
+/// stderr if it fails, returns its stdout.
 pub fn run_python(script: &Path, args: &[&Path]) -> Vec<u8> {
     let out = output_within(
-        Command::new(python()).arg(script).args(args),
+        Command::new(python())
+            .arg(script)
+            .args(args)
+            .env("JAX_PLATFORMS", platform().name()),
         process_timeout(),
     );
     assert!(

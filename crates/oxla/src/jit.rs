@@ -80,6 +80,8 @@ pub struct CacheKey {
     pub x64: bool,
     /// The `jax_threefry_partitionable` flag (random bits depend on it).
     pub threefry_partitionable: bool,
+    /// The default matmul precision (`jax_default_matmul_precision`).
+    pub default_matmul_precision: Option<oxla_core::Precision>,
     /// Each input leaf's sharding over a mesh (`None`: on one device).
     pub shardings: Vec<Option<ShardingDesc>>,
 }
@@ -492,6 +494,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
                 avals,
                 x64: x64_enabled(),
                 threefry_partitionable: crate::random::threefry_partitionable(),
+                default_matmul_precision: crate::config::default_matmul_precision(),
                 shardings,
             },
         ))
@@ -876,6 +879,7 @@ fn distance(a: &CacheKey, b: &CacheKey) -> usize {
             .count()
         + usize::from(a.x64 != b.x64)
         + usize::from(a.threefry_partitionable != b.threefry_partitionable)
+        + usize::from(a.default_matmul_precision != b.default_matmul_precision)
 }
 
 /// A sentence per difference between an earlier key and a new one.
@@ -891,6 +895,16 @@ fn explain_difference(old: &CacheKey, new: &CacheKey) -> String {
         reasons.push(format!(
             "config flag threefry_partitionable changed from {} to {}",
             old.threefry_partitionable, new.threefry_partitionable
+        ));
+    }
+    if old.default_matmul_precision != new.default_matmul_precision {
+        let name = |p: Option<oxla_core::Precision>| {
+            p.map_or("none".to_string(), |p| p.name().to_ascii_lowercase())
+        };
+        reasons.push(format!(
+            "config flag default_matmul_precision changed from {} to {}",
+            name(old.default_matmul_precision),
+            name(new.default_matmul_precision)
         ));
     }
     if old.tree != new.tree {

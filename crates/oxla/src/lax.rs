@@ -431,7 +431,8 @@ pub fn dot_general(
 }
 
 /// [`dot_general`] with a precision for accelerators (`Precision::Highest`
-/// for full f32 on TPUs; CPUs ignore it).
+/// for full f32 on GPUs and TPUs; CPUs ignore it). `None` takes
+/// [`crate::config::default_matmul_precision`].
 #[track_caller]
 pub fn dot_general_with_precision(
     x: &Array,
@@ -449,7 +450,7 @@ pub fn dot_general_with_precision(
             lhs_batch: dims(lb),
             rhs_batch: dims(rb),
             preferred_element_type,
-            precision,
+            precision: precision.or_else(crate::config::default_matmul_precision),
         },
         &[&x, &y],
     )

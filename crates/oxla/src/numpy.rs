@@ -470,50 +470,148 @@ pub fn matmul(x: &Array, y: &Array) -> Array {
             &[x, y],
         );
     }
-    match (x.ndim_or_zero(), y.ndim_or_zero()) {
-        (0, _) | (_, 0) => invalid_args("matmul", "needs operands of rank >= 1", &[x, y]),
-        (1, 1) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
-        (1, 2) => lax::dot_general(x, y, ((&[0], &[0]), (&[], &[])), preferred),
-        (a, 1) => lax::dot_general(x, y, ((&[a as i64 - 1], &[0]), (&[], &[])), preferred),
-        (a, 2) => lax::dot_general(x, y, ((&[a as i64 - 1], &[0]), (&[], &[])), preferred),
-        (a, _) => {
-            // Batch dims on the right operand (rank >= 3): broadcast both to
-            // one batch; a 1-D left operand is a row, removed afterwards.
-            let x2 = if a == 1 {
-                lax::expand_dims(x, &[0])
+    if x.ndim_or_zero() == 0 || y.ndim_or_zero() == 0 {
+        return invalid_args("matmul", "needs operands of rank >= 1", &[x, y]);
+    }
+    let Some(plan) = MatmulPlan::of(xs, ys) else {
+        return invalid_args(
+            "matmul",
+            &format!(
+                "batch dims {:?} and {:?} do not broadcast",
+                &xs[..xs.len().saturating_sub(2)],
+                &ys[..ys.len().saturating_sub(2)]
+            ),
+            &[x, y],
+        );
+    };
+    let squeezed = |t: &Array, dims: &[i64]| {
+        if dims.is_empty() {
+            t.clone()
+        } else {
+            lax::squeeze(t, dims)
+        }
+    };
+    let (x, y) = (squeezed(x, &plan.x_squeeze), squeezed(y, &plan.y_squeeze));
+    let (xr, yr) = (x.ndim_or_zero() as i64, y.ndim_or_zero() as i64);
+    let y_contracting = yr - 1 - i64::from(ys.len() > 1);
+    let out = lax::dot_general(
+        &x,
+        &y,
+        (
+            (&[xr - 1], &[y_contracting]),
+            (&plan.x_batch, &plan.y_batch),
+        ),
+        preferred,
+    );
+    let identity = plan
+        .permutation
+        .iter()
+        .enumerate()
+        .all(|(i, &p)| p == i as i64);
+    let out = if identity {
+        out
+    } else {
+        lax::transpose(&out, &plan.permutation)
+    };
+    if plan.both_squeezed.is_empty() {
+        out
+    } else {
+        lax::expand_dims(&out, &plan.both_squeezed)
+    }
+}
+
+/// How `jnp.matmul` maps its operands onto one `dot_general`, as JAX's:
+/// batch dims of size 1 on one side are squeezed away and become free dims
+/// of the other operand (no broadcast copies), equal ones are batch dims,
+/// and a transpose puts the result's dims in numpy's order.
+#[derive(Debug, PartialEq)]
+struct MatmulPlan {
+    /// Dims of the left operand squeezed away.
+    x_squeeze: Vec<i64>,
+    /// Dims of the right operand squeezed away.
+    y_squeeze: Vec<i64>,
+    /// Batch dims of the squeezed left operand.
+    x_batch: Vec<i64>,
+    /// Batch dims of the squeezed right operand.
+    y_batch: Vec<i64>,
+    /// The transpose from `dot_general`'s order to numpy's.
+    permutation: Vec<i64>,
+    /// Result dims of size 1 on both sides, squeezed and put back.
+    both_squeezed: Vec<i64>,
+}
+
+impl MatmulPlan {
+    /// The plan for operands of shapes `xs` and `ys` (rank >= 1), `None`
+    /// when their batch dims do not broadcast.
+    fn of(xs: &[i64], ys: &[i64]) -> Option<MatmulPlan> {
+        let (x_mat, y_mat) = (xs.len() > 1, ys.len() > 1);
+        let batch_of = |s: &[i64], mat: bool| {
+            if mat {
+                s[..s.len() - 2].to_vec()
             } else {
-                x.clone()
-            };
-            let (xs, ys) = (x2.shape_or_empty().to_vec(), y.shape_or_empty().to_vec());
-            let (bx, by) = (&xs[..xs.len() - 2], &ys[..ys.len() - 2]);
-            let Some(batch) = broadcast_shapes(bx, by) else {
-                return invalid_args(
-                    "matmul",
-                    &format!("batch dims {bx:?} and {by:?} do not broadcast"),
-                    &[x, y],
-                );
-            };
-            let full = |t: &Array, tail: &[i64]| {
-                let mut shape = batch.clone();
-                shape.extend_from_slice(tail);
-                broadcast_to(t, &shape)
-            };
-            let x3 = full(&x2, &xs[xs.len() - 2..]);
-            let y3 = full(y, &ys[ys.len() - 2..]);
-            let n = batch.len() as i64;
-            let batch_dims: Vec<i64> = (0..n).collect();
-            let out = lax::dot_general(
-                &x3,
-                &y3,
-                ((&[n + 1], &[n]), (&batch_dims, &batch_dims)),
-                preferred,
-            );
-            if a == 1 {
-                lax::squeeze(&out, &[n])
-            } else {
-                out
+                vec![]
+            }
+        };
+        let (xb, yb) = (batch_of(xs, x_mat), batch_of(ys, y_mat));
+        let n = xb.len().max(yb.len());
+        let padded = |b: Vec<i64>| -> Vec<Option<i64>> {
+            std::iter::repeat_n(None, n - b.len())
+                .chain(b.into_iter().map(Some))
+                .collect()
+        };
+        let (mut x_squeeze, mut y_squeeze, mut both_squeezed) = (vec![], vec![], vec![]);
+        let (mut x_batch, mut y_batch) = (vec![], vec![]);
+        let (mut idx_batch, mut idx_x_other, mut idx_y_other) = (vec![], vec![], vec![]);
+        for (i, (bx, by)) in padded(xb).into_iter().zip(padded(yb)).enumerate() {
+            let i = i as i64;
+            let x_at = (idx_batch.len() + idx_x_other.len() + x_squeeze.len()) as i64;
+            let y_at = (idx_batch.len() + idx_y_other.len() + y_squeeze.len()) as i64;
+            match (bx, by) {
+                (None, _) => idx_y_other.push(i),
+                (_, None) => idx_x_other.push(i),
+                (Some(1), Some(1)) => {
+                    x_squeeze.push(x_at);
+                    y_squeeze.push(y_at);
+                    both_squeezed.push(i);
+                }
+                (Some(1), _) => {
+                    idx_y_other.push(i);
+                    x_squeeze.push(x_at);
+                }
+                (_, Some(1)) => {
+                    idx_x_other.push(i);
+                    y_squeeze.push(y_at);
+                }
+                (Some(a), Some(b)) if a == b => {
+                    x_batch.push((idx_batch.len() + idx_x_other.len()) as i64);
+                    y_batch.push((idx_batch.len() + idx_y_other.len()) as i64);
+                    idx_batch.push(i);
+                }
+                _ => return None,
             }
         }
+        if x_mat {
+            idx_x_other.push(n as i64);
+        }
+        if y_mat {
+            idx_y_other.push(n as i64 + i64::from(x_mat));
+        }
+        // Positions in the result (with the squeezed-on-both dims left out).
+        let order: Vec<i64> = idx_batch
+            .into_iter()
+            .chain(idx_x_other)
+            .chain(idx_y_other)
+            .collect();
+        let mut permutation: Vec<i64> = (0..order.len() as i64).collect();
+        permutation.sort_by_key(|&k| order[k as usize]);
+        Some(MatmulPlan {
+            x_squeeze,
+            y_squeeze,
+            x_batch,
+            y_batch,
+            permutation,
+            both_squeezed,
+        })
     }
 }
 

@@ -160,3 +160,44 @@ fn tests_compile_into_their_own_cache() {
     );
     assert!(!cache.dir().starts_with(oxla_pjrt::oxla_home()));
 }
+
+#[test]
+fn the_default_matmul_precision_is_part_of_the_key_and_reaches_the_program() {
+    use oxla::config::with_default_matmul_precision;
+    use oxla::lax::Precision;
+    let f = jit(|(a, b): (Array, Array)| jnp::matmul(&a, &b));
+    let args = (
+        jnp::ones(&[2, 3], DType::F32),
+        jnp::ones(&[3, 4], DType::F32),
+    );
+    f.call(args.clone()).unwrap();
+    let highest = Some(Precision::Highest);
+    let why = with_default_matmul_precision(highest, || f.explain_miss(&args))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        why,
+        "config flag default_matmul_precision changed from none to highest"
+    );
+    let text = with_default_matmul_precision(highest, || f.lower(&args)).unwrap();
+    assert!(text.contains("HIGHEST"), "{text}");
+    assert!(!f.lower(&args).unwrap().contains("HIGHEST"));
+    let out = with_default_matmul_precision(highest, || f.call(args.clone())).unwrap();
+    assert_eq!(out.to_vec::<f32>().unwrap(), vec![3.0; 8]);
+    assert_eq!(f.cache_size(), 2);
+    // A precision the call names wins over the default.
+    let g = jit(|(a, b): (Array, Array)| {
+        oxla::lax::dot_general_with_precision(
+            &a,
+            &b,
+            ((&[1], &[0]), (&[], &[])),
+            None,
+            Some(Precision::Default),
+        )
+    });
+    let text = with_default_matmul_precision(highest, || g.lower(&args)).unwrap();
+    assert!(
+        !text.contains("HIGHEST") && text.contains("DEFAULT"),
+        "{text}"
+    );
+}

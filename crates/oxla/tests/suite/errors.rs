@@ -274,10 +274,13 @@ fn an_execution_failure_is_an_error_with_the_plugins_message() {
         .unwrap_err();
     assert!(matches!(err, Error::Runtime(_)), "{err}");
     let text = err.to_string();
-    // At the call the plugin reports RESOURCE_EXHAUSTED, at a wait INTERNAL
-    // ("Buffer Definition Event: ..."); its message names the size either way.
+    // At the call the CPU plugin reports RESOURCE_EXHAUSTED, at a wait
+    // INTERNAL ("Buffer Definition Event: ..."); the GPU plugin's allocator
+    // RESOURCE_EXHAUSTED at the wait. Each message names the size, in bytes
+    // (CPU) or TiB (GPU).
     assert!(
-        text.contains("Out of memory") && text.contains("4398046511104 bytes"),
+        text.contains("Out of memory")
+            && (text.contains("4398046511104 bytes") || text.contains("4.00TiB")),
         "{text}"
     );
 }

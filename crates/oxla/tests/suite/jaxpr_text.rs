@@ -44,6 +44,16 @@ fn jaxprs_match_jax_make_jaxpr() {
         .unwrap(),
     );
     assert_same_as_jax(
+        "matmul_highest",
+        &oxla::config::with_default_matmul_precision(Some(lax::Precision::Highest), || {
+            make_jaxpr(
+                |(a, b): (Array, Array)| jnp::matmul(&a, &b),
+                &(f32_23.clone(), ones(&[3, 4], DType::F32)),
+            )
+        })
+        .unwrap(),
+    );
+    assert_same_as_jax(
         "broadcast_add",
         &make_jaxpr(
             |(a, b): (Array, Array)| a + b,

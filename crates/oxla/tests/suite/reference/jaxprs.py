@@ -14,10 +14,17 @@ from jax._src import dtypes
 
 f32 = jnp.ones((2, 3), jnp.float32)
 
+
+def matmul_highest(a, b):
+    with jax.default_matmul_precision("highest"):
+        return a @ b
+
+
 JAXPRS = {
     "sin": (lambda a: jnp.sin(a), [f32]),
     "mul_literal": (lambda a: a * 2.0, [jnp.ones(3)]),
     "matmul_add": (lambda a, b: jnp.sin(a) @ b + 1, [f32, jnp.ones((3, 4))]),
+    "matmul_highest": (matmul_highest, [f32, jnp.ones((3, 4))]),
     "broadcast_add": (lambda a, b: a + b, [f32, jnp.ones(3)]),
     "sum_f16_div": (lambda a: jnp.sum(a, axis=0) / 3, [jnp.ones((2, 3), jnp.float16)]),
     "convert_add": (lambda a: a.astype(jnp.int32) + 1, [jnp.ones(2)]),

@@ -170,8 +170,9 @@ pub fn encode(a: &Array) -> serde_json::Value {
 }
 
 /// Finite differences, the second reference for gradients: `<g, v>` against
-/// `(loss(p + εv) - loss(p - εv)) / 2ε` (ε = 1e-3) along one direction with
-/// elements `direction(parameter, element)`, within 2% (at least 2e-4).
+/// `(loss(p + εv) - loss(p - εv)) / 2ε` (ε = 1e-3, the losses with full
+/// f32 dots) along one direction with elements `direction(parameter,
+/// element)`, within 2% (at least 2e-4).
 pub fn assert_central_difference(
     params: &[Array],
     grads: &[Array],
@@ -190,7 +191,14 @@ pub fn assert_central_difference(
         plus.push(p + &(&v * eps));
         minus.push(p - &(&v * eps));
     }
-    let value = |p: &[Array]| loss(p).item::<f32>().unwrap() as f64;
+    // Full f32 dots: a GPU's default TensorFloat-32 rounds each loss to
+    // about 1e-3, which the 2e-3 step would blow up to the size of the
+    // derivative itself.
+    let value = |p: &[Array]| {
+        oxla::config::with_default_matmul_precision(Some(oxla::lax::Precision::Highest), || {
+            loss(p).item::<f32>().unwrap() as f64
+        })
+    };
     let numeric = (value(&plus) - value(&minus)) / (2.0 * eps);
     assert!(
         (analytic - numeric).abs() <= 2e-2 * analytic.abs().max(1e-2),

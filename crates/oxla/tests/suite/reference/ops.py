@@ -196,6 +196,8 @@ CASES = {
     "jnp_matmul_3d_vec": (jnp.matmul, [normal(2, 3, 4), normal(4)]),
     "jnp_matmul_2d_3d": (jnp.matmul, [normal(3, 4), normal(2, 4, 5)]),
     "jnp_matmul_broadcast_batch": (jnp.matmul, [normal(2, 1, 3, 4), normal(5, 4, 2)]),
+    "jnp_matmul_unit_batches": (jnp.matmul, [normal(1, 2, 3, 4), normal(1, 1, 4, 5)]),
+    "jnp_matmul_left_batches": (jnp.matmul, [normal(3, 1, 2, 4), normal(2, 4, 3)]),
     "jnp_outer": (jnp.outer, [normal(3), normal(2)]),
     "jnp_where": (jnp.where, [b, x, y]), "jnp_clip": (lambda a: jnp.clip(a, -0.5, 0.5), [x]),
     "jnp_power": (jnp.power, [pos, y]), "jnp_swapaxes": (lambda a: jnp.swapaxes(a, 0, 1), [x]),
