@@ -324,6 +324,33 @@ fn export_zoo() -> tempfile::TempDir {
     dir
 }
 
+/// `oxla run` on an export for cpu and cuda whose cuda branch calls a
+/// kernel no CPU plugin has: the platform index is bound as a constant, so
+/// the plugin compiles the cpu branch alone, and the result is JAX's.
+#[test]
+fn run_compiles_only_the_branch_of_its_platform() {
+    let zoo = export_zoo();
+    let z = zoo.path();
+    let out = tempfile::tempdir().unwrap();
+    let o = oxla(&[
+        "run",
+        s(&z.join("cuda_kernel_branch.jaxexport")),
+        "-i",
+        s(&z.join("cuda_kernel_branch.in_0.npy")),
+        "--out",
+        s(out.path()),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = HostArray::read_file(&out.path().join("out_0.npy")).unwrap();
+    let want = HostArray::read_file(&z.join("cuda_kernel_branch.out_0.npy")).unwrap();
+    oxla_testing::assert_matches_jax(
+        &got,
+        &want,
+        oxla_testing::Tolerance::OTHER_XLA_BUILD,
+        "oxla run of the cpu branch",
+    );
+}
+
 #[test]
 fn exports_run_inspect_and_fail_cleanly() {
     let zoo = export_zoo();

@@ -23,7 +23,10 @@ pub use model::{
 pub use producer::{ModuleForm, OXLA_VERSION_ATTRIBUTE, Producer};
 pub use run::LoadedExport;
 pub use stablehlo_version::StablehloVersion;
-pub use vhlo::{VhloError, artifact_to_text, stablehlo_text_to_artifact, vhlo_text_to_artifact};
+pub use vhlo::{
+    VhloError, artifact_to_text, bind_platform_index, stablehlo_text_to_artifact,
+    vhlo_text_to_artifact,
+};
 
 /// The oldest `serialization_version` oxla reads. JAX has stored 3 in the
 /// field since version 3 for compatibility with old readers, whatever the

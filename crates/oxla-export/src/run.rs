@@ -12,7 +12,9 @@ use oxla_pjrt::{
 use crate::error::{ExportError, Result};
 use crate::model::{AbstractValue, Exported};
 
-/// An export compiled for a client, ready to call.
+/// An export compiled for a client, ready to call. An export for several
+/// platforms runs its `main` with the client's platform index bound as a
+/// constant (see [`crate::bind_platform_index`]).
 pub struct LoadedExport {
     exported: Exported,
     client: Client,
@@ -102,6 +104,23 @@ impl LoadedExport {
                 ))
             })?;
         let platform_index = (exported.platforms.len() > 1).then_some(index as i32);
+        // A portable artifact gets the index as a constant of its `main`, so
+        // the plugin never compiles another platform's branches; any other
+        // module takes it as its first parameter.
+        let (module, platform_index) = match (platform_index, exported.module_form()) {
+            (Some(index), crate::ModuleForm::PortableArtifact(v)) => {
+                let version = format!("{}.{}.{}", v.major, v.minor, v.patch);
+                let bound = crate::bind_platform_index(&exported.mlir_module, index, &version)
+                    .map_err(|e| {
+                        cannot_run(format!(
+                            "cannot bind the platform index of this {}-platform export: {e}",
+                            exported.platforms.len()
+                        ))
+                    })?;
+                (bound, None)
+            }
+            (index, _) => (exported.mlir_module.clone(), index),
+        };
         if !exported.ordered_effects.is_empty() {
             return Err(cannot_run(format!(
                 "this export has ordered effects ({}), which take runtime tokens; oxla does not \
@@ -134,20 +153,15 @@ impl LoadedExport {
             crate::StablehloVersion::of_artifact(&exported.mlir_module),
             crate::StablehloVersion::of_plugin(client.api()),
         );
-        let compiled = oxla_cache::compile(
-            client,
-            &Program::mlir(exported.mlir_module.clone()),
-            &options,
-            cache,
-        )
-        .map_err(|e| match versions {
-            (Some(artifact), Some(plugin)) if artifact > plugin => ExportError::TooNew {
-                artifact,
-                plugin,
-                message: e.to_string(),
-            },
-            _ => e.into(),
-        })?;
+        let compiled = oxla_cache::compile(client, &Program::mlir(module), &options, cache)
+            .map_err(|e| match versions {
+                (Some(artifact), Some(plugin)) if artifact > plugin => ExportError::TooNew {
+                    artifact,
+                    plugin,
+                    message: e.to_string(),
+                },
+                _ => e.into(),
+            })?;
         let executable = compiled.executable;
         let program = executable.program_shape()?.clone();
         let expected = usize::from(platform_index.is_some()) + exported.module_kept_var_idx.len();

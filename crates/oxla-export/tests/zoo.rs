@@ -266,6 +266,39 @@ fn the_zoo_runs_and_matches_jax_on_both_plugins() {
     }
 }
 
+/// An export for cpu and cuda whose cuda branch calls a kernel that no CPU
+/// plugin has: `LoadedExport` binds the platform index as a constant of
+/// `main`, so the CPU plugins drop that branch before compiling it (given
+/// the index as an argument, they compile it and refuse the kernel).
+#[test]
+fn a_multi_platform_export_compiles_only_its_own_platforms_branch() {
+    let case = "cuda_kernel_branch";
+    let e = read(case);
+    assert_eq!(e.platforms, ["cpu", "cuda"]);
+    let inputs = arrays(case, "in", 1);
+    let expected = arrays(case, "out", 1);
+    for (plugin, client) in clients() {
+        let loaded =
+            LoadedExport::new(&client, &e).unwrap_or_else(|err| panic!("{plugin} {case}: {err}"));
+        let got = loaded
+            .call(&inputs)
+            .unwrap_or_else(|err| panic!("{plugin} {case}: {err}"));
+        assert_matches_jax(
+            &got[0],
+            &expected[0],
+            Tolerance::OTHER_XLA_BUILD,
+            &format!("{plugin} {case}"),
+        );
+    }
+    // A module whose main does not take the index first is refused clearly.
+    let single = read("elementwise");
+    let err = oxla_export::bind_platform_index(&single.mlir_module, 0, "1.10.0").unwrap_err();
+    assert!(
+        err.to_string().contains("not the i32 platform index"),
+        "{err}"
+    );
+}
+
 /// Every zoo module read by oxla's VHLO reader into generic text, which the
 /// plugin compiles in place of the artifact: the outputs are bit for bit
 /// those of the artifact itself.

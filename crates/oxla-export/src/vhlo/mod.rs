@@ -11,12 +11,15 @@ mod encoding;
 mod ir;
 mod legalize;
 mod op_attributes;
+mod platform;
 mod sdy;
 mod text;
 mod versions;
 mod writer;
 
 use std::fmt;
+
+pub use platform::bind_platform_index;
 
 /// Why a portable artifact could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
