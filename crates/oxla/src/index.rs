@@ -1,6 +1,7 @@
 //! Indexing with numpy's rules: `x.index(&s![1, .., 2..5;2])`, and
 //! functional updates `x.at(&s![..]).set(v)` (`.add`, `.mul`, `.min`,
-//! `.max`), with JAX's out-of-bounds rules: gathers clamp, scatters drop.
+//! `.max`), with JAX's out-of-bounds rules (reads clamp, updates drop, for
+//! static and array indices alike) and concrete boolean masks.
 
 use oxla_core::{
     DType, Dims, GatherDimensionNumbers, GatherMode, Scalar, ScatterDimensionNumbers, ScatterOp,
@@ -164,7 +165,16 @@ fn resolve(start: Option<i64>, stop: Option<i64>, step: i64, n: i64) -> (i64, i6
     (start, count)
 }
 
-fn basic(shape: &[i64], items: &[IndexItem]) -> Result<Basic, String> {
+/// What a static integer index past a dim's end means, as in JAX: reads
+/// clamp it into the dim (`x[10]` of three elements is the last), updates
+/// drop it (`x.at[10].set(v)` changes nothing).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum OutOfBounds {
+    Clamp,
+    Drop,
+}
+
+fn basic(shape: &[i64], items: &[IndexItem], out_of_bounds: OutOfBounds) -> Result<Basic, String> {
     let consumed = items
         .iter()
         .filter(|i| !matches!(i, IndexItem::NewAxis))
@@ -185,11 +195,15 @@ fn basic(shape: &[i64], items: &[IndexItem]) -> Result<Basic, String> {
             IndexItem::Int(i) => {
                 let n = shape[dim];
                 let j = if *i < 0 { i + n } else { *i };
-                if j < 0 || j >= n {
-                    return Err(format!(
-                        "index {i} is out of bounds for dimension {dim} of size {n}"
-                    ));
-                }
+                let j = match out_of_bounds {
+                    OutOfBounds::Clamp if n == 0 => {
+                        return Err(format!(
+                            "index {i} into dimension {dim} of size 0: there is no element to read"
+                        ));
+                    }
+                    OutOfBounds::Clamp => j.clamp(0, n - 1),
+                    OutOfBounds::Drop => j,
+                };
                 boxes.push((j, 1, 1));
                 kept.push(false);
                 dim += 1;
@@ -282,12 +296,97 @@ pub(crate) fn take_along(
     )
 }
 
+fn usage(function: &'static str, message: String, location: oxla_core::Location) -> Error {
+    Error::Usage {
+        function,
+        message,
+        location,
+    }
+}
+
+/// An index whose boolean mask became integer positions: the array with
+/// the mask's dims merged into one, and the index over it.
+struct Masked {
+    merged: Array,
+    items: Vec<IndexItem>,
+}
+
+/// Replaces the boolean array among `items` (if any) by the positions where
+/// it is true, over `x` with the mask's dims merged into one, as numpy's
+/// `x[mask]` is `x[mask.nonzero()]`. The mask must match the dims it
+/// covers and be concrete.
+fn expand_mask(
+    function: &'static str,
+    x: &Array,
+    items: &[IndexItem],
+    location: oxla_core::Location,
+) -> crate::error::Result<Option<Masked>> {
+    let Some(position) = items
+        .iter()
+        .position(|i| matches!(i, IndexItem::Array(a) if a.dtype_or_bool() == DType::Bool))
+    else {
+        return Ok(None);
+    };
+    let IndexItem::Array(mask) = &items[position] else {
+        return Ok(None);
+    };
+    let fail = |message: String| usage(function, message, location);
+    let first = items[..position]
+        .iter()
+        .filter(|i| !matches!(i, IndexItem::NewAxis))
+        .count();
+    let (shape, covered) = (x.shape_or_empty(), mask.shape_or_empty());
+    let end = first + covered.len();
+    if covered.is_empty() || end > shape.len() || shape[first..end] != *covered {
+        return Err(fail(format!(
+            "the boolean index {} does not match dims {first}.. of {}",
+            mask.aval()?,
+            x.aval()?
+        )));
+    }
+    if mask.is_traced() {
+        return Err(fail(format!(
+            "a boolean index needs concrete values, and this {} is traced (under jit, vmap or              grad); select with `where_`, or index with a fixed number of positions (JAX's              NonConcreteBooleanIndexError)",
+            mask.aval()?
+        )));
+    }
+    let positions: Vec<i32> = mask
+        .to_vec::<bool>()?
+        .iter()
+        .enumerate()
+        .filter(|(_, keep)| **keep)
+        .map(|(i, _)| i as i32)
+        .collect();
+    let count = positions.len() as i64;
+    let mut merged_shape = shape[..first].to_vec();
+    merged_shape.push(covered.iter().product());
+    merged_shape.extend_from_slice(&shape[end..]);
+    let mut rest = items.to_vec();
+    rest[position] = IndexItem::Array(Array::from_slice(&positions, &[count])?);
+    Ok(Some(Masked {
+        merged: lax::reshape(x, &merged_shape),
+        items: rest,
+    }))
+}
+
 impl Array {
     /// `x[index]` with numpy's rules: ints drop a dim, slices keep it,
     /// `NEW_AXIS` adds one; one integer array (the other entries `..`)
     /// gathers along its dim, clamping out-of-bounds positions as JAX does.
+    ///
+    /// A static integer past a dim's end is clamped into it, as JAX's reads
+    /// are (`x[10]` of three elements is the last). A boolean array selects
+    /// the positions where it is true, as numpy's masks do; its values must
+    /// be concrete (under `jit` it is an error: use `where_`, or a fixed
+    /// number of positions).
     #[track_caller]
     pub fn index(&self, items: &[IndexItem]) -> Array {
+        let location = oxla_core::Location::from_caller(std::panic::Location::caller());
+        match expand_mask("index", self, items, location) {
+            Ok(Some(masked)) => return masked.merged.index(&masked.items),
+            Ok(None) => {}
+            Err(e) => return Array::error(e),
+        }
         if let Some(found) = array_index(items, self.ndim_or_zero()) {
             return match found {
                 Ok((axis, idx)) => {
@@ -300,12 +399,12 @@ impl Array {
                         Scalar::Int(0),
                     )
                 }
-                Err(message) => Array::error(Error::InvalidArgument(message)),
+                Err(message) => Array::error(usage("index", message, location)),
             };
         }
-        let b = match basic(self.shape_or_empty(), items) {
+        let b = match basic(self.shape_or_empty(), items, OutOfBounds::Clamp) {
             Ok(b) => b,
-            Err(message) => return Array::error(Error::InvalidArgument(message)),
+            Err(message) => return Array::error(usage("index", message, location)),
         };
         let start: Vec<i64> = b
             .boxes
@@ -391,11 +490,24 @@ impl At<'_> {
     #[track_caller]
     fn scatter(&self, v: &Array, op: ScatterOp) -> Array {
         let x = self.array;
+        let location = oxla_core::Location::from_caller(std::panic::Location::caller());
+        match expand_mask("at", x, &self.items, location) {
+            Ok(Some(masked)) => {
+                let updated = At {
+                    array: &masked.merged,
+                    items: masked.items,
+                }
+                .scatter(v, op);
+                return lax::reshape(&updated, x.shape_or_empty());
+            }
+            Ok(None) => {}
+            Err(e) => return Array::error(e),
+        }
         let rank = x.ndim_or_zero();
         if let Some(found) = array_index(&self.items, rank) {
             let (axis, idx) = match found {
                 Ok(f) => f,
-                Err(message) => return Array::error(Error::InvalidArgument(message)),
+                Err(message) => return Array::error(usage("at", message, location)),
             };
             let n = x.shape_or_empty().get(axis).copied().unwrap_or(0);
             let idx = lax::wrap_negative(&lax::reshape(&idx, &[idx.size_or_one()]), n);
@@ -419,9 +531,9 @@ impl At<'_> {
                 },
             );
         }
-        let b = match basic(x.shape_or_empty(), &self.items) {
+        let b = match basic(x.shape_or_empty(), &self.items, OutOfBounds::Drop) {
             Ok(b) => b,
-            Err(message) => return Array::error(Error::InvalidArgument(message)),
+            Err(message) => return Array::error(usage("at", message, location)),
         };
         // Every element of the (strided) box gets its own index vector.
         let box_shape: Vec<i64> = b.boxes.iter().map(|&(_, _, c)| c).collect();

@@ -192,9 +192,13 @@ fn wrong_host_data_and_reads_are_errors() {
 #[test]
 fn bad_indices_are_errors() {
     let x = f32s(&[0.0; 6], &[2, 3]);
-    let err = x.index(&oxla::s![5]).check().unwrap_err().to_string();
+    // Past the end is clamped, as in JAX; a dim of size 0 has nothing to read.
+    let empty = f32s(&[], &[0, 3]);
+    let line = line!() + 1;
+    let err = empty.index(&oxla::s![5]).check().unwrap_err().to_string();
     assert!(
-        err.contains("index 5 is out of bounds for dimension 0 of size 2"),
+        err.contains(&format!("errors.rs:{line}"))
+            && err.contains("index 5 into dimension 0 of size 0"),
         "{err}"
     );
     let err = x.index(&oxla::s![0, 1, 2]).check().unwrap_err().to_string();
@@ -204,6 +208,27 @@ fn bad_indices_are_errors() {
     );
     let err = x.index(&oxla::s![..;0]).check().unwrap_err().to_string();
     assert!(err.contains("step cannot be zero"), "{err}");
+    // A boolean mask must cover dims of its shape, and be concrete.
+    let rows = Array::from_slice(&[true, false, true], &[3]).unwrap();
+    let err = x.index(&oxla::s![rows]).check().unwrap_err().to_string();
+    assert!(
+        err.contains("the boolean index bool[3] does not match dims 0.. of f32[2,3]"),
+        "{err}"
+    );
+    let line = std::cell::Cell::new(0);
+    let traced = jit(|x: Array| {
+        let positive = oxla::lax::gt(&x, &Array::weak_scalar(0.5f32));
+        line.set(line!() + 1);
+        x.at(&oxla::s![positive]).set(&Array::weak_scalar(0.0f32))
+    });
+    let err = traced.call(x.clone()).unwrap_err().to_string();
+    let line = line.get();
+    assert!(
+        err.contains(&format!("errors.rs:{line}"))
+            && err.contains("at: a boolean index needs concrete values")
+            && err.contains("where_"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -9,6 +9,18 @@ use std::collections::BTreeMap;
 
 use oxla_testing::{BoundedOutput, Tolerance, compare};
 
+/// ops.py's MASK, ROW_MASK and the column mask `ROW_MASK + [True]`.
+const MASK: [bool; 12] = [
+    true, false, true, false, false, false, true, true, true, true, false, false,
+];
+const ROW_MASK: [bool; 3] = [true, false, true];
+const COLUMN_MASK: [bool; 4] = [true, false, true, true];
+
+/// A concrete boolean mask (a constant even inside a traced case).
+fn mask(values: &[bool], shape: &[i64]) -> Array {
+    Array::from_slice(values, shape).unwrap()
+}
+
 /// oxla's version of each reference case.
 pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
     let x = || &a[0];
@@ -254,6 +266,16 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "at_min_row" => x().at(&s![0]).min(&Array::weak_scalar(0.0f32)),
         "at_max_element" => x().at(&s![2, 3]).max(&Array::weak_scalar(5.0f32)),
         "at_set_column_vector" => x().at(&s![.., 1]).set(y()),
+        "index_static_clamped" => x().index(&s![10]),
+        "index_static_clamped_negative" => x().index(&s![-9, 7]),
+        "at_static_dropped" => x().at(&s![10]).set(&Array::weak_scalar(5.0f32)),
+        "at_static_dropped_column" => x().at(&s![1, -9]).add(&Array::weak_scalar(1.0f32)),
+        "index_mask" => x().index(&s![mask(&MASK, &[3, 4])]),
+        "index_mask_rows" => x().index(&s![mask(&ROW_MASK, &[3])]),
+        "index_mask_columns" => x().index(&s![.., mask(&COLUMN_MASK, &[4])]),
+        "at_mask_set" => x()
+            .at(&s![mask(&MASK, &[3, 4])])
+            .set(&Array::weak_scalar(0.0f32)),
         "split" => jnp::split(x(), 2, 1).swap_remove(1),
         "einsum_matmul" => jnp::einsum("ij,jk->ik", &[x(), y()]),
         "einsum_batched" => jnp::einsum("bij,bjk->bik", &[x(), y()]),

@@ -38,6 +38,8 @@ def ints(lo, hi, *shape, dtype=np.int32):
 
 
 x = normal(3, 4)
+MASK = np.array([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
+ROW_MASK = np.array([True, False, True])
 y = normal(3, 4)
 pos = uniform(0.1, 3.0, 3, 4)
 unit = uniform(-0.9, 0.9, 3, 4)
@@ -168,6 +170,16 @@ CASES = {
     "at_mul_box": (lambda a: a.at[1:, ::2].mul(2.0), [x]), "at_min_row": (lambda a: a.at[0].min(0.0), [x]),
     "at_max_element": (lambda a: a.at[2, 3].max(5.0), [x]),
     "at_set_column_vector": (lambda a, v: a.at[:, 1].set(v), [x, normal(3)]),
+    # Static indices past the end: reads clamp, updates drop. Concrete
+    # boolean masks select where they are true.
+    "index_static_clamped": (lambda a: a[10], [x]),
+    "index_static_clamped_negative": (lambda a: a[-9, 7], [x]),
+    "at_static_dropped": (lambda a: a.at[10].set(5.0), [x]),
+    "at_static_dropped_column": (lambda a: a.at[1, -9].add(1.0), [x]),
+    "index_mask": (lambda a: a[MASK], [x]),
+    "index_mask_rows": (lambda a: a[ROW_MASK], [x]),
+    "index_mask_columns": (lambda a: a[:, ROW_MASK.tolist() + [True]], [x]),
+    "at_mask_set": (lambda a: a.at[MASK].set(0.0), [x]),
     "split": (lambda a: jnp.split(a, 2, axis=1)[1], [x]),
     "einsum_matmul": (lambda a, c: jnp.einsum("ij,jk->ik", a, c), [x, normal(4, 2)]),
     "einsum_batched": (lambda a, c: jnp.einsum("bij,bjk->bik", a, c), [normal(2, 3, 4), normal(2, 4, 5)]),
