@@ -477,6 +477,11 @@ pub enum RematPolicy {
     DotsWithNoBatchDimsSaveable,
     /// Keep only values named with `checkpoint_name` under these names.
     SaveOnlyTheseNames(Vec<String>),
+    /// Keep values named with `checkpoint_name`, except under these names
+    /// (nothing unnamed).
+    SaveAnyNamesButThese(Vec<String>),
+    /// Keep what either policy keeps (`save_from_both_policies`).
+    SaveFromBothPolicies(Box<RematPolicy>, Box<RematPolicy>),
 }
 
 impl RematPolicy {
@@ -488,6 +493,8 @@ impl RematPolicy {
             RematPolicy::DotsSaveable => "dots_saveable",
             RematPolicy::DotsWithNoBatchDimsSaveable => "dots_with_no_batch_dims_saveable",
             RematPolicy::SaveOnlyTheseNames(_) => "save_only_these_names",
+            RematPolicy::SaveAnyNamesButThese(_) => "save_any_names_but_these",
+            RematPolicy::SaveFromBothPolicies(..) => "save_from_both_policies",
         }
     }
 
@@ -509,6 +516,13 @@ impl RematPolicy {
                 &eqn.primitive,
                 Primitive::CheckpointName { name } if names.iter().any(|n| n.as_str() == &**name)
             ),
+            RematPolicy::SaveAnyNamesButThese(names) => matches!(
+                &eqn.primitive,
+                Primitive::CheckpointName { name } if !names.iter().any(|n| n.as_str() == &**name)
+            ),
+            RematPolicy::SaveFromBothPolicies(first, second) => {
+                first.saveable(eqn) || second.saveable(eqn)
+            }
         }
     }
 }

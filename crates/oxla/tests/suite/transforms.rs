@@ -428,6 +428,76 @@ fn scanned_deep_mlp(ws: &Array, x: &Array, remat: bool) -> Array {
     jnp::sum(&jnp::square(&h), None, false)
 }
 
+/// JAX's policies over named values decide which of them reverse mode keeps:
+/// the residuals of the linearized function (its tangent jaxpr's
+/// constants) hold a named value exactly when the policy saves it. `a` is
+/// an f32[3] and `b` an f32[5], so a residual's shape says which it is; the
+/// gradient is the same whatever is kept.
+#[test]
+fn named_value_policies_keep_exactly_the_values_they_save() {
+    let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let only = |n: &[&str]| RematPolicy::SaveOnlyTheseNames(names(n));
+    let cases = [
+        (RematPolicy::NothingSaveable, false, false),
+        (only(&["a"]), true, false),
+        (
+            RematPolicy::SaveAnyNamesButThese(names(&["a"])),
+            false,
+            true,
+        ),
+        (RematPolicy::SaveAnyNamesButThese(names(&[])), true, true),
+        (
+            RematPolicy::SaveFromBothPolicies(Box::new(only(&["a"])), Box::new(only(&["b"]))),
+            true,
+            true,
+        ),
+        (
+            RematPolicy::SaveFromBothPolicies(
+                Box::new(RematPolicy::NothingSaveable),
+                Box::new(only(&["b"])),
+            ),
+            false,
+            true,
+        ),
+    ];
+    let body = |x: Array| {
+        let first = x.index(&oxla::s![..1]);
+        let a = oxla::checkpoint_name(&jnp::sin(&jnp::concatenate(&[&x, &first], 0)), "a");
+        let b = oxla::checkpoint_name(&jnp::sin(&jnp::concatenate(&[&x, &x, &first], 0)), "b");
+        jnp::sum(&jnp::cos(&a), None, false) + jnp::sum(&jnp::cos(&b), None, false)
+    };
+    let x = Array::from_slice(&[0.3f32, -1.2], &[2]).unwrap();
+    let plain = grad(body).call(x.clone()).unwrap();
+    for (policy, keeps_a, keeps_b) in cases {
+        let f = |x: Array| {
+            checkpoint(body)
+                .policy(policy.clone())
+                .call(x)
+                .unwrap_or_else(Array::error)
+        };
+        let (_, linear) = oxla::linearize(f, &x).unwrap();
+        let jaxpr = linear.jaxpr();
+        let residual_sizes: Vec<i64> = jaxpr
+            .constvars
+            .iter()
+            .map(|&v| jaxpr.aval(v).size())
+            .collect();
+        assert_eq!(
+            (residual_sizes.contains(&3), residual_sizes.contains(&5)),
+            (keeps_a, keeps_b),
+            "{}: residual sizes {residual_sizes:?}",
+            policy.name()
+        );
+        let g = grad(f).call(x.clone()).unwrap();
+        assert_eq!(
+            g.to_vec::<f32>().unwrap(),
+            plain.to_vec::<f32>().unwrap(),
+            "{}",
+            policy.name()
+        );
+    }
+}
+
 #[test]
 fn checkpoint_policies_keep_gradients_and_recompute_behind_a_barrier() {
     let a = inputs("deep_mlp");
@@ -438,6 +508,11 @@ fn checkpoint_policies_keep_gradients_and_recompute_behind_a_barrier() {
         RematPolicy::DotsSaveable,
         RematPolicy::DotsWithNoBatchDimsSaveable,
         RematPolicy::SaveOnlyTheseNames(vec!["none".into()]),
+        RematPolicy::SaveAnyNamesButThese(vec!["none".into()]),
+        RematPolicy::SaveFromBothPolicies(
+            Box::new(RematPolicy::DotsWithNoBatchDimsSaveable),
+            Box::new(RematPolicy::NothingSaveable),
+        ),
     ];
     for p in policies {
         let g = grad(|l: Vec<Array>| deep_mlp(&l, &x, Some(p.clone())))
