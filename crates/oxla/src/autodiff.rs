@@ -170,7 +170,56 @@ struct LinearPart<In, Out> {
     linear: Linear,
     in_tree: TreeDef,
     out_tree: TreeDef,
+    /// Trailing outputs of `linear` that are auxiliary values (not in
+    /// `out_tree`, never given a cotangent).
+    n_aux: usize,
     _types: PhantomData<fn(In) -> Out>,
+}
+
+/// A function returning `(outputs, aux)` linearized: the outputs and aux
+/// values, the linear part (the aux leaves trail the outputs and are never
+/// given a cotangent: they are not differentiated), the outputs' structure
+/// and the number of aux leaves.
+struct WithAux<Out, Aux> {
+    out: Out,
+    aux: Aux,
+    linear: Linear,
+    out_tree: TreeDef,
+    n_aux: usize,
+}
+
+fn linearize_with_aux<In: Pytree, Out: Pytree, Aux: Pytree>(
+    f: impl FnOnce(In) -> Result<(Out, Aux)>,
+    in_tree: &TreeDef,
+    leaves: &[Array],
+    differentiable: &[bool],
+    location: Location,
+) -> Result<WithAux<Out, Aux>> {
+    let mut trees = None;
+    let (outs, linear) = linearize_flat(
+        |xs: &[Array]| {
+            let args = In::unflatten_from(in_tree, &mut xs.iter().cloned())?;
+            let (out, aux) = f(args)?;
+            let (mut outs, out_tree) = out.flatten();
+            let (mut aux_leaves, aux_tree) = aux.flatten();
+            trees = Some((out_tree, aux_tree, aux_leaves.len()));
+            outs.append(&mut aux_leaves);
+            Ok(outs)
+        },
+        leaves,
+        differentiable,
+        location,
+    )?;
+    let (out_tree, aux_tree, n_aux) = trees.expect("traced");
+    let mut outs = outs.into_iter();
+    let n_out = outs.len() - n_aux;
+    Ok(WithAux {
+        out: Out::unflatten_from(&out_tree, &mut outs.by_ref().take(n_out))?,
+        aux: Aux::unflatten_from(&aux_tree, &mut outs)?,
+        linear,
+        out_tree,
+        n_aux,
+    })
 }
 
 /// Linearizes a typed function: its outputs and its linear part.
@@ -195,6 +244,7 @@ fn linearize_typed<In: Pytree, Out: Pytree>(
             linear,
             in_tree,
             out_tree,
+            n_aux: 0,
             _types: PhantomData,
         },
     ))
@@ -286,6 +336,131 @@ pub fn vjp<In: Pytree, Out: Pytree>(
     Ok((out, Vjp(part)))
 }
 
+/// [`vjp`] of `f` returning `(outputs, aux)`, as JAX's
+/// `vjp(f, x, has_aux=True)`: the outputs, their pullback, and the
+/// auxiliary values, which are not differentiated.
+///
+/// ```
+/// use oxla::{Array, numpy as jnp, vjp_with_aux};
+/// # fn main() -> oxla::Result<()> {
+/// let x = Array::from_slice(&[1.0f32, 2.0], &[2])?;
+/// let (y, pullback, norm) = vjp_with_aux(
+///     |x: Array| (&x * &x, jnp::sum(&x, None, false)),
+///     &x,
+/// )?;
+/// assert_eq!(y.to_vec::<f32>()?, vec![1.0, 4.0]);
+/// assert_eq!(norm.item::<f32>()?, 3.0);
+/// assert_eq!(pullback.call(&jnp::ones(&[2], oxla::DType::F32))?.to_vec::<f32>()?, vec![2.0, 4.0]);
+/// # Ok(())
+/// # }
+/// ```
+#[track_caller]
+pub fn vjp_with_aux<In: Pytree, Out: Pytree, Aux: Pytree, R: Pytree<Value = (Out, Aux)>>(
+    f: impl FnOnce(In) -> R,
+    primals: &In,
+) -> Result<(Out, Vjp<In, Out>, Aux)> {
+    let location = caller();
+    let (leaves, in_tree) = primals.flatten();
+    let differentiable = vec![true; leaves.len()];
+    let WithAux {
+        out,
+        aux,
+        linear,
+        out_tree,
+        n_aux,
+    } = linearize_with_aux(
+        |x| f(x).into_value(),
+        &in_tree,
+        &leaves,
+        &differentiable,
+        location,
+    )?;
+    let part = LinearPart {
+        linear,
+        in_tree,
+        out_tree,
+        n_aux,
+        _types: PhantomData,
+    };
+    Ok((out, Vjp(part), aux))
+}
+
+/// The transpose of the linear function `f`, as
+/// `jax.linear_transpose(f, *primals)`: `f` is traced at the types of
+/// `primals` (their values are not used) and its jaxpr transposed, so the
+/// result maps cotangents of the outputs to cotangents of the inputs. A
+/// function that is not linear in its inputs is an error naming the
+/// primitive; inputs and outputs must be floats. Arrays `f` captures are
+/// constants of the linear map.
+///
+/// ```
+/// use oxla::{Array, linear_transpose, numpy as jnp};
+/// # fn main() -> oxla::Result<()> {
+/// let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+/// let x = jnp::zeros(&[3], oxla::DType::F32);
+/// // x ↦ A x, whose transpose is y ↦ Aᵀ y.
+/// let transposed = linear_transpose(|x: Array| jnp::matmul(&a, &x), &x)?;
+/// let y = Array::from_slice(&[1.0f32, -1.0], &[2])?;
+/// assert_eq!(transposed.call(&y)?.to_vec::<f32>()?, vec![-3.0, -3.0, -3.0]);
+/// # Ok(())
+/// # }
+/// ```
+#[track_caller]
+pub fn linear_transpose<In: Pytree, Out: Pytree, R: Pytree<Value = Out>>(
+    f: impl FnOnce(In) -> R,
+    primals: &In,
+) -> Result<Vjp<In, Out>> {
+    let location = caller();
+    let (leaves, in_tree) = primals.flatten();
+    let in_avals = leaves
+        .iter()
+        .map(|x| x.aval().cloned())
+        .collect::<Result<Vec<Aval>>>()?;
+    let not_float = |what: &str, avals: &[Aval]| {
+        avals
+            .iter()
+            .enumerate()
+            .find(|(_, a)| !a.dtype.is_float())
+            .map(|(i, a)| Error::Usage {
+                function: "linear_transpose",
+                message: format!(
+                    "{what} {i} is {a}: a linear function takes and gives floating-point arrays"
+                ),
+                location,
+            })
+    };
+    if let Some(e) = not_float("input", &in_avals) {
+        return Err(e);
+    }
+    let mut out_tree = None;
+    let (jaxpr, residuals) =
+        crate::transform::eval::trace_flat(&in_avals, false, location, |xs: &[Array]| {
+            let args = In::unflatten_from(&in_tree, &mut xs.iter().cloned())?;
+            let (outs, tree) = f(args).into_value()?.flatten();
+            out_tree = Some(tree);
+            Ok(outs)
+        })?;
+    let out_avals = jaxpr.out_avals();
+    if let Some(e) = not_float("output", &out_avals) {
+        return Err(e);
+    }
+    let linear = Linear {
+        in_nonzero: vec![true; in_avals.len()],
+        out_nonzero: vec![true; out_avals.len()],
+        jaxpr,
+        residuals,
+        in_avals,
+        out_avals,
+    };
+    Ok(Vjp(LinearPart {
+        linear,
+        in_tree,
+        out_tree: out_tree.expect("traced"),
+        n_aux: 0,
+        _types: PhantomData,
+    }))
+}
+
 impl<In: Pytree, Out: Pytree> Vjp<In, Out> {
     /// The input cotangents for output cotangents `cts` (a pytree like the
     /// outputs).
@@ -303,9 +478,11 @@ impl<In: Pytree, Out: Pytree> Vjp<In, Out> {
                 location,
             });
         }
-        let out_avals = &self.0.linear.out_avals;
+        let all_avals = &self.0.linear.out_avals;
+        let out_avals = &all_avals[..all_avals.len() - self.0.n_aux];
         check_leaf_types("vjp", Leaves::Cotangents, &leaves, out_avals, location)?;
-        let cts: Vec<Tangent> = leaves.into_iter().map(Some).collect();
+        let mut cts: Vec<Tangent> = leaves.into_iter().map(Some).collect();
+        cts.extend(std::iter::repeat_n(None, self.0.n_aux));
         let in_cts = with_rule_location(location, || -> Result<Vec<Array>> {
             let in_cts = self.0.linear.transpose(&cts)?;
             Ok(in_cts
@@ -546,30 +723,13 @@ fn value_and_grad_flat<In: Pytree, Aux: Pytree>(
 ) -> Result<(Array, Aux, In)> {
     let (leaves, in_tree) = args.flatten();
     let differentiable = differentiated(&in_tree, &leaves, options, location)?;
-    let mut aux_tree = None;
-    let in_tree_ref = &in_tree;
-    let aux_ref = &mut aux_tree;
-    let (outs, linear) = linearize_flat(
-        move |xs: &[Array]| {
-            let x = In::unflatten_from(in_tree_ref, &mut xs.iter().cloned())?;
-            let (y, aux) = f(x)?;
-            let (mut aux_leaves, tree) = aux.flatten();
-            *aux_ref = Some(tree);
-            let mut outs = vec![y];
-            outs.append(&mut aux_leaves);
-            Ok(outs)
-        },
-        &leaves,
-        &differentiable,
-        location,
-    )?;
-    let aux_tree = aux_tree.expect("traced");
-    let mut outs = outs.into_iter();
-    let value = outs.next().expect("the value");
+    let WithAux {
+        out: value,
+        aux,
+        linear,
+        ..
+    } = linearize_with_aux(f, &in_tree, &leaves, &differentiable, location)?;
     scalar_output(&value, location)?;
-    // Aux outputs are not differentiated: stop their tangents.
-    let aux_leaves: Vec<Array> = outs.collect();
-    let aux = Aux::unflatten_from(&aux_tree, &mut aux_leaves.into_iter())?;
     // The backward pass's equations are the caller's.
     let grads = with_rule_location(location, || -> Result<Vec<Array>> {
         let one = crate::transform::support::full(value.aval()?, 1.0);

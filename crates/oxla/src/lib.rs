@@ -16,6 +16,7 @@ pub mod debug;
 pub mod distributed;
 mod element;
 mod error;
+mod eval_shape;
 mod export;
 pub mod index;
 mod jit;
@@ -38,8 +39,8 @@ mod vmap;
 
 pub use array::Array;
 pub use autodiff::{
-    Grad, Linearized, ValueAndGrad, Vjp, grad, hessian, jacfwd, jacrev, jvp, linearize,
-    value_and_grad, vjp,
+    Grad, Linearized, ValueAndGrad, Vjp, grad, hessian, jacfwd, jacrev, jvp, linear_transpose,
+    linearize, value_and_grad, vjp, vjp_with_aux,
 };
 pub use callback::{io_callback, pure_callback};
 pub use config::{enable_x64, x64_enabled};
@@ -48,6 +49,7 @@ pub use custom::{
 };
 pub use element::Element;
 pub use error::{Error, Result};
+pub use eval_shape::{OutputTypes, eval_shape};
 pub use export::{ExportOptions, ExportedFn};
 pub use index::{IndexItem, NEW_AXIS};
 pub use jit::{CacheKey, CompileReport, Jit, Traced, jit, make_jaxpr};

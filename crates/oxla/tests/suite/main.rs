@@ -38,5 +38,6 @@ mod pytrees;
 mod random;
 mod reference;
 mod training;
+mod transformation_api;
 mod transforms;
 mod transforms_ops;

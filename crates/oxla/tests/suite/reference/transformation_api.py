@@ -1,0 +1,57 @@
+"""Reference values for vjp with has_aux, linear_transpose and eval_shape
+(transformation_api.rs), computed by JAX (CPU) at test time. Prints JSON:
+
+  {"vjp_aux": {"x", "ct", "out", "aux", "x_ct": enc},
+   "transpose": {"a", "x", "y", "c_vec", "c_sum", "x_ct", "y_ct": enc},
+   "eval_shape": ["f32[3]{weak}" ...]}
+"""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from ops import enc  # noqa: E402
+
+X = np.array([0.3, -1.2, 2.0], np.float32)
+CT = np.array([1.0, 2.0, -0.5], np.float32)
+A = np.array([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]], np.float32)
+Y = np.array([0.7, -0.1], np.float32)
+C_VEC = np.array([0.5, -1.5], np.float32)
+C_SUM = np.float32(2.0)
+
+
+def with_aux(x):
+    return jnp.sin(x) * x, {"norm": jnp.sum(x * x), "first": x[0]}
+
+
+def linear(x, y):
+    return A @ x + 2.0 * y, jnp.sum(x) - y[1]
+
+
+def shapes(x, n):
+    return {"sum": jnp.sum(x, axis=0), "idx": jnp.argmax(x), "scaled": x * 2, "count": n + 1}
+
+
+def main():
+    out, pullback, aux = jax.vjp(with_aux, X, has_aux=True)
+    (x_ct,) = pullback(CT)
+    transposed = jax.linear_transpose(linear, X, Y)
+    x_t, y_t = transposed((C_VEC, C_SUM))
+    types = jax.eval_shape(shapes, jnp.zeros((4, 3), jnp.float32), 3)
+    leaves = jax.tree_util.tree_leaves(types)
+    print(json.dumps({
+        "vjp_aux": {"x": enc(X), "ct": enc(CT), "out": enc(out), "norm": enc(aux["norm"]),
+                    "first": enc(aux["first"]), "x_ct": enc(x_ct)},
+        "transpose": {"a": enc(A), "x": enc(X), "y": enc(Y), "c_vec": enc(C_VEC),
+                      "c_sum": enc(C_SUM), "x_ct": enc(x_t), "y_ct": enc(y_t)},
+        "eval_shape": [[str(np.dtype(l.dtype)), list(l.shape), bool(l.weak_type)] for l in leaves],
+    }))
+
+
+main()

@@ -1,0 +1,127 @@
+//! vjp with auxiliary outputs, linear_transpose and eval_shape, against
+//! JAX's `vjp(..., has_aux=True)`, `linear_transpose` and `eval_shape`
+//! (reference/transformation_api.py).
+
+use oxla::{Array, DType, eval_shape, jit, linear_transpose, numpy as jnp, vjp_with_aux};
+use oxla_testing::Tolerance;
+use serde_json::Value;
+
+use crate::reference;
+
+fn data() -> &'static Value {
+    reference::script("transformation_api.py")
+}
+
+fn close(got: &Array, want: &Value, what: &str) {
+    oxla_testing::assert_matches_jax(
+        &got.to_host().unwrap(),
+        &reference::host(want),
+        Tolerance::chain(8.0, 4.0, "a few ops, fused or not"),
+        what,
+    );
+}
+
+#[test]
+fn vjp_with_aux_matches_jax_and_leaves_the_aux_undifferentiated() {
+    let d = &data()["vjp_aux"];
+    let x = reference::array(&d["x"]);
+    let f = |x: Array| {
+        let out = jnp::sin(&x) * &x;
+        let norm = jnp::sum(&(&x * &x), None, false);
+        (out, (norm, x.index(&oxla::s![0])))
+    };
+    let (out, pullback, (norm, first)) = vjp_with_aux(f, &x).unwrap();
+    close(&out, &d["out"], "vjp_with_aux output");
+    close(&norm, &d["norm"], "aux norm");
+    close(&first, &d["first"], "aux first");
+    let x_ct = pullback.call(&reference::array(&d["ct"])).unwrap();
+    close(&x_ct, &d["x_ct"], "vjp_with_aux cotangent");
+    // Under jit too, and a cotangent of the aux's type is refused.
+    let jitted = jit(|(x, ct): (Array, Array)| {
+        let (_, pullback, _) = vjp_with_aux(f, &x)?;
+        pullback.call(&ct)
+    });
+    let x_ct = jitted
+        .call((x.clone(), reference::array(&d["ct"])))
+        .unwrap();
+    close(&x_ct, &d["x_ct"], "vjp_with_aux under jit");
+    let err = pullback.call(&jnp::ones(&[], DType::F32)).unwrap_err();
+    assert!(err.to_string().contains("vjp"), "{err}");
+}
+
+#[test]
+fn linear_transpose_matches_jax_over_pytrees_and_refuses_nonlinear_functions() {
+    let d = &data()["transpose"];
+    let a = reference::array(&d["a"]);
+    let (x, y) = (reference::array(&d["x"]), reference::array(&d["y"]));
+    let linear = |(x, y): (Array, Array)| {
+        (
+            jnp::matmul(&a, &x) + &y * 2.0,
+            jnp::sum(&x, None, false) - y.index(&oxla::s![1]),
+        )
+    };
+    let transposed = linear_transpose(linear, &(x.clone(), y.clone())).unwrap();
+    let cts = (reference::array(&d["c_vec"]), reference::array(&d["c_sum"]));
+    let (x_ct, y_ct) = transposed.call(&cts).unwrap();
+    close(&x_ct, &d["x_ct"], "transpose, x");
+    close(&y_ct, &d["y_ct"], "transpose, y");
+    // A function that is not linear in its input is an error naming the op.
+    let err = linear_transpose(|x: Array| jnp::sin(&x), &x)
+        .and_then(|t| t.call(&x))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("sin"), "{err}");
+    let ints = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+    let err = linear_transpose(|x: Array| x, &ints)
+        .err()
+        .expect("integer input")
+        .to_string();
+    assert!(err.contains("linear_transpose: input 0 is i32[2]"), "{err}");
+}
+
+#[test]
+fn eval_shape_gives_jaxs_types_without_running_anything() {
+    let want = data()["eval_shape"].as_array().unwrap();
+    let x = jnp::zeros(&[4, 3], DType::F32);
+    let n = Array::weak_scalar(3i32);
+    // The leaves in the order of JAX's dict (its keys sorted).
+    let types = eval_shape(
+        |(x, n): (Array, Array)| {
+            (
+                n + 1,
+                jnp::argmax(&x, None),
+                &x * 2.0,
+                jnp::sum(&x, Some(&[0]), false),
+            )
+        },
+        &(x.clone(), n),
+    )
+    .unwrap();
+    assert_eq!(types.avals.len(), want.len());
+    for (aval, w) in types.avals.iter().zip(want) {
+        let dtype = match w[0].as_str().unwrap() {
+            "float32" => DType::F32,
+            "int32" => DType::I32,
+            other => panic!("{other}"),
+        };
+        let shape: Vec<i64> = w[1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_i64().unwrap())
+            .collect();
+        assert_eq!(
+            (aval.dtype, aval.shape.as_slice(), aval.weak_type),
+            (dtype, shape.as_slice(), w[2].as_bool().unwrap()),
+            "{types}"
+        );
+    }
+    // A shape error inside is returned, with its line.
+    let line = line!() + 1;
+    let err = eval_shape(|x: Array| jnp::matmul(&x, &x), &x).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains(&format!("transformation_api.rs:{line}")),
+        "{err}"
+    );
+}
