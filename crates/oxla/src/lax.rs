@@ -23,6 +23,15 @@
 use oxla_core::promotion::promote as promote_pair;
 use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, UnaryOp};
 
+mod associative;
+mod in_dim;
+
+pub use associative::{associative_scan, cumlogsumexp};
+pub use in_dim::{
+    broadcast, dynamic_index_in_dim, dynamic_slice_in_dim, dynamic_update_index_in_dim,
+    dynamic_update_slice_in_dim, index_in_dim, reshape_with_dimensions, slice_in_dim,
+};
+
 use crate::array::{Array, Inner};
 use crate::config::x64_enabled;
 use crate::error::{Error, Result};

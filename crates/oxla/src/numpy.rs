@@ -10,8 +10,12 @@ use crate::error::{Error, Result};
 use crate::lax;
 
 mod division;
+mod logaddexp;
+mod tile;
 
 pub use division::{divmod, floor_divide, fmod, remainder};
+pub use logaddexp::logaddexp;
+pub use tile::tile;
 
 /// The dtype and weakness all of `xs` promote to.
 fn result_type(xs: &[&Array]) -> (DType, bool) {

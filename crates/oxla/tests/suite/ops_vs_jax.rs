@@ -266,6 +266,37 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "at_min_row" => x().at(&s![0]).min(&Array::weak_scalar(0.0f32)),
         "at_max_element" => x().at(&s![2, 3]).max(&Array::weak_scalar(5.0f32)),
         "at_set_column_vector" => x().at(&s![.., 1]).set(y()),
+        "associative_scan_add" => {
+            lax::associative_scan(|p: Array, q: Array| &p + &q, x().clone(), false, 0)
+                .unwrap_or_else(Array::error)
+        }
+        "associative_scan_max_reverse" => lax::associative_scan(
+            |p: Array, q: Array| jnp::maximum(&p, &q),
+            x().clone(),
+            true,
+            1,
+        )
+        .unwrap_or_else(Array::error),
+        "associative_scan_pair" => lax::associative_scan(
+            |p: (Array, Array), q: (Array, Array)| (&p.0 * &q.0, &q.0 * &p.1 + &q.1),
+            (x().clone(), y().clone()),
+            false,
+            -1,
+        )
+        .map(|(_, b)| b)
+        .unwrap_or_else(Array::error),
+        "cumlogsumexp" => lax::cumlogsumexp(x(), 1, false),
+        "cumlogsumexp_reverse" => lax::cumlogsumexp(x(), 0, true),
+        "logaddexp" | "logaddexp_infinities" => jnp::logaddexp(x(), y()),
+        "tile" => jnp::tile(x(), &[2, 1, 3]),
+        "lax_broadcast" => lax::broadcast(x(), &[2, 1]),
+        "slice_in_dim" => lax::slice_in_dim(x(), 1, Some(-1), 2, 1),
+        "index_in_dim" => lax::index_in_dim(x(), -1, 0, false),
+        "dynamic_slice_in_dim" => lax::dynamic_slice_in_dim(x(), y(), 3, 1),
+        "dynamic_index_in_dim" => lax::dynamic_index_in_dim(x(), y(), 0, false),
+        "dynamic_update_slice_in_dim" => lax::dynamic_update_slice_in_dim(x(), y(), &a[2], 0),
+        "dynamic_update_index_in_dim" => lax::dynamic_update_index_in_dim(x(), y(), &a[2], 1),
+        "reshape_with_dimensions" => lax::reshape_with_dimensions(x(), &[4, 3], &[1, 0]),
         "index_static_clamped" => x().index(&s![10]),
         "index_static_clamped_negative" => x().index(&s![-9, 7]),
         "at_static_dropped" => x().at(&s![10]).set(&Array::weak_scalar(5.0f32)),
@@ -378,6 +409,17 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
              of matmul differs from its plain matmul by 8e-4)",
         ),
     };
+    const LOG_SUMS: Tolerance = Tolerance::chain(
+        8.0,
+        2.0,
+        "cumulative log-sum-exps combine in another order: JAX 0.10.2 lowers them as a \
+         reduce_window of logaddexp, oxla as JAX's associative_scan",
+    );
+    const RECURRENCE: Tolerance = Tolerance::chain(
+        8.0,
+        2.0,
+        "a linear recurrence of multiplies and adds, which XLA may fuse into multiply-adds",
+    );
     const MEANS: Tolerance = Tolerance::chain(
         4.0,
         2.0,
@@ -426,6 +468,8 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         | "conv_nhwc_same"
         | "mlp_loss" => contraction,
         "jnp_var" | "jnp_std" | "axis_var" | "axis_std" => MOMENTS,
+        "cumlogsumexp" | "cumlogsumexp_reverse" => LOG_SUMS,
+        "associative_scan_pair" => RECURRENCE,
         "axis_mean" | "jnp_mean" | "axis_softmax" | "softmax" | "axis_log_softmax"
         | "log_softmax" | "axis_logsumexp" | "logsumexp" => MEANS,
         "polygamma" => SERIES,

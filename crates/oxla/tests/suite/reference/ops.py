@@ -268,6 +268,32 @@ CASES = {
         -jnp.sum(jax.nn.log_softmax(jax.nn.relu(xs @ w1 + b1) @ w2 + b2) * ys, axis=-1)),
         [normal(8, 16) * 0.3, normal(16) * 0.1, normal(16, 4) * 0.3, normal(4) * 0.1, normal(5, 8),
          np.eye(4, dtype=np.float32)[ints(0, 4, 5)]]),
+    # lax functions built on other primitives (inputs drawn last, so the
+    # cases above keep their data).
+    "associative_scan_add": (lambda a: lax.associative_scan(jnp.add, a), [normal(7, 3)]),
+    "associative_scan_max_reverse": (
+        lambda a: lax.associative_scan(jnp.maximum, a, reverse=True, axis=1), [normal(2, 6)]),
+    "associative_scan_pair": (lambda a, c: lax.associative_scan(
+        lambda p, q: (p[0] * q[0], q[0] * p[1] + q[1]), (a, c), axis=-1)[1],
+        [uniform(0.5, 1.5, 3, 5), normal(3, 5)]),
+    "cumlogsumexp": (lambda a: lax.cumlogsumexp(a, axis=1), [normal(3, 6)]),
+    "cumlogsumexp_reverse": (lambda a: lax.cumlogsumexp(a, axis=0, reverse=True), [normal(5, 2)]),
+    "logaddexp": (jnp.logaddexp, [normal(3, 4), normal(4)]),
+    "logaddexp_infinities": (jnp.logaddexp, [np.array([-np.inf, np.inf, -np.inf, 1.0, np.nan], np.float32),
+                                             np.array([-np.inf, np.inf, 2.0, -np.inf, 0.0], np.float32)]),
+    "tile": (lambda a: jnp.tile(a, (2, 1, 3)), [normal(2, 3)]),
+    "lax_broadcast": (lambda a: lax.broadcast(a, (2, 1)), [normal(3)]),
+    "slice_in_dim": (lambda a: lax.slice_in_dim(a, 1, -1, stride=2, axis=1), [normal(2, 7)]),
+    "index_in_dim": (lambda a: lax.index_in_dim(a, -1, axis=0, keepdims=False), [normal(3, 2)]),
+    "dynamic_slice_in_dim": (lambda a, i: lax.dynamic_slice_in_dim(a, i, 3, axis=1),
+                             [normal(2, 5), np.int32(4)]),
+    "dynamic_index_in_dim": (lambda a, i: lax.dynamic_index_in_dim(a, i, axis=0, keepdims=False),
+                             [normal(4, 2), np.int32(-1)]),
+    "dynamic_update_slice_in_dim": (lambda a, u, i: lax.dynamic_update_slice_in_dim(a, u, i, axis=0),
+                                    [normal(5, 2), normal(2, 2), np.int32(1)]),
+    "dynamic_update_index_in_dim": (lambda a, u, i: lax.dynamic_update_index_in_dim(a, u, i, axis=1),
+                                    [normal(2, 4), normal(2), np.int32(2)]),
+    "reshape_with_dimensions": (lambda a: lax.reshape(a, (4, 3), dimensions=(1, 0)), [normal(3, 4)]),
 }
 
 
