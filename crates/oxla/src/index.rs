@@ -296,6 +296,17 @@ pub(crate) fn take_along(
     )
 }
 
+/// What an out-of-bounds read gives with `GatherMode::Fill` when no fill
+/// value is named, as JAX: NaN for floats, the lowest signed or highest
+/// unsigned integer, true.
+pub(crate) fn default_fill(dtype: DType) -> Scalar {
+    match dtype {
+        d if d.is_float() => Scalar::Float(f64::NAN),
+        d if d == DType::Bool || d.is_unsigned_int() => Scalar::highest(d),
+        d => Scalar::lowest(d),
+    }
+}
+
 fn usage(function: &'static str, message: String, location: oxla_core::Location) -> Error {
     Error::Usage {
         function,
@@ -440,6 +451,8 @@ impl Array {
         At {
             array: self,
             items: items.to_vec(),
+            mode: None,
+            fill_value: None,
         }
     }
 }
@@ -448,9 +461,38 @@ impl Array {
 pub struct At<'a> {
     array: &'a Array,
     items: Vec<IndexItem>,
+    mode: Option<GatherMode>,
+    fill_value: Option<f64>,
 }
 
 impl At<'_> {
+    /// How out-of-bounds indices are treated, as JAX's `mode=`: `Clip`
+    /// clamps them (reads and updates); `Fill` makes reads give the fill
+    /// value ([`At::fill_value`], else NaN, the lowest signed or highest
+    /// unsigned integer, or true) and drops updates; `PromiseInBounds`
+    /// leaves them to XLA. Without a mode, reads clamp and updates drop.
+    pub fn mode(mut self, mode: GatherMode) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// The value of out-of-bounds reads in `GatherMode::Fill`.
+    pub fn fill_value(mut self, value: f64) -> Self {
+        self.fill_value = Some(value);
+        self
+    }
+
+    /// The fill of an out-of-bounds read of this array.
+    fn fill(&self) -> Scalar {
+        let dtype = self.array.dtype_or_bool();
+        match self.fill_value {
+            Some(v) if dtype.is_float() => Scalar::Float(v),
+            Some(v) if dtype == DType::Bool => Scalar::Bool(v != 0.0),
+            Some(v) => Scalar::Int(v as i64),
+            None => default_fill(dtype),
+        }
+    }
+
     /// A copy with the indexed elements replaced by `v` (broadcast).
     #[track_caller]
     pub fn set(&self, v: &Array) -> Array {
@@ -481,10 +523,45 @@ impl At<'_> {
         self.scatter(v, ScatterOp::Max)
     }
 
-    /// `x[index]` (the same as [`Array::index`]).
+    /// `x[index]`: [`Array::index`], with out-of-bounds indices treated as
+    /// [`At::mode`] says.
     #[track_caller]
     pub fn get(&self) -> Array {
-        self.array.index(&self.items)
+        let x = self.array;
+        let location = oxla_core::Location::from_caller(std::panic::Location::caller());
+        let mode = match self.mode {
+            None | Some(GatherMode::PromiseInBounds) => return x.index(&self.items),
+            Some(mode) => mode,
+        };
+        match expand_mask("at", x, &self.items, location) {
+            Ok(Some(masked)) => return masked.merged.index(&masked.items),
+            Ok(None) => {}
+            Err(e) => return Array::error(e),
+        }
+        if let Some(found) = array_index(&self.items, x.ndim_or_zero()) {
+            return match found {
+                Ok((axis, idx)) => {
+                    let n = x.shape_or_empty().get(axis).copied().unwrap_or(0);
+                    take_along(x, &lax::wrap_negative(&idx, n), axis, mode, self.fill())
+                }
+                Err(message) => Array::error(usage("at", message, location)),
+            };
+        }
+        // Static ints past the end read the fill value.
+        let shape = x.shape_or_empty();
+        let b = match basic(shape, &self.items, OutOfBounds::Drop) {
+            Ok(b) => b,
+            Err(message) => return Array::error(usage("at", message, location)),
+        };
+        let outside = b
+            .boxes
+            .iter()
+            .zip(shape)
+            .any(|(&(start, _, count), &n)| count == 1 && !(0..n).contains(&start));
+        if outside && mode == GatherMode::Fill {
+            return crate::numpy::full(&b.result_shape, self.fill().as_f64(), x.dtype_or_bool());
+        }
+        x.index(&self.items)
     }
 
     #[track_caller]
@@ -496,6 +573,8 @@ impl At<'_> {
                 let updated = At {
                     array: &masked.merged,
                     items: masked.items,
+                    mode: self.mode,
+                    fill_value: self.fill_value,
                 }
                 .scatter(v, op);
                 return lax::reshape(&updated, x.shape_or_empty());
@@ -511,6 +590,17 @@ impl At<'_> {
             };
             let n = x.shape_or_empty().get(axis).copied().unwrap_or(0);
             let idx = lax::wrap_negative(&lax::reshape(&idx, &[idx.size_or_one()]), n);
+            let idx = if self.mode == Some(GatherMode::Clip) {
+                let zero =
+                    lax::convert_element_type(&Array::weak_scalar(0i32), idx.dtype_or_bool());
+                let last = lax::convert_element_type(
+                    &Array::weak_scalar((n - 1).max(0) as i32),
+                    idx.dtype_or_bool(),
+                );
+                lax::clamp(&zero, &idx, &last)
+            } else {
+                idx
+            };
             let mut update_shape = x.shape_or_empty().to_vec();
             update_shape[axis] = idx.size_or_one();
             let updates = crate::numpy::broadcast_to(
@@ -531,7 +621,11 @@ impl At<'_> {
                 },
             );
         }
-        let b = match basic(x.shape_or_empty(), &self.items, OutOfBounds::Drop) {
+        let out_of_bounds = match self.mode {
+            Some(GatherMode::Clip) => OutOfBounds::Clamp,
+            _ => OutOfBounds::Drop,
+        };
+        let b = match basic(x.shape_or_empty(), &self.items, out_of_bounds) {
             Ok(b) => b,
             Err(message) => return Array::error(usage("at", message, location)),
         };

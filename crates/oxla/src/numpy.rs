@@ -998,11 +998,7 @@ pub fn take(x: &Array, indices: &Array, axis: Option<i64>, clip: bool) -> Array 
             Scalar::Int(0),
         )
     } else {
-        let fill = match x.dtype_or_bool() {
-            d if d.is_float() => Scalar::Float(f64::NAN),
-            d if d == DType::Bool || d.is_unsigned_int() => Scalar::highest(d),
-            d => Scalar::lowest(d),
-        };
+        let fill = crate::index::default_fill(x.dtype_or_bool());
         let wrapped = lax::wrap_negative(indices, n);
         crate::index::take_along(&x, &wrapped, axis, oxla_core::GatherMode::Fill, fill)
     }

@@ -297,6 +297,26 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "dynamic_update_slice_in_dim" => lax::dynamic_update_slice_in_dim(x(), y(), &a[2], 0),
         "dynamic_update_index_in_dim" => lax::dynamic_update_index_in_dim(x(), y(), &a[2], 1),
         "reshape_with_dimensions" => lax::reshape_with_dimensions(x(), &[4, 3], &[1, 0]),
+        "at_get_fill" => x().at(&s![y()]).mode(lax::GatherMode::Fill).get(),
+        "at_get_fill_value" => x()
+            .at(&s![.., y()])
+            .mode(lax::GatherMode::Fill)
+            .fill_value(7.0)
+            .get(),
+        "at_get_fill_static" => x().at(&s![7]).mode(lax::GatherMode::Fill).get(),
+        "at_get_clip" => x().at(&s![y()]).mode(lax::GatherMode::Clip).get(),
+        "at_set_clip" => x()
+            .at(&s![y()])
+            .mode(lax::GatherMode::Clip)
+            .set(&Array::weak_scalar(10.0f32)),
+        "at_add_clip_static" => x()
+            .at(&s![1, 9])
+            .mode(lax::GatherMode::Clip)
+            .add(&Array::weak_scalar(1.0f32)),
+        "at_mul_drop" => x()
+            .at(&s![y()])
+            .mode(lax::GatherMode::Fill)
+            .mul(&Array::weak_scalar(3.0f32)),
         "index_static_clamped" => x().index(&s![10]),
         "index_static_clamped_negative" => x().index(&s![-9, 7]),
         "at_static_dropped" => x().at(&s![10]).set(&Array::weak_scalar(5.0f32)),

@@ -294,6 +294,15 @@ CASES = {
     "dynamic_update_index_in_dim": (lambda a, u, i: lax.dynamic_update_index_in_dim(a, u, i, axis=1),
                                     [normal(2, 4), normal(2), np.int32(2)]),
     "reshape_with_dimensions": (lambda a: lax.reshape(a, (4, 3), dimensions=(1, 0)), [normal(3, 4)]),
+    # .at with JAX's modes.
+    "at_get_fill": (lambda a, k: a.at[k].get(mode="fill"), [x, np.array([5, -1, -9, 1], np.int32)]),
+    "at_get_fill_value": (lambda a, k: a.at[:, k].get(mode="fill", fill_value=7.0),
+                          [x, np.array([4, -5, 0], np.int32)]),
+    "at_get_fill_static": (lambda a: a.at[7].get(mode="fill"), [x]),
+    "at_get_clip": (lambda a, k: a.at[k].get(mode="clip"), [x, np.array([5, -1, -9], np.int32)]),
+    "at_set_clip": (lambda a, k: a.at[k].set(10.0, mode="clip"), [x, np.array([5, -9], np.int32)]),
+    "at_add_clip_static": (lambda a: a.at[1, 9].add(1.0, mode="clip"), [x]),
+    "at_mul_drop": (lambda a, k: a.at[k].mul(3.0, mode="drop"), [x, np.array([5, 0, -9], np.int32)]),
 }
 
 
