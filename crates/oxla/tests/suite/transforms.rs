@@ -5,8 +5,8 @@
 
 use oxla::lax::{ConvOptions, Padding};
 use oxla::{
-    Array, DType, Error, RematPolicy, checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd,
-    jacrev, jit, jvp, lax, nn, numpy as jnp, value_and_grad, vjp, vmap,
+    Array, DType, Error, RematPolicy, Static, checkpoint, custom_jvp, custom_vjp, grad, hessian,
+    jacfwd, jacrev, jit, jvp, lax, nn, numpy as jnp, value_and_grad, vjp, vmap,
 };
 use oxla_core::WindowOp;
 
@@ -495,6 +495,39 @@ fn named_value_policies_keep_exactly_the_values_they_save() {
             "{}",
             policy.name()
         );
+    }
+}
+
+/// A checkpointed function's static arguments (JAX's `static_argnums`) are
+/// Rust values in `Static`: they shape the trace and are not
+/// differentiated; the gradient is the one without checkpoint, for each
+/// static value, eagerly and under jit.
+#[test]
+fn checkpoint_takes_static_arguments() {
+    let body = |(x, n): (Array, Static<i32>)| {
+        let mut y = x;
+        for _ in 0..n.0 {
+            y = jnp::sin(&y);
+        }
+        jnp::sum(&y, None, false)
+    };
+    let x = Array::from_slice(&[0.5f32, -1.0], &[2]).unwrap();
+    for n in [1, 3] {
+        let remat = |x: Array| {
+            checkpoint(body)
+                .policy(RematPolicy::NothingSaveable)
+                .call((x, Static(n)))
+                .unwrap_or_else(Array::error)
+        };
+        let want = grad(|x: Array| body((x, Static(n))))
+            .call(x.clone())
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        let eager = grad(remat).call(x.clone()).unwrap();
+        assert_eq!(eager.to_vec::<f32>().unwrap(), want, "n = {n}");
+        let jitted = jit(|x: Array| grad(remat).call(x)).call(x.clone()).unwrap();
+        assert_eq!(jitted.to_vec::<f32>().unwrap(), want, "n = {n} under jit");
     }
 }
 
