@@ -4,6 +4,8 @@
 //! tangents through, reverse mode linearizes and transposes the linear part.
 //! Everything composes with `jit`, `vmap` and itself, to any order.
 
+pub mod jacobian;
+
 use std::marker::PhantomData;
 
 use oxla_core::{Aval, Location};

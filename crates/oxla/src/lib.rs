@@ -39,8 +39,8 @@ mod vmap;
 
 pub use array::Array;
 pub use autodiff::{
-    Grad, Linearized, ValueAndGrad, Vjp, grad, hessian, jacfwd, jacrev, jvp, linear_transpose,
-    linearize, value_and_grad, vjp, vjp_with_aux,
+    Grad, Linearized, ValueAndGrad, Vjp, grad, hessian, jacfwd, jacobian, jacrev, jvp,
+    linear_transpose, linearize, value_and_grad, vjp, vjp_with_aux,
 };
 pub use callback::{io_callback, pure_callback};
 pub use config::{enable_x64, x64_enabled};

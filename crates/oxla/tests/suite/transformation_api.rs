@@ -2,7 +2,7 @@
 //! JAX's `vjp(..., has_aux=True)`, `linear_transpose` and `eval_shape`
 //! (reference/transformation_api.py).
 
-use oxla::{Array, DType, eval_shape, jit, linear_transpose, numpy as jnp, vjp_with_aux};
+use oxla::{Array, DType, eval_shape, jacobian, jit, linear_transpose, numpy as jnp, vjp_with_aux};
 use oxla_testing::Tolerance;
 use serde_json::Value;
 
@@ -122,6 +122,84 @@ fn eval_shape_gives_jaxs_types_without_running_anything() {
     assert!(
         err.to_string()
             .contains(&format!("transformation_api.rs:{line}")),
+        "{err}"
+    );
+}
+
+type Params = (Array, Array);
+
+fn model((w, b): Params, x: &Array) -> (Array, Array) {
+    (
+        jnp::tanh(&(jnp::matmul(x, &w) + &b)),
+        jnp::sum(&(&w * &w), None, false),
+    )
+}
+
+/// Each block of `rows` (per output, the parameters' (w, b) blocks) against
+/// JAX's `[[out0/w, out0/b], [out1/w, out1/b]]`.
+fn check_blocks(rows: &[(Params, Array)], want: &Value, what: &str) {
+    for (i, ((dw, db), _)) in rows.iter().enumerate() {
+        close(dw, &want[i][0], &format!("{what}: output {i} by w"));
+        close(db, &want[i][1], &format!("{what}: output {i} by b"));
+    }
+}
+
+#[test]
+fn jacobians_and_hessians_of_pytrees_match_jax_with_argnums_and_aux() {
+    let d = &data()["jacobians"];
+    let (w, b, xs) = (
+        reference::array(&d["w"]),
+        reference::array(&d["b"]),
+        reference::array(&d["xs"]),
+    );
+    let args = ((w.clone(), b.clone()), xs.clone());
+    let f = |(p, x): (Params, Array)| model(p, &x);
+    let rev = jacobian::jacrev(f)
+        .argnums(&[0])
+        .call(args.clone())
+        .unwrap();
+    check_blocks(&rev.rows, &d["rev"], "jacrev");
+    let fwd = jacobian::jacfwd(f)
+        .argnums(&[0])
+        .call(args.clone())
+        .unwrap();
+    check_blocks(&fwd.rows, &d["fwd"], "jacfwd");
+    // Without argnums the input x gets its blocks too; with them, zeros.
+    let full = jacobian::jacrev(f).call(args.clone()).unwrap();
+    for (i, (_, dx)) in full.rows.iter().enumerate() {
+        close(dx, &d["x_blocks"][i], &format!("output {i} by x"));
+    }
+    for (_, dx) in &rev.rows {
+        assert_eq!(
+            jnp::sum(&jnp::abs(dx), None, false).item::<f32>().unwrap(),
+            0.0
+        );
+    }
+    let (with_aux, aux) = jacobian::jacfwd(|(p, x): (Params, Array)| {
+        let out = model(p, &x);
+        let top = jnp::max(&out.0, None, false);
+        (out, top)
+    })
+    .argnums(&[0])
+    .call_with_aux(args.clone())
+    .unwrap();
+    check_blocks(&with_aux.rows, &d["aux_jac"], "jacfwd with aux");
+    close(&aux, &d["aux"], "aux");
+    let scalar = |(w, b): Params| {
+        let h = jnp::tanh(&(jnp::matmul(&xs, &w) + &b));
+        jnp::sum(&(&h * &h), None, false)
+    };
+    let h = jacobian::hessian(scalar)
+        .call((w.clone(), b.clone()))
+        .unwrap();
+    for (i, (by_w, by_b)) in h.rows.iter().enumerate() {
+        close(by_w, &d["hessian"][i][0], &format!("hessian row {i}, w"));
+        close(by_b, &d["hessian"][i][1], &format!("hessian row {i}, b"));
+    }
+    // An argnum past the inputs is an error.
+    let err = jacobian::jacrev(f).argnums(&[2]).call(args).unwrap_err();
+    assert!(
+        err.to_string().contains("argnums 2 is out of range"),
         "{err}"
     );
 }

@@ -38,6 +38,41 @@ def shapes(x, n):
     return {"sum": jnp.sum(x, axis=0), "idx": jnp.argmax(x), "scaled": x * 2, "count": n + 1}
 
 
+W = np.array([[0.5, -1.0], [0.25, 0.75], [-0.5, 1.5]], np.float32)
+B = np.array([0.1, -0.2], np.float32)
+XS = np.array([[1.0, 0.5, -1.0], [0.0, 2.0, 1.0], [-1.5, 0.5, 0.25], [0.3, -0.7, 1.1]], np.float32)
+
+
+def model(params, x):
+    w, b = params
+    return jnp.tanh(x @ w + b), jnp.sum(w * w)
+
+
+def model_aux(params, x):
+    out = model(params, x)
+    return out, jnp.max(out[0])
+
+
+def scalar_model(w, b):
+    return jnp.sum(jnp.tanh(XS @ w + b) ** 2)
+
+
+def jacobians():
+    rev = jax.jacrev(model, argnums=0)((W, B), XS)
+    fwd = jax.jacfwd(model, argnums=0)((W, B), XS)
+    full = jax.jacrev(model, argnums=(0, 1))((W, B), XS)
+    (aux_jac, aux) = jax.jacfwd(model_aux, has_aux=True)((W, B), XS)
+    hess = jax.hessian(scalar_model, argnums=(0, 1))(W, B)
+    blocks = lambda j: [[enc(j[i][k]) for k in range(2)] for i in range(2)]
+    return {
+        "w": enc(W), "b": enc(B), "xs": enc(XS),
+        "rev": blocks(rev), "fwd": blocks(fwd),
+        "x_blocks": [enc(full[i][1]) for i in range(2)],
+        "aux": enc(aux), "aux_jac": blocks(aux_jac),
+        "hessian": [[enc(hess[i][k]) for k in range(2)] for i in range(2)],
+    }
+
+
 def main():
     out, pullback, aux = jax.vjp(with_aux, X, has_aux=True)
     (x_ct,) = pullback(CT)
@@ -51,6 +86,7 @@ def main():
         "transpose": {"a": enc(A), "x": enc(X), "y": enc(Y), "c_vec": enc(C_VEC),
                       "c_sum": enc(C_SUM), "x_ct": enc(x_t), "y_ct": enc(y_t)},
         "eval_shape": [[str(np.dtype(l.dtype)), list(l.shape), bool(l.weak_type)] for l in leaves],
+        "jacobians": jacobians(),
     }))
 
 
