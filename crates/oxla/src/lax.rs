@@ -646,6 +646,93 @@ pub fn top_k(x: &Array, k: i64) -> (Array, Array) {
     (outs.pop().expect("two outputs"), indices)
 }
 
+/// The `k` largest elements along `axis` (negative from the end), and their
+/// indices (i32), as `jax.lax.top_k(x, k, axis=axis)`: equal elements keep
+/// their order. A negative `k` is an error.
+#[track_caller]
+pub fn top_k_along(x: &Array, k: i64, axis: i64) -> (Array, Array) {
+    let location = oxla_core::Location::from_caller(std::panic::Location::caller());
+    let fail = |e: Error| (Array::error(e.clone()), Array::error(e));
+    if k < 0 {
+        return fail(Error::Usage {
+            function: "top_k",
+            message: format!("k must be nonnegative, got {k}"),
+            location,
+        });
+    }
+    let axis = match canonical_axis("top_k", x, axis) {
+        Ok(a) => a as i64,
+        Err(e) => return fail(e),
+    };
+    let last = x.ndim_or_zero() as i64 - 1;
+    if axis == last {
+        return top_k(x, k);
+    }
+    // The primitive works on the last axis: swap `axis` there and back.
+    let mut swap: Vec<i64> = (0..=last).collect();
+    swap.swap(axis as usize, last as usize);
+    let (values, indices) = top_k(&transpose(x, &swap), k);
+    (transpose(&values, &swap), transpose(&indices, &swap))
+}
+
+/// Slices of `src` at the positions `idxs[i]` along `axes[i]` (one index
+/// array per axis, all of one shape `[n]`), as `jax.lax.index_take`: the
+/// positions are taken modulo each axis's size, and the result is `[n]`
+/// followed by the dims not in `axes`.
+#[track_caller]
+pub fn index_take(src: &Array, idxs: &[&Array], axes: &[i64]) -> Array {
+    let location = oxla_core::Location::from_caller(std::panic::Location::caller());
+    if idxs.len() != axes.len() || idxs.is_empty() {
+        return Array::error(Error::Usage {
+            function: "index_take",
+            message: format!(
+                "needs one index array per axis, got {} for {} axes",
+                idxs.len(),
+                axes.len()
+            ),
+            location,
+        });
+    }
+    let shape = src.shape_or_empty();
+    let mut canonical = Vec::with_capacity(axes.len());
+    for &a in axes {
+        match canonical_axis("index_take", src, a) {
+            Ok(a) => canonical.push(a),
+            Err(e) => return Array::error(e),
+        }
+    }
+    let columns: Vec<Array> = idxs
+        .iter()
+        .zip(&canonical)
+        .map(|(i, &a)| {
+            let size =
+                convert_element_type(&Array::weak_scalar(shape[a] as i32), i.dtype_or_bool());
+            let wrapped = crate::numpy::remainder(i, &size);
+            expand_dims(&wrapped, &[1])
+        })
+        .collect();
+    let refs: Vec<&Array> = columns.iter().collect();
+    let indices = concatenate(&refs, 1);
+    let mut slice_sizes = shape.to_vec();
+    for &a in &canonical {
+        slice_sizes[a] = 1;
+    }
+    let kept = shape.len() - canonical.len();
+    let axes_dims: Dims = canonical.iter().map(|&a| a as i64).collect();
+    gather(
+        src,
+        &indices,
+        oxla_core::GatherDimensionNumbers {
+            offset_dims: (1..=kept as i64).collect(),
+            collapsed_slice_dims: axes_dims.clone(),
+            start_index_map: axes_dims,
+        },
+        &slice_sizes,
+        oxla_core::GatherMode::PromiseInBounds,
+        Scalar::Int(0),
+    )
+}
+
 /// Layouts of a convolution as JAX's strings, e.g. `("NHWC", "HWIO", "NHWC")`:
 /// N batch, C feature, O/I kernel output/input feature, other letters spatial.
 pub type ConvLayout<'a> = (&'a str, &'a str, &'a str);

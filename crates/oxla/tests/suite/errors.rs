@@ -405,3 +405,33 @@ fn out_of_bounds_axes_are_errors_never_clamped_or_wrapped() {
         &[2]
     );
 }
+
+#[test]
+fn top_k_and_index_take_arguments_are_checked() {
+    let x = f32s(&[0.0; 6], &[2, 3]);
+    let line = line!() + 1;
+    let err = oxla::lax::top_k_along(&x, -1, 0)
+        .0
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("errors.rs:{line}")) && err.contains("k must be nonnegative, got -1"),
+        "{err}"
+    );
+    let err = oxla::lax::top_k_along(&x, 1, 2)
+        .1
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("axis 2 is out of range for f32[2,3]"), "{err}");
+    let idx = Array::from_slice(&[0i32, 1], &[2]).unwrap();
+    let err = oxla::lax::index_take(&x, &[&idx], &[0, 1])
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("needs one index array per axis, got 1 for 2 axes"),
+        "{err}"
+    );
+}

@@ -201,6 +201,9 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "sort_by_key" => lax::sort(&[x(), y()], 0, true, 1).swap_remove(1),
         "top_k_values" => lax::top_k(x(), 2).0,
         "top_k_indices" => lax::top_k(x(), 2).1,
+        "top_k_axis0_values" => lax::top_k_along(x(), 2, 0).0,
+        "top_k_axis0_indices" => lax::top_k_along(x(), 3, -2).1,
+        "index_take" => lax::index_take(x(), &[y(), &a[2]], &[0, 2]),
         "conv_nhwc_same" => lax::conv_general_dilated(
             x(),
             y(),

@@ -303,6 +303,10 @@ CASES = {
     "at_set_clip": (lambda a, k: a.at[k].set(10.0, mode="clip"), [x, np.array([5, -9], np.int32)]),
     "at_add_clip_static": (lambda a: a.at[1, 9].add(1.0, mode="clip"), [x]),
     "at_mul_drop": (lambda a, k: a.at[k].mul(3.0, mode="drop"), [x, np.array([5, 0, -9], np.int32)]),
+    "top_k_axis0_values": (lambda a: lax.top_k(a, 2, axis=0)[0], [normal(4, 3)]),
+    "top_k_axis0_indices": (lambda a: lax.top_k(a, 3, axis=-2)[1], [normal(2, 5, 3)]),
+    "index_take": (lambda a, i, j: lax.index_take(a, (i, j), (0, 2)),
+                   [normal(3, 4, 5), np.array([0, 2, -1, 5], np.int32), np.array([4, 0, 7, -2], np.int32)]),
 }
 
 
