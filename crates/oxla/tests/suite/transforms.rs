@@ -498,6 +498,45 @@ fn named_value_policies_keep_exactly_the_values_they_save() {
     }
 }
 
+/// Custom rules' non-differentiable arguments (JAX's `nondiff_argnums`) are
+/// `Static` values: the jvp rule sees them in the primals and the tangents,
+/// the vjp's forward pass may keep them in its residuals and the backward
+/// pass gives them back; under grad and jit the rules are the ones used.
+#[test]
+fn custom_rules_take_static_non_differentiable_arguments() {
+    // x^n with its own rule n x^(n-1) t, n static.
+    let power = custom_jvp(
+        |(x, n): (Array, Static<i32>)| jnp::power(&x, &Array::weak_scalar(n.0)),
+        |(x, n): (Array, Static<i32>), (t, _): (Array, Static<i32>)| {
+            let y = jnp::power(&x, &Array::weak_scalar(n.0));
+            let slope = jnp::power(&x, &Array::weak_scalar(n.0 - 1)) * (n.0 as f64);
+            (y, &t * &slope)
+        },
+    );
+    let x = Array::scalar(2.0f32).unwrap();
+    for n in [2, 3] {
+        let f = |x: Array| power.call((x, Static(n))).unwrap_or_else(Array::error);
+        let want = n as f32 * 2f32.powi(n - 1);
+        assert_eq!(
+            grad(f).call(x.clone()).unwrap().item::<f32>().unwrap(),
+            want
+        );
+        let jitted = jit(|x: Array| grad(f).call(x)).call(x.clone()).unwrap();
+        assert_eq!(jitted.item::<f32>().unwrap(), want);
+    }
+    // A backward pass that scales by 10 n (not the true derivative n), to
+    // show that it is the one used.
+    let scaled = custom_vjp(
+        |(x, n): (Array, Static<i32>)| &x * (n.0 as f64),
+        |(x, n): (Array, Static<i32>)| (&x * (n.0 as f64), n),
+        |n: Static<i32>, ct: Array| (&ct * (10.0 * n.0 as f64), n),
+    );
+    let g = grad(|x: Array| scaled.call((x, Static(2))).unwrap_or_else(Array::error))
+        .call(x)
+        .unwrap();
+    assert_eq!(g.item::<f32>().unwrap(), 20.0);
+}
+
 /// A checkpointed function's static arguments (JAX's `static_argnums`) are
 /// Rust values in `Static`: they shape the trace and are not
 /// differentiated; the gradient is the one without checkpoint, for each
