@@ -5,6 +5,9 @@
 //! and the user's rules, so jit, vmap and differentiation of any order
 //! honour them.
 
+mod leaf_jvps;
+
+pub use leaf_jvps::{LeafJvp, custom_jvps};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};

@@ -45,7 +45,8 @@ pub use autodiff::{
 pub use callback::{io_callback, pure_callback};
 pub use config::{enable_x64, x64_enabled};
 pub use custom::{
-    Checkpoint, CustomJvp, CustomVjp, checkpoint, checkpoint_name, custom_jvp, custom_vjp,
+    Checkpoint, CustomJvp, CustomVjp, LeafJvp, checkpoint, checkpoint_name, custom_jvp,
+    custom_jvps, custom_vjp,
 };
 pub use element::Element;
 pub use error::{Error, Result};

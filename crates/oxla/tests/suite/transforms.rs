@@ -537,6 +537,63 @@ fn custom_rules_take_static_non_differentiable_arguments() {
     assert_eq!(g.item::<f32>().unwrap(), 20.0);
 }
 
+/// `custom_jvps`, one rule per input leaf (JAX's `defjvps`): with the true
+/// partial derivatives the gradient is autodiff's, eagerly, under jit and
+/// in forward mode; a `None` rule leaves its input out; a rule count that
+/// does not match the leaves is an error.
+#[test]
+fn custom_jvps_sum_one_rule_per_input_leaf() {
+    use oxla::{LeafJvp, custom_jvps};
+    type P = (Array, Array);
+    let body = |(x, y): P| jnp::sin(&x) * &y;
+    let by_x: LeafJvp<P, Array> = Box::new(|t, _, (x, y)| t * &jnp::cos(x) * y);
+    let by_y: LeafJvp<P, Array> = Box::new(|t, _, (x, _)| t * &jnp::sin(x));
+    let f = custom_jvps(body, vec![Some(by_x), Some(by_y)]);
+    let p = (
+        Array::from_slice(&[0.3f32, -1.1], &[2]).unwrap(),
+        Array::from_slice(&[2.0f32, 0.5], &[2]).unwrap(),
+    );
+    let loss = |p: P| jnp::sum(&f.call(p).unwrap_or_else(Array::error), None, false);
+    let plain = |p: P| jnp::sum(&body(p), None, false);
+    let want = grad(plain).call(p.clone()).unwrap();
+    let got = grad(loss).call(p.clone()).unwrap();
+    let jitted = jit(|p: P| grad(loss).call(p)).call(p.clone()).unwrap();
+    for (g, j, w) in [(&got.0, &jitted.0, &want.0), (&got.1, &jitted.1, &want.1)] {
+        let w = w.to_vec::<f32>().unwrap();
+        assert_eq!(g.to_vec::<f32>().unwrap(), w);
+        assert_eq!(j.to_vec::<f32>().unwrap(), w);
+    }
+    let (_, t) = jvp(
+        loss,
+        &p,
+        &(jnp::ones(&[2], DType::F32), jnp::zeros(&[2], DType::F32)),
+    )
+    .unwrap();
+    let (_, t_plain) = jvp(
+        plain,
+        &p,
+        &(jnp::ones(&[2], DType::F32), jnp::zeros(&[2], DType::F32)),
+    )
+    .unwrap();
+    assert_eq!(t.item::<f32>().unwrap(), t_plain.item::<f32>().unwrap());
+    // Without y's rule, y does not move the output.
+    let by_x: LeafJvp<P, Array> = Box::new(|t, _, (x, y)| t * &jnp::cos(x) * y);
+    let only_x = custom_jvps(body, vec![Some(by_x), None]);
+    let (_, dy) = grad(|p: P| jnp::sum(&only_x.call(p).unwrap_or_else(Array::error), None, false))
+        .call(p.clone())
+        .unwrap();
+    assert_eq!(dy.to_vec::<f32>().unwrap(), vec![0.0, 0.0]);
+    let one_rule = custom_jvps(body, vec![None]);
+    let err = grad(|p: P| jnp::sum(&one_rule.call(p).unwrap_or_else(Array::error), None, false))
+        .call(p)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("custom_jvps has 1 rules for 2 input leaves"),
+        "{err}"
+    );
+}
+
 /// A checkpointed function's static arguments (JAX's `static_argnums`) are
 /// Rust values in `Static`: they shape the trace and are not
 /// differentiated; the gradient is the one without checkpoint, for each
