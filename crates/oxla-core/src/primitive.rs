@@ -86,6 +86,8 @@ pub enum UnaryOp {
     Not,
     /// Number of set bits.
     PopulationCount,
+    /// Number of leading zero bits.
+    CountLeadingZeros,
 }
 
 impl UnaryOp {
@@ -129,6 +131,7 @@ impl UnaryOp {
             IsFinite => "is_finite",
             Not => "not",
             PopulationCount => "population_count",
+            CountLeadingZeros => "clz",
         }
     }
 
@@ -139,7 +142,7 @@ impl UnaryOp {
             Abs => TypeClass::Signed,
             Neg | Sign | Square => TypeClass::Numeric,
             Not => TypeClass::BoolOrInt,
-            PopulationCount => TypeClass::Int,
+            PopulationCount | CountLeadingZeros => TypeClass::Int,
             Floor | Ceil | Round | Exp | Exp2 | Expm1 | Log | Log1p | Sqrt | Rsqrt | Cbrt
             | Tanh | Logistic | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh
             | Acosh | Atanh | Erf | Erfc | ErfInv | Lgamma | Digamma | IsFinite => TypeClass::Float,

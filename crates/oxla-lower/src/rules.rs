@@ -48,6 +48,7 @@ fn unary_op_name(op: UnaryOp) -> &'static str {
         IsFinite => "stablehlo.is_finite",
         Not => "stablehlo.not",
         PopulationCount => "stablehlo.popcnt",
+        CountLeadingZeros => "stablehlo.count_leading_zeros",
     }
 }
 

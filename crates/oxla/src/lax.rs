@@ -166,6 +166,7 @@ unary! {
     is_finite => IsFinite: "Whether x is finite.";
     not => Not: "Logical or bitwise not.";
     population_count => PopulationCount: "Number of set bits.";
+    clz => CountLeadingZeros: "Number of leading zero bits (JAX's `lax.clz`).";
 }
 
 macro_rules! binary {

@@ -497,7 +497,8 @@ fn unary_tangent(op: UnaryOp, x: &Array, ans: &Array, t: &Array) -> Result<Tange
         | UnaryOp::Round
         | UnaryOp::IsFinite
         | UnaryOp::Not
-        | UnaryOp::PopulationCount => Ok(None),
+        | UnaryOp::PopulationCount
+        | UnaryOp::CountLeadingZeros => Ok(None),
         UnaryOp::Neg => Ok(Some(lax::neg(t))),
         UnaryOp::Abs => Ok(Some(select(&lax::ge(x, &c(0.0)), t, &lax::neg(t)))),
         UnaryOp::Exp => scale(ans.clone()),

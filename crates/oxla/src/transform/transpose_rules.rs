@@ -477,7 +477,8 @@ fn unary(
         | UnaryOp::Square
         | UnaryOp::IsFinite
         | UnaryOp::Not
-        | UnaryOp::PopulationCount => nonlinear(primitive, operands),
+        | UnaryOp::PopulationCount
+        | UnaryOp::CountLeadingZeros => nonlinear(primitive, operands),
     }
 }
 

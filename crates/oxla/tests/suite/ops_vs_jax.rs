@@ -64,6 +64,7 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "is_finite" => lax::is_finite(x()),
         "not_bool" | "not_int" => lax::not(x()),
         "population_count" => lax::population_count(x()),
+        "clz" | "clz_u8" => lax::clz(x()),
         "add" => lax::add(x(), y()),
         "sub" => lax::sub(x(), y()),
         "mul" => lax::mul(x(), y()),

@@ -72,6 +72,7 @@ CASES = {
     "is_finite": (lax.is_finite, [np.array([1.0, np.inf, -np.inf, np.nan], np.float32)]),
     "not_bool": (lax.bitwise_not, [b]), "not_int": (lax.bitwise_not, [i]),
     "population_count": (lax.population_count, [i]),
+    "clz": (lax.clz, [i]), "clz_u8": (lax.clz, [u]),
     "exp_f16": (lax.exp, [h]),  "max_bool": (lax.max, [b, b2]), "reduce_max_bool": (lambda a: lax.reduce_max_p.bind(a, axes=(1,)), [b]), "sign_u8": (lax.sign, [u]), "sign_int": (lax.sign, [i]),
     "reduce_and_u8": (lambda a: lax.reduce_and_p.bind(a, axes=(1,)), [u]),
     "reduce_and_int": (lambda a: lax.reduce_and_p.bind(a, axes=(0,)), [i]),
@@ -326,7 +327,7 @@ HALF_VARIANTS = [
 # ("case@i64", with values past 2**53 where the op allows, so that a
 # comparison through f64 would miss a wrong low bit).
 F64_VARIANTS = HALF_VARIANTS + ["clamp", "polygamma", "dot_general_batch", "jnp_var", "log_softmax", "mlp_loss"]
-I64_VARIANTS = ["abs_int", "sign_int", "not_int", "population_count", "div_int", "rem_int", "or",
+I64_VARIANTS = ["abs_int", "sign_int", "not_int", "population_count", "clz", "div_int", "rem_int", "or",
                 "shift_left", "shift_right_logical", "shift_right_arithmetic", "eq", "ge", "reduce_min",
                 "reduce_and_int", "op_mod_int", "jnp_remainder_int", "jnp_floor_divide_int"]
 WIDE = [ "abs_int", "sign_int", "not_int", "population_count", "div_int", "rem_int", "or", "eq", "ge",
