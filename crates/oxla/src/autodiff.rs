@@ -414,10 +414,7 @@ pub fn linear_transpose<In: Pytree, Out: Pytree, R: Pytree<Value = Out>>(
 ) -> Result<Vjp<In, Out>> {
     let location = caller();
     let (leaves, in_tree) = primals.flatten();
-    let in_avals = leaves
-        .iter()
-        .map(|x| x.aval().cloned())
-        .collect::<Result<Vec<Aval>>>()?;
+    let in_avals = crate::jit::abstract_leaves(&leaves)?;
     let not_float = |what: &str, avals: &[Aval]| {
         avals
             .iter()

@@ -5,7 +5,6 @@ use std::fmt;
 
 use oxla_core::Aval;
 
-use crate::array::Array;
 use crate::error::Result;
 use crate::pytree::{Pytree, TreeDef};
 
@@ -47,21 +46,10 @@ pub fn eval_shape<In: Pytree, R: Pytree>(
     args: &In,
 ) -> Result<OutputTypes> {
     let location = oxla_core::Location::from_caller(std::panic::Location::caller());
-    let (leaves, in_tree) = args.flatten();
-    let in_avals = leaves
-        .iter()
-        .map(|x| x.aval().cloned())
-        .collect::<Result<Vec<Aval>>>()?;
-    let mut out_tree = None;
-    let (jaxpr, _) =
-        crate::transform::eval::trace_flat(&in_avals, true, location, |xs: &[Array]| {
-            let args = In::unflatten_from(&in_tree, &mut xs.iter().cloned())?;
-            let (outs, tree) = f(args).into_value()?.flatten();
-            out_tree = Some(tree);
-            Ok(outs)
-        })?;
+    let (leaves, _) = args.flatten();
+    let traced = crate::jit::trace(f, args, &crate::jit::abstract_leaves(&leaves)?, location)?;
     Ok(OutputTypes {
-        tree: out_tree.expect("traced"),
-        avals: jaxpr.out_avals(),
+        avals: traced.jaxpr.out_avals(),
+        tree: traced.out_tree,
     })
 }

@@ -259,13 +259,13 @@ fn short_name(type_name: &str) -> String {
     type_name.replace("::{{closure}}", "::<closure>")
 }
 
-fn abstract_leaves(leaves: &[Array]) -> Result<Vec<Aval>> {
+pub(crate) fn abstract_leaves(leaves: &[Array]) -> Result<Vec<Aval>> {
     leaves.iter().map(|x| x.aval().cloned()).collect()
 }
 
 /// Traces `f` on arguments shaped like `args` (their leaves replaced by tracers).
-fn trace<In: Pytree, Out: Pytree>(
-    f: &impl Fn(In) -> Out,
+pub(crate) fn trace<In: Pytree, Out: Pytree>(
+    f: impl FnOnce(In) -> Out,
     args: &In,
     avals: &[Aval],
     location: Location,

@@ -182,10 +182,7 @@ fn jacobian<In: Pytree, Out: Pytree, Aux: Pytree>(
 ) -> Result<(Jacobian<In>, Aux)> {
     let (leaves, in_tree) = args.flatten();
     let selected = differentiated(&in_tree, &leaves, options, location)?;
-    let in_avals = leaves
-        .iter()
-        .map(|x| x.aval().cloned())
-        .collect::<Result<Vec<Aval>>>()?;
+    let in_avals = crate::jit::abstract_leaves(&leaves)?;
     let (blocks, out_avals, out_tree, aux) = match mode {
         Mode::Reverse => reverse_blocks(&f, &leaves, &in_tree, &selected, location)?,
         Mode::Forward => forward_blocks(&f, &leaves, &in_tree, &selected, location)?,

@@ -81,19 +81,6 @@ fn check_structure(want: &TreeDef, got: &TreeDef, location: oxla_core::Location)
     })
 }
 
-/// `elems[start..]` along `axis` with `stride` (to the end).
-fn slice_from(x: &Array, start: i64, stop: Option<i64>, stride: i64, axis: usize) -> Array {
-    let shape = x.shape_or_empty();
-    let mut starts = vec![0; shape.len()];
-    let mut limits = shape.to_vec();
-    let mut strides = vec![1; shape.len()];
-    starts[axis] = start;
-    limits[axis] = stop.map_or(shape[axis], |s| if s < 0 { shape[axis] + s } else { s });
-    limits[axis] = limits[axis].max(start);
-    strides[axis] = stride;
-    lax::slice(x, &starts, &limits, Some(&strides))
-}
-
 fn scan(
     combine: &dyn Fn(Vec<Array>, Vec<Array>) -> Result<Vec<Array>>,
     elems: Vec<Array>,
@@ -106,23 +93,23 @@ fn scan(
     // Combine adjacent pairs, scan the halved sequence: the odd positions.
     let evens_but_last: Vec<Array> = elems
         .iter()
-        .map(|e| slice_from(e, 0, Some(-1), 2, axis))
+        .map(|e| lax::slice_in_dim(e, 0, Some(-1), 2, axis as i64))
         .collect();
     let odds: Vec<Array> = elems
         .iter()
-        .map(|e| slice_from(e, 1, None, 2, axis))
+        .map(|e| lax::slice_in_dim(e, 1, None, 2, axis as i64))
         .collect();
     let odd_results = scan(combine, combine(evens_but_last, odds)?, axis)?;
     // The even positions after the first: the previous odd result with the
     // element itself.
     let later_evens: Vec<Array> = elems
         .iter()
-        .map(|e| slice_from(e, 2, None, 2, axis))
+        .map(|e| lax::slice_in_dim(e, 2, None, 2, axis as i64))
         .collect();
     let preceding: Vec<Array> = if n % 2 == 0 {
         odd_results
             .iter()
-            .map(|e| slice_from(e, 0, Some(-1), 1, axis))
+            .map(|e| lax::slice_in_dim(e, 0, Some(-1), 1, axis as i64))
             .collect()
     } else {
         odd_results.clone()
@@ -131,7 +118,12 @@ fn scan(
     let even_results: Vec<Array> = elems
         .iter()
         .zip(&even_results)
-        .map(|(e, r)| lax::concatenate(&[&slice_from(e, 0, Some(1), 1, axis), r], axis))
+        .map(|(e, r)| {
+            lax::concatenate(
+                &[&lax::slice_in_dim(e, 0, Some(1), 1, axis as i64), r],
+                axis,
+            )
+        })
         .collect();
     Ok(even_results
         .iter()
