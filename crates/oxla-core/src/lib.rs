@@ -32,5 +32,5 @@ pub use primitive::{
     GatherMode, Precision, Primitive, ReduceOp, RematPolicy, ScatterDimensionNumbers, ScatterOp,
     TypeClass, UnaryOp, WindowOp,
 };
-pub use sharding::{AxisGroup, MeshDesc, ShardingDesc};
+pub use sharding::{AxisGroup, AxisScope, MeshDesc, ShardingDesc};
 pub use subjaxpr::{OpaqueRule, SubJaxpr};

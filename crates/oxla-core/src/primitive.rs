@@ -1056,6 +1056,19 @@ impl Primitive {
         }
     }
 
+    /// The named axes a collective runs over (`None` for other primitives).
+    pub fn axis_group(&self) -> Option<&crate::sharding::AxisGroup> {
+        match self {
+            Primitive::AllReduce { group, .. }
+            | Primitive::AllGather { group, .. }
+            | Primitive::ReduceScatter { group, .. }
+            | Primitive::AllToAll { group, .. }
+            | Primitive::Ppermute { group, .. }
+            | Primitive::AxisIndex { group } => Some(group),
+            _ => None,
+        }
+    }
+
     /// The parameters as jaxprs print them (`[axes=(0,)]`), empty if none.
     pub fn params_string(&self) -> String {
         let params = self.params(0, &mut |j, _| indent(&j.to_string()));

@@ -119,15 +119,51 @@ impl fmt::Display for ShardingDesc {
 
 /// Mesh axes a collective runs over, inside `shard_map` on `mesh`: the
 /// devices that differ only in their positions along `axes` form a group.
+/// A collective over a named `vmap` axis has a group of
+/// [`AxisScope::Vmap`]: its `mesh` is that one axis, with no devices, and
+/// the examples of the batch play the devices' part.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AxisGroup {
     /// The mesh.
     pub mesh: MeshDesc,
     /// The axes, major first.
     pub axes: Arc<[Arc<str>]>,
+    /// Whether the axes are a mesh's (devices) or a `vmap`'s (examples).
+    pub scope: AxisScope,
+}
+
+/// What a collective's named axis ranges over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AxisScope {
+    /// Devices of a `shard_map`'s mesh: lowered to StableHLO collectives.
+    Devices,
+    /// Examples of a `vmap` with `axis_name`: the batching rule of that
+    /// `vmap` computes the collective along the batch dimension, so it
+    /// never reaches lowering.
+    Vmap,
 }
 
 impl AxisGroup {
+    /// The group of the one named `vmap` axis `name` of `size` examples.
+    pub fn vmap(name: Arc<str>, size: usize) -> AxisGroup {
+        AxisGroup {
+            mesh: MeshDesc {
+                axes: vec![(name.clone(), size)].into(),
+                device_ids: Vec::new().into(),
+            },
+            axes: vec![name].into(),
+            scope: AxisScope::Vmap,
+        }
+    }
+
+    /// The `vmap` axis this group names (`None` for mesh axes).
+    pub fn vmap_axis(&self) -> Option<&Arc<str>> {
+        match self.scope {
+            AxisScope::Vmap => self.axes.first(),
+            AxisScope::Devices => None,
+        }
+    }
+
     /// Number of devices in a group.
     pub fn size(&self) -> usize {
         self.axes
@@ -340,6 +376,7 @@ mod tests {
         let group = |axes: &[&str]| AxisGroup {
             mesh: mesh(),
             axes: axes.iter().map(|a| Arc::from(*a)).collect(),
+            scope: AxisScope::Devices,
         };
         assert_eq!(
             group(&["data"]).groups(),

@@ -32,16 +32,30 @@ fn i64_matrix(rows: &[Vec<i64>]) -> String {
     )
 }
 
+/// `group`, if its axes are a mesh's: a collective over a `vmap` axis is
+/// computed by that `vmap`'s batching rule, so one here was taken out of
+/// its `vmap` (a jaxpr traced inside it and lowered outside).
+fn device_group(group: &AxisGroup) -> Result<&AxisGroup, LowerError> {
+    match group.vmap_axis() {
+        None => Ok(group),
+        Some(name) => Err(LowerError::Mlir(format!(
+            "a collective over the vmap axis '{name}' outside that vmap: the axis name is not \
+             bound here"
+        ))),
+    }
+}
+
 /// The attributes every cross-partition collective of `group` carries.
-fn group_attributes(group: &AxisGroup) -> Vec<(&'static str, String)> {
-    vec![
+fn group_attributes(group: &AxisGroup) -> Result<Vec<(&'static str, String)>, LowerError> {
+    let group = device_group(group)?;
+    Ok(vec![
         (
             "channel_handle",
             "#stablehlo.channel_handle<handle = 1, type = 1>".to_string(),
         ),
         ("replica_groups", i64_matrix(&group.groups())),
         ("use_global_device_ids", "unit".to_string()),
-    ]
+    ])
 }
 
 fn combiner(op: ReduceOp) -> Result<&'static str, LowerError> {
@@ -70,7 +84,7 @@ pub(crate) fn all_reduce<'c, 'a>(
         "stablehlo.all_reduce",
         &[x],
         &[out],
-        &group_attributes(group),
+        &group_attributes(group)?,
         vec![body],
         loc,
     )
@@ -99,7 +113,7 @@ pub(crate) fn all_gather<'c, 'a>(
             loc,
         )?[0]
     };
-    let mut attributes = group_attributes(group);
+    let mut attributes = group_attributes(group)?;
     attributes.push(("all_gather_dim", format!("{dim} : i64")));
     e.op("stablehlo.all_gather", &[operand], &[out], &attributes, loc)
 }
@@ -119,7 +133,7 @@ pub(crate) fn reduce_scatter<'c, 'a>(
     let mut block = x_aval.shape.to_vec();
     block[dim] /= group.size() as i64;
     let block = x_aval.with_shape(&block);
-    let mut attributes = group_attributes(group);
+    let mut attributes = group_attributes(group)?;
     attributes.push(("scatter_dimension", format!("{dim} : i64")));
     let scattered = e.op_with_regions(
         "stablehlo.reduce_scatter",
@@ -145,7 +159,7 @@ pub(crate) fn all_to_all<'c, 'a>(
     out: &Aval,
     loc: Location<'c>,
 ) -> Result<Values<'c, 'a>, LowerError> {
-    let mut attributes = group_attributes(group);
+    let mut attributes = group_attributes(group)?;
     attributes.retain(|(name, _)| *name != "use_global_device_ids");
     attributes.push(("split_dimension", format!("{split_dim} : i64")));
     attributes.push(("concat_dimension", format!("{concat_dim} : i64")));
@@ -162,7 +176,7 @@ pub(crate) fn ppermute<'c, 'a>(
     out: &Aval,
     loc: Location<'c>,
 ) -> Result<Values<'c, 'a>, LowerError> {
-    let pairs: Vec<Vec<i64>> = group
+    let pairs: Vec<Vec<i64>> = device_group(group)?
         .groups()
         .iter()
         .flat_map(|members| perm.iter().map(move |&(s, d)| vec![members[s], members[d]]))
@@ -195,6 +209,7 @@ pub(crate) fn axis_index<'c, 'a>(
     out: &Aval,
     loc: Location<'c>,
 ) -> Result<Values<'c, 'a>, LowerError> {
+    let group = device_group(group)?;
     let u32_scalar = Aval::new(DType::U32, &[]);
     let pid = e.op("stablehlo.partition_id", &[], &[&u32_scalar], &[], loc)?[0];
     let mut index: Option<Value<'c, 'a>> = None;

@@ -195,11 +195,29 @@ pub(crate) fn top_level(inputs: &[&Array], location: Location) -> Result<Option<
     Ok(top)
 }
 
+/// The level of the batch trace that computes a collective over a named
+/// `vmap` axis: the innermost `vmap` of that name, which sees the op even
+/// when its operand does not depend on the batch (`None` for other ops).
+fn vmap_axis_level(primitive: &Primitive, location: Location) -> Result<Option<usize>> {
+    let Some(name) = primitive.axis_group().and_then(|g| g.vmap_axis()) else {
+        return Ok(None);
+    };
+    trace::named_batch_level(name)
+        .map(Some)
+        .ok_or_else(|| Error::Sharding {
+            message: format!(
+                "{} over the vmap axis '{name}' outside that vmap: the axis name is not bound",
+                primitive.name()
+            ),
+            location: Some(location),
+        })
+}
+
 /// What a trace level does with an op.
 enum Handler {
     Stage(u64),
     Jvp(u64, Option<u64>),
-    Batch(u64, i64),
+    Batch(u64, crate::trace::BatchAxis),
 }
 
 /// [`bind`] with an explicit location, returning every output. An error is
@@ -223,21 +241,25 @@ fn dispatch(primitive: Primitive, inputs: &[&Array], location: Location) -> Resu
             return Err(e.clone());
         }
     }
-    let Some(level) = top_level(inputs, location)? else {
+    let level = match vmap_axis_level(&primitive, location)? {
+        Some(axis) => top_level(inputs, location)?.max(Some(axis)),
+        None => top_level(inputs, location)?,
+    };
+    let Some(level) = level else {
         return eager(primitive, inputs, location);
     };
     let handler = trace::with_level(level, |entry| match &entry.kind {
         TraceKind::Staging { .. } => Handler::Stage(entry.id),
         TraceKind::Jvp { tangent_trace } => Handler::Jvp(entry.id, *tangent_trace),
-        TraceKind::Batch { axis_size } => Handler::Batch(entry.id, *axis_size),
+        TraceKind::Batch { axis } => Handler::Batch(entry.id, axis.clone()),
     });
     match handler {
         Handler::Stage(id) => stage(id, primitive, inputs, location),
         Handler::Jvp(id, tangent_trace) => with_rule_location(location, || {
             jvp::process(id, tangent_trace, &primitive, inputs)
         }),
-        Handler::Batch(id, axis_size) => with_rule_location(location, || {
-            batching::process(id, axis_size, &primitive, inputs)
+        Handler::Batch(id, axis) => with_rule_location(location, || {
+            batching::process(id, &axis, &primitive, inputs)
         }),
     }
 }

@@ -34,8 +34,42 @@ pub(crate) enum TraceKind {
     /// Forward-mode differentiation; tangents are staged into
     /// `tangent_trace` when linearizing.
     Jvp { tangent_trace: Option<u64> },
-    /// Batching over an axis of `axis_size`.
-    Batch { axis_size: i64 },
+    /// Batching over `axis`.
+    Batch { axis: BatchAxis },
+}
+
+/// The axis a batch trace maps over: its size and, for a `vmap` with
+/// `axis_name`, the name collectives use for it (and the mesh axes its
+/// examples are split over, `spmd_axis_name`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BatchAxis {
+    /// The number of examples.
+    pub(crate) size: i64,
+    /// The name collectives over the examples give the axis.
+    pub(crate) name: Option<Arc<str>>,
+    /// Mesh axes the batch dimension is split over in sharding
+    /// constraints and `shard_map`s inside the `vmap`.
+    pub(crate) spmd_axis_name: Option<Arc<[Arc<str>]>>,
+}
+
+impl BatchAxis {
+    /// An unnamed axis of `size` examples.
+    pub(crate) fn unnamed(size: i64) -> BatchAxis {
+        BatchAxis {
+            size,
+            name: None,
+            spmd_axis_name: None,
+        }
+    }
+}
+
+/// The level of the innermost open batch trace whose axis is named `name`.
+pub(crate) fn named_batch_level(name: &str) -> Option<usize> {
+    STACK.with(|s| {
+        s.borrow().iter().rposition(
+            |e| matches!(&e.kind, TraceKind::Batch { axis } if axis.name.as_deref() == Some(name)),
+        )
+    })
 }
 
 /// One open trace.

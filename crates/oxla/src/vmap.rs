@@ -1,12 +1,14 @@
 //! `vmap`: vectorizing a function over a batch axis, as `jax.vmap`.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use oxla_core::Location;
 
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::pytree::{Pytree, TreeDef};
+use crate::trace::BatchAxis;
 use crate::transform::batching::vmap_flat;
 
 /// A vectorized function; see [`vmap`].
@@ -15,6 +17,8 @@ pub struct Vmap<In, Out, F> {
     in_axes: Option<Vec<Option<i64>>>,
     out_axes: Option<Vec<Option<i64>>>,
     axis_size: Option<i64>,
+    axis_name: Option<Arc<str>>,
+    spmd_axis_name: Option<Arc<[Arc<str>]>>,
     _types: PhantomData<fn(In) -> Out>,
 }
 
@@ -57,6 +61,8 @@ pub fn vmap<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F) -> Vmap<In, Out, F>
         in_axes: None,
         out_axes: None,
         axis_size: None,
+        axis_name: None,
+        spmd_axis_name: None,
         _types: PhantomData,
     }
 }
@@ -154,6 +160,42 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
         self
     }
 
+    /// Names the batch axis, so that collectives inside the function
+    /// ([`psum`](crate::sharding::collectives::psum), `pmean`, `pmax`,
+    /// `pmin`, `all_gather`, `psum_scatter`, `all_to_all`, `ppermute`,
+    /// `axis_index`) run over the examples of the batch, as JAX's
+    /// `vmap(axis_name=...)`. A name hides the same name of an enclosing
+    /// `vmap` or `shard_map`.
+    ///
+    /// ```
+    /// use oxla::sharding::collectives::{axis_index, psum};
+    /// use oxla::{Array, vmap};
+    /// # fn main() -> oxla::Result<()> {
+    /// let xs = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4])?;
+    /// // Each example divided by the sum over the batch.
+    /// let shares = vmap(|x: Array| &x / &psum(&x, &["batch"])).axis_name("batch").call(xs)?;
+    /// assert_eq!(shares.to_vec::<f32>()?, vec![0.1, 0.2, 0.3, 0.4]);
+    /// let positions = vmap(|_x: Array| axis_index(&["b"])).axis_name("b").axis_size(3);
+    /// let positions = positions.in_axes(&[None]).call(Array::scalar(0.0f32)?)?;
+    /// assert_eq!(positions.to_vec::<i32>()?, vec![0, 1, 2]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn axis_name(mut self, name: &str) -> Self {
+        self.axis_name = Some(Arc::from(name));
+        self
+    }
+
+    /// Mesh axes the batch dimension is split over in every sharding
+    /// constraint inside the function (JAX's `spmd_axis_name`): under `jit`
+    /// on a mesh, each device then holds its share of the examples. (A
+    /// `shard_map` inside the function keeps the batch dimension whole on
+    /// each device.)
+    pub fn spmd_axis_name(mut self, mesh_axes: &[&str]) -> Self {
+        self.spmd_axis_name = Some(mesh_axes.iter().map(|a| Arc::from(*a)).collect());
+        self
+    }
+
     /// Calls the vectorized function (a function that returns `Result<T>`
     /// gives a `Result<T>` here, not a nested one).
     #[track_caller]
@@ -213,7 +255,12 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
             *out_tree_cell.borrow_mut() = Some(tree);
             Ok(outs)
         };
-        let outs = vmap_flat(f, &leaves, &bdims, size, &|i| {
+        let axis = BatchAxis {
+            size,
+            name: self.axis_name.clone(),
+            spmd_axis_name: self.spmd_axis_name.clone(),
+        };
+        let outs = vmap_flat(f, &leaves, &bdims, axis, &|i| {
             let mut r = resolved.borrow_mut();
             if r.is_none() {
                 let tree = out_tree_cell.borrow().clone().unwrap_or(TreeDef::Leaf);

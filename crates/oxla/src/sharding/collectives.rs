@@ -1,8 +1,13 @@
-//! Collectives over the mesh axes of the enclosing `shard_map` (JAX's
-//! `jax.lax.psum`, `pmean`, `pmax`, `pmin`, `all_gather`, `psum_scatter`,
-//! `all_to_all`, `ppermute`, `axis_index`). Each names mesh axes; the
-//! devices that differ only along them form a group. Calling one outside
-//! a `shard_map` body, or over an axis its mesh lacks, is an error.
+//! Collectives over named axes (JAX's `jax.lax.psum`, `pmean`, `pmax`,
+//! `pmin`, `all_gather`, `psum_scatter`, `all_to_all`, `ppermute`,
+//! `axis_index`). A name is a mesh axis of an enclosing `shard_map` (the
+//! devices that differ only along the named axes form a group) or the
+//! `axis_name` of an enclosing [`vmap`](crate::vmap) (the examples of the
+//! batch form the group, and the collective is computed along the batch
+//! dimension, as JAX's batching rules do). The innermost binding of a name
+//! wins. `psum`, `pmean`, `pmax`, `pmin` and `axis_index` take any mix of
+//! mesh and vmap axes; the others take the axes of one mesh or one vmap
+//! axis. A name nothing binds is an error.
 //!
 //! They are differentiable as JAX's: `psum`, `pmean`, `all_gather`,
 //! `psum_scatter`, `all_to_all` and `ppermute` are linear (`psum`
@@ -17,58 +22,105 @@
 
 use std::sync::Arc;
 
-use oxla_core::{AxisGroup, Primitive, ReduceOp};
+use oxla_core::{AxisGroup, Location, Primitive, ReduceOp};
 
-use super::shard_map::current_mesh;
+use super::axis_env::{self, ResolvedAxis};
 use crate::array::Array;
 use crate::error::{Error, Result};
 
-/// The group of `axes` in the enclosing `shard_map`'s mesh.
-#[track_caller]
-fn group(what: &str, axes: &[&str]) -> Result<AxisGroup> {
-    let location = super::mesh::here();
-    let mesh = current_mesh().ok_or_else(|| Error::Sharding {
-        message: format!(
-            "{what} over {axes:?} outside shard_map: no mesh axes are in scope (call it inside \
-             the function given to shard_map)"
-        ),
+/// The groups of `axes`, in order: each run of consecutive axes of one
+/// `shard_map` mesh is one group, each vmap axis is a group of its own.
+fn groups(what: &str, axes: &[&str], location: Location) -> Result<Vec<AxisGroup>> {
+    let fail = |message: String| Error::Sharding {
+        message,
         location: Some(location),
-    })?;
+    };
     if axes.is_empty() {
+        return Err(fail(format!("{what} needs at least one axis name")));
+    }
+    let mut out: Vec<AxisGroup> = Vec::new();
+    for (i, axis) in axes.iter().enumerate() {
+        if axes[..i].contains(axis) {
+            return Err(fail(format!("{what} names axis '{axis}' twice")));
+        }
+        match axis_env::resolve(axis) {
+            None => {
+                let in_scope = axis_env::names_in_scope();
+                return Err(fail(if in_scope.is_empty() {
+                    format!(
+                        "{what} over {axes:?} outside shard_map and vmap: no axis names are in \
+                         scope (call it inside the function given to shard_map, or to a vmap \
+                         with an axis_name)"
+                    )
+                } else {
+                    format!(
+                        "{what} over unknown axis name '{axis}'; the axes in scope are {}",
+                        in_scope.join(", ")
+                    )
+                }));
+            }
+            Some(ResolvedAxis::Vmap(group)) => out.push(group),
+            Some(ResolvedAxis::Mesh(mesh)) => match out.last_mut() {
+                Some(last) if last.vmap_axis().is_none() && last.mesh == mesh => {
+                    let mut names = last.axes.to_vec();
+                    names.push(Arc::from(*axis));
+                    last.axes = names.into();
+                }
+                Some(_) | None => out.push(AxisGroup {
+                    mesh,
+                    axes: vec![Arc::from(*axis)].into(),
+                    scope: oxla_core::AxisScope::Devices,
+                }),
+            },
+        }
+    }
+    Ok(out)
+}
+
+/// The one group of `axes`, for the collectives that do not split over
+/// several (axes of one mesh, or one vmap axis).
+fn one_group(what: &str, axes: &[&str], location: Location) -> Result<AxisGroup> {
+    let mut all = groups(what, axes, location)?;
+    if all.len() > 1 {
         return Err(Error::Sharding {
-            message: format!("{what} needs at least one mesh axis"),
+            message: format!(
+                "{what} over {axes:?} mixes vmap axes with other axes; give it the axes of one \
+                 shard_map mesh, or one vmap axis"
+            ),
             location: Some(location),
         });
     }
-    for (i, axis) in axes.iter().enumerate() {
-        if mesh.axis_size(axis).is_none() {
-            let names: Vec<String> = mesh.axes.iter().map(|(n, _)| format!("'{n}'")).collect();
-            return Err(Error::Sharding {
-                message: format!(
-                    "{what} over unknown mesh axis '{axis}'; the shard_map's mesh has axes {}",
-                    names.join(", ")
-                ),
-                location: Some(location),
-            });
-        }
-        if axes[..i].contains(axis) {
-            return Err(Error::Sharding {
-                message: format!("{what} names mesh axis '{axis}' twice"),
-                location: Some(location),
-            });
-        }
-    }
-    Ok(AxisGroup {
-        mesh,
-        axes: axes.iter().map(|a| Arc::from(*a)).collect(),
-    })
+    Ok(all.remove(0))
 }
 
-/// Binds a one-operand collective at the caller's line.
-#[track_caller]
-fn bind1(what: &str, axes: &[&str], x: &Array, make: impl FnOnce(AxisGroup) -> Primitive) -> Array {
-    match group(what, axes) {
-        Ok(g) => crate::ops::bind(make(g), &[x]),
+/// Binds `primitive` on `x` at `location`.
+fn bind_at(primitive: Primitive, x: &Array, location: Location) -> Array {
+    match crate::ops::bind_at(primitive, &[x], location) {
+        Ok(mut outs) => outs.swap_remove(0),
+        Err(e) => Array::error(e),
+    }
+}
+
+/// An elementwise reduction over every group of `axes`, one after another.
+fn all_reduce(what: &str, op: ReduceOp, x: &Array, axes: &[&str], location: Location) -> Array {
+    match groups(what, axes, location) {
+        Ok(groups) => groups.into_iter().fold(x.clone(), |acc, group| {
+            bind_at(Primitive::AllReduce { op, group }, &acc, location)
+        }),
+        Err(e) => Array::error(e),
+    }
+}
+
+/// Binds a collective of one group at `location`.
+fn bind1(
+    what: &str,
+    axes: &[&str],
+    x: &Array,
+    location: Location,
+    make: impl FnOnce(AxisGroup) -> Primitive,
+) -> Array {
+    match one_group(what, axes, location) {
+        Ok(g) => bind_at(make(g), x, location),
         Err(e) => Array::error(e),
     }
 }
@@ -76,17 +128,18 @@ fn bind1(what: &str, axes: &[&str], x: &Array, make: impl FnOnce(AxisGroup) -> P
 /// The sum of `x` over the devices of each group of `axes`.
 #[track_caller]
 pub fn psum(x: &Array, axes: &[&str]) -> Array {
-    bind1("psum", axes, x, |group| Primitive::AllReduce {
-        op: ReduceOp::Sum,
-        group,
-    })
+    all_reduce("psum", ReduceOp::Sum, x, axes, super::mesh::here())
 }
 
 /// The mean of `x` over the devices of each group of `axes`.
 #[track_caller]
 pub fn pmean(x: &Array, axes: &[&str]) -> Array {
-    match axis_size(axes) {
-        Ok(n) => psum(x, axes) / n as f64,
+    let location = super::mesh::here();
+    match groups("pmean", axes, location) {
+        Ok(groups) => {
+            let n: usize = groups.iter().map(AxisGroup::size).product();
+            all_reduce("pmean", ReduceOp::Sum, x, axes, location) / n as f64
+        }
         Err(e) => Array::error(e),
     }
 }
@@ -94,29 +147,21 @@ pub fn pmean(x: &Array, axes: &[&str]) -> Array {
 /// The elementwise maximum of `x` over each group of `axes`.
 #[track_caller]
 pub fn pmax(x: &Array, axes: &[&str]) -> Array {
-    bind1("pmax", axes, x, |group| Primitive::AllReduce {
-        op: ReduceOp::Max,
-        group,
-    })
+    all_reduce("pmax", ReduceOp::Max, x, axes, super::mesh::here())
 }
 
 /// The elementwise minimum of `x` over each group of `axes`.
 #[track_caller]
 pub fn pmin(x: &Array, axes: &[&str]) -> Array {
-    bind1("pmin", axes, x, |group| Primitive::AllReduce {
-        op: ReduceOp::Min,
-        group,
-    })
+    all_reduce("pmin", ReduceOp::Min, x, axes, super::mesh::here())
 }
 
 /// Every device's `x`, stacked along a new dimension `dim` (or, `tiled`,
 /// concatenated along `dim`), in the order of the devices' indices.
 #[track_caller]
 pub fn all_gather(x: &Array, axes: &[&str], dim: usize, tiled: bool) -> Array {
-    bind1("all_gather", axes, x, |group| Primitive::AllGather {
-        group,
-        dim,
-        tiled,
+    bind1("all_gather", axes, x, super::mesh::here(), |group| {
+        Primitive::AllGather { group, dim, tiled }
     })
 }
 
@@ -125,10 +170,8 @@ pub fn all_gather(x: &Array, axes: &[&str], dim: usize, tiled: bool) -> Array {
 /// size and is removed).
 #[track_caller]
 pub fn psum_scatter(x: &Array, axes: &[&str], dim: usize, tiled: bool) -> Array {
-    bind1("psum_scatter", axes, x, |group| Primitive::ReduceScatter {
-        group,
-        dim,
-        tiled,
+    bind1("psum_scatter", axes, x, super::mesh::here(), |group| {
+        Primitive::ReduceScatter { group, dim, tiled }
     })
 }
 
@@ -137,10 +180,12 @@ pub fn psum_scatter(x: &Array, axes: &[&str], dim: usize, tiled: bool) -> Array 
 /// `concat_dim`.
 #[track_caller]
 pub fn all_to_all(x: &Array, axes: &[&str], split_dim: usize, concat_dim: usize) -> Array {
-    bind1("all_to_all", axes, x, |group| Primitive::AllToAll {
-        group,
-        split_dim,
-        concat_dim,
+    bind1("all_to_all", axes, x, super::mesh::here(), |group| {
+        Primitive::AllToAll {
+            group,
+            split_dim,
+            concat_dim,
+        }
     })
 }
 
@@ -148,23 +193,50 @@ pub fn all_to_all(x: &Array, axes: &[&str], split_dim: usize, concat_dim: usize)
 /// for each `(src, dst)` of `perm`; a device nobody sends to gets zeros.
 #[track_caller]
 pub fn ppermute(x: &Array, axes: &[&str], perm: &[(usize, usize)]) -> Array {
-    bind1("ppermute", axes, x, |group| Primitive::Ppermute {
-        group,
-        perm: perm.to_vec(),
+    bind1("ppermute", axes, x, super::mesh::here(), |group| {
+        Primitive::Ppermute {
+            group,
+            perm: perm.to_vec(),
+        }
     })
 }
 
-/// This device's index along `axes` (int32; row-major over several).
+/// This device's (or, over a vmap axis, this example's) index along
+/// `axes` (int32; row-major over several).
 #[track_caller]
 pub fn axis_index(axes: &[&str]) -> Array {
-    match group("axis_index", axes) {
-        Ok(group) => crate::ops::bind(Primitive::AxisIndex { group }, &[]),
+    let location = super::mesh::here();
+    let index =
+        |group: AxisGroup| match crate::ops::bind_at(Primitive::AxisIndex { group }, &[], location)
+        {
+            Ok(mut outs) => outs.swap_remove(0),
+            Err(e) => Array::error(e),
+        };
+    match groups("axis_index", axes, location) {
+        Ok(groups) => {
+            let mut out: Option<Array> = None;
+            for group in groups {
+                let n = group.size() as i32;
+                let minor = index(group);
+                out = Some(match out {
+                    None => minor,
+                    Some(major) => &(&major * n) + &minor,
+                });
+            }
+            out.unwrap_or_else(|| {
+                Array::error(Error::Sharding {
+                    message: "axis_index needs at least one axis name".into(),
+                    location: Some(location),
+                })
+            })
+        }
         Err(e) => Array::error(e),
     }
 }
 
-/// The number of devices in a group of `axes`.
+/// The number of devices (or vmap examples) in a group of `axes`.
 #[track_caller]
 pub fn axis_size(axes: &[&str]) -> Result<usize> {
-    Ok(group("axis_size", axes)?.size())
+    let groups = groups("axis_size", axes, super::mesh::here())?;
+    Ok(groups.iter().map(AxisGroup::size).product())
 }

@@ -10,6 +10,7 @@
 //! [`shard_map`] runs a per-device function on the blocks, with the
 //! [`collectives`] over mesh axes inside.
 
+pub(crate) mod axis_env;
 pub mod collectives;
 mod mesh;
 mod named;

@@ -2,10 +2,9 @@
 //! device of a mesh (JAX's `jax.shard_map`). Inside it, the mesh's axes are
 //! in scope for the collectives of [`super::collectives`].
 
-use std::cell::RefCell;
 use std::marker::PhantomData;
 
-use oxla_core::{Aval, Location, MeshDesc, Primitive, ShardingDesc, SubJaxpr};
+use oxla_core::{Aval, Location, Primitive, ShardingDesc, SubJaxpr};
 
 use super::mesh::Mesh;
 use super::named::NamedSharding;
@@ -13,16 +12,6 @@ use super::spec::PartitionSpec;
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::pytree::{Pytree, TreeDef};
-
-thread_local! {
-    /// The meshes of the `shard_map` bodies being traced, innermost last.
-    static MESHES: RefCell<Vec<MeshDesc>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The mesh of the innermost `shard_map` body being traced.
-pub(crate) fn current_mesh() -> Option<MeshDesc> {
-    MESHES.with(|m| m.borrow().last().cloned())
-}
 
 /// A function mapped over the blocks of its arguments; see [`shard_map`].
 pub struct ShardMap<In, Out, F> {
@@ -128,14 +117,14 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> ShardMap<In, Out, F> {
             in_shardings.push(desc);
         }
         let mut out_tree = None;
-        MESHES.with(|m| m.borrow_mut().push(self.mesh.desc().clone()));
+        let mesh_axes = super::axis_env::bind_mesh(self.mesh.desc().clone());
         let traced = crate::transform::eval::trace_flat(&block_avals, true, location, |blocks| {
             let block_args = args.with_leaves(&mut blocks.iter().cloned())?;
             let (outs, tree) = (self.f)(block_args).flatten();
             out_tree = Some(tree);
             Ok(outs)
         });
-        MESHES.with(|m| m.borrow_mut().pop());
+        drop(mesh_axes);
         let (body, consts) = traced?;
         let out_tree = out_tree.expect("traced");
         let out_specs = leaf_specs(&out_tree, &self.out_specs, "output", location)?;

@@ -60,7 +60,9 @@ pub(crate) fn batch(
         | Primitive::ReduceScatter { .. }
         | Primitive::AllToAll { .. }
         | Primitive::Ppermute { .. }
-        | Primitive::AxisIndex { .. } => super::collective_rules::batch(primitive, args, bdims),
+        | Primitive::AxisIndex { .. } => {
+            super::collective_rules::batch(primitive, args, bdims, size)
+        }
         Primitive::BitcastConvertType { .. } => {
             let x = batch_at(&args[0], bdims[0], size, 0);
             done(vec![bind1(primitive.clone(), &[&x])?], vec![Some(0)])
@@ -406,8 +408,9 @@ fn same_bdim_unary(
     done(vec![bind1(primitive.clone(), &[&x])?], vec![Some(b)])
 }
 
-/// A sharding constraint on a batched operand: the batch dimension is not
-/// split (JAX inserts `None` for it too).
+/// A sharding constraint on a batched operand: the batch dimension is
+/// split over the vmap's `spmd_axis_name` mesh axes, or not at all (JAX
+/// inserts `None` for it too).
 fn sharding_constraint(
     sharding: &oxla_core::ShardingDesc,
     args: &[Array],
@@ -419,7 +422,25 @@ fn sharding_constraint(
     while dims.len() < b {
         dims.push(std::sync::Arc::from(Vec::new()));
     }
-    dims.insert(b, std::sync::Arc::from(Vec::new()));
+    let spmd_axes = super::batching::rule_axis(size)
+        .spmd_axis_name
+        .unwrap_or_else(|| std::sync::Arc::from(Vec::new()));
+    if let Some(missing) = spmd_axes
+        .iter()
+        .find(|a| sharding.mesh.axis_size(a).is_none())
+    {
+        return Err(rule_error(
+            "vmap",
+            &Primitive::ShardingConstraint {
+                sharding: sharding.clone(),
+            },
+            format!(
+                "spmd_axis_name names '{missing}', which {} lacks",
+                sharding.mesh
+            ),
+        ));
+    }
+    dims.insert(b, spmd_axes);
     let batched = Primitive::ShardingConstraint {
         sharding: oxla_core::ShardingDesc {
             mesh: sharding.mesh.clone(),

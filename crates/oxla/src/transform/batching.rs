@@ -2,13 +2,41 @@
 //! tracers into values and batch dims, apply the primitive's batching
 //! rule, wrap the results), vmap of flat functions, and batching of jaxprs.
 
+use std::cell::RefCell;
+
 use oxla_core::{Aval, Jaxpr, Location};
 
 use super::batch_rules;
 use super::support::batch_at;
 use crate::array::{Array, Inner};
 use crate::error::Result;
-use crate::trace::{TraceGuard, TraceKind};
+use crate::trace::{BatchAxis, TraceGuard, TraceKind};
+
+thread_local! {
+    /// The axes of the batch traces whose rules are running, innermost
+    /// last: a rule that batches a jaxpr (a call, a loop body) opens its
+    /// trace over the same named axis.
+    static RULE_AXES: RefCell<Vec<BatchAxis>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Pops the rule axis pushed by [`process`], also on unwinding.
+struct RuleAxisGuard;
+
+impl Drop for RuleAxisGuard {
+    fn drop(&mut self) {
+        RULE_AXES.with(|a| a.borrow_mut().pop());
+    }
+}
+
+/// The axis of the batch trace whose rule is running, if it has `size`
+/// examples (else an unnamed axis of `size`): what a rule's nested
+/// batching maps over.
+pub(crate) fn rule_axis(size: i64) -> BatchAxis {
+    RULE_AXES
+        .with(|a| a.borrow().last().cloned())
+        .filter(|axis| axis.size == size)
+        .unwrap_or_else(|| BatchAxis::unnamed(size))
+}
 
 /// A batch tracer of trace `trace`, or the value itself if unbatched.
 pub(crate) fn tracer(trace: u64, value: Array, bdim: Option<usize>) -> Result<Array> {
@@ -49,30 +77,39 @@ pub(crate) fn split(trace: u64, x: &Array) -> (Array, Option<usize>) {
 /// Applies `primitive` to `inputs` under batch trace `trace`.
 pub(crate) fn process(
     trace: u64,
-    axis_size: i64,
+    axis: &BatchAxis,
     primitive: &oxla_core::Primitive,
     inputs: &[&Array],
 ) -> Result<Vec<Array>> {
     let (values, bdims): (Vec<Array>, Vec<Option<usize>>) =
         inputs.iter().map(|x| split(trace, x)).unzip();
-    let (outs, out_bdims) = batch_rules::batch(primitive, &values, &bdims, axis_size)?;
+    RULE_AXES.with(|a| a.borrow_mut().push(axis.clone()));
+    let guard = RuleAxisGuard;
+    let batched = batch_rules::batch(primitive, &values, &bdims, axis.size);
+    drop(guard);
+    let (outs, out_bdims) = batched?;
     outs.into_iter()
         .zip(out_bdims)
         .map(|(v, b)| tracer(trace, v, b))
         .collect()
 }
 
-/// Runs `f` on inputs batched along `in_axes` (None: unbatched) with
-/// `axis_size` elements, returning outputs batched along `out_axes` (None:
-/// the output must not depend on the batch).
+/// Runs `f` on inputs batched along `in_axes` (None: unbatched) over
+/// `axis`, returning outputs batched along `out_axes` (None: the output
+/// must not depend on the batch).
 pub(crate) fn vmap_flat(
     f: impl FnOnce(&[Array]) -> Result<Vec<Array>>,
     args: &[Array],
     in_axes: &[Option<usize>],
-    axis_size: i64,
+    axis: BatchAxis,
     out_axes: &dyn Fn(usize) -> Option<i64>,
 ) -> Result<Vec<Result<Array, usize>>> {
-    let guard = TraceGuard::open(TraceKind::Batch { axis_size });
+    let axis_size = axis.size;
+    let _names = axis
+        .name
+        .clone()
+        .map(|name| crate::sharding::axis_env::bind_vmap(name, axis_size as usize));
+    let guard = TraceGuard::open(TraceKind::Batch { axis });
     let id = guard.id();
     let inputs = args
         .iter()
@@ -131,7 +168,7 @@ pub(crate) fn batch_jaxpr(
             |inputs| super::eval::eval_jaxpr(jaxpr, &[], inputs),
             args,
             in_bdims,
-            axis_size,
+            rule_axis(axis_size),
             &|_| Some(0),
         )?;
         outs.into_iter()
@@ -169,7 +206,9 @@ pub(crate) fn batch_jaxpr_partial(
         .collect();
     let mut out_batched = Vec::new();
     let (j, consts) = super::eval::trace_flat(&in_avals, true, location, |args| {
-        let guard = TraceGuard::open(TraceKind::Batch { axis_size });
+        let guard = TraceGuard::open(TraceKind::Batch {
+            axis: rule_axis(axis_size),
+        });
         let id = guard.id();
         let inputs = args
             .iter()

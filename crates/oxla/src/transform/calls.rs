@@ -579,6 +579,8 @@ fn batch_custom_vjp(
     axis_size: i64,
 ) -> Result<CustomVjpRule> {
     let n_out = rule.out_avals.len();
+    let axis = super::batching::rule_axis(axis_size);
+    let bwd_axis = axis.clone();
     let fwd = rule.fwd.clone();
     let fwd_bdims = arg_bdims.clone();
     let batched_fwd = move |xs: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
@@ -589,7 +591,7 @@ fn batch_custom_vjp(
             },
             xs,
             &fwd_bdims,
-            axis_size,
+            axis.clone(),
             &|_| Some(0),
         )?;
         let mut outs = batched_results(outs)?;
@@ -606,7 +608,7 @@ fn batch_custom_vjp(
             |xs| bwd(&xs[..n_res], &xs[n_res..]),
             &xs,
             &axes,
-            axis_size,
+            bwd_axis.clone(),
             &|i| Some(arg_bdims.get(i).copied().flatten().unwrap_or(0) as i64),
         )?;
         batched_results(outs)?
@@ -680,6 +682,7 @@ pub(crate) fn batch(
             let new_consts = operands.len() - args.len();
             let arg_bdims: Vec<Option<usize>> = bdims[rule.num_consts..].to_vec();
             let user = rule.rule.clone();
+            let axis = super::batching::rule_axis(axis_size);
             let batched_rule = move |p: &[Array], t: &[Array]| {
                 let n = p.len();
                 let mut xs = p.to_vec();
@@ -693,7 +696,7 @@ pub(crate) fn batch(
                     },
                     &xs,
                     &axes,
-                    axis_size,
+                    axis.clone(),
                     &|_| Some(0),
                 )?;
                 let mut outs = outs

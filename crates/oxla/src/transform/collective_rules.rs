@@ -127,14 +127,25 @@ pub(crate) fn transpose(
     Ok(vec![Some(bind1(transposed, ct)?)])
 }
 
-/// A collective on an operand batched at `bdims[0]`: elementwise ones keep
-/// the batch dimension where it is; the others get it in front, their
-/// dimensions shifted by one.
+/// A collective on an operand batched at `bdims[0]` over `size` examples.
+/// Over this `vmap`'s own named axis, it is computed along the batch
+/// dimension ([`super::vmap_collectives`]). Over other axes, it runs per
+/// example: elementwise ones keep the batch dimension where it is; the
+/// others get it in front, their dimensions shifted by one.
 pub(crate) fn batch(
     primitive: &Primitive,
     args: &[Array],
     bdims: &[Option<usize>],
+    size: i64,
 ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let axis = super::batching::rule_axis(size);
+    if let (Some(name), Some(own)) = (
+        primitive.axis_group().and_then(AxisGroup::vmap_axis),
+        &axis.name,
+    ) && name == own
+    {
+        return super::vmap_collectives::batch(primitive, args, bdims, size);
+    }
     let (x, b) = match (args.first(), bdims.first().copied().flatten()) {
         (Some(x), Some(b)) => (x, b),
         _ => {

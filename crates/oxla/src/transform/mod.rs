@@ -17,3 +17,4 @@ pub(crate) mod shard_map_rules;
 pub(crate) mod support;
 pub(crate) mod transpose;
 pub(crate) mod transpose_rules;
+pub(crate) mod vmap_collectives;

@@ -284,6 +284,7 @@ fn sum_over_copies(t: Jaxpr, specs: &[&ShardingDesc]) -> Result<Jaxpr> {
                 let group = oxla_core::AxisGroup {
                     mesh: s.mesh.clone(),
                     axes: axes.into(),
+                    scope: oxla_core::AxisScope::Devices,
                 };
                 let sum = Primitive::AllReduce {
                     op: oxla_core::ReduceOp::Sum,

@@ -93,6 +93,18 @@ def flat(out):
 grid = P("data", "model")
 collective_cases = {
     "sm_psum": (lambda x: jax.lax.psum(x, "data"), grid, P(None, "model")),
+    # A named vmap over each block's rows: collectives mix its axis with
+    # the mesh's.
+    "sm_vmap_named": (
+        lambda x: jax.vmap(
+            lambda r: jax.lax.psum(r, ("data", "i"))
+            + jax.lax.axis_index(("data", "i")).astype(jnp.float32) * 100.0
+            + jax.lax.pmax(r, ("i", "model")),
+            axis_name="i",
+        )(x),
+        grid,
+        grid,
+    ),
     "sm_pmean_all": (lambda x: jax.lax.pmean(x, ("data", "model")), grid, P()),
     "sm_pmax": (lambda x: jax.lax.pmax(x, "data"), grid, P(None, "model")),
     "sm_pmin": (lambda x: jax.lax.pmin(x, "model"), grid, P("data")),

@@ -31,6 +31,25 @@ fn check(name: &str, f: fn(Array) -> Array, in_spec: PartitionSpec, out_spec: Pa
 }
 
 #[test]
+fn collectives_mix_a_named_vmap_axis_with_mesh_axes_as_in_jax() {
+    check(
+        "sm_vmap_named",
+        |x| {
+            oxla::vmap(|r: Array| {
+                let index =
+                    oxla::lax::convert_element_type(&axis_index(&["data", "i"]), DType::F32);
+                &(&psum(&r, &["data", "i"]) + &(&index * 100.0)) + &pmax(&r, &["i", "model"])
+            })
+            .axis_name("i")
+            .call(x)
+            .unwrap()
+        },
+        P!["data", "model"],
+        P!["data", "model"],
+    );
+}
+
+#[test]
 fn reductions_match_jax() {
     check(
         "sm_psum",
@@ -229,7 +248,7 @@ fn collectives_outside_shard_map_or_over_unknown_axes_are_errors() {
         .map(|_| ())
         .unwrap_err()
         .to_string();
-    assert!(outside.contains("outside shard_map"), "{outside}");
+    assert!(outside.contains("outside shard_map and vmap"), "{outside}");
     assert!(outside.contains("shard_maps.rs"), "{outside}");
     let unknown = shard_map(
         |x: Array| psum(&x, &["batch"]),
@@ -240,8 +259,11 @@ fn collectives_outside_shard_map_or_over_unknown_axes_are_errors() {
     .call(x.clone())
     .unwrap_err()
     .to_string();
-    assert!(unknown.contains("unknown mesh axis 'batch'"), "{unknown}");
-    assert!(unknown.contains("'data', 'model'"), "{unknown}");
+    assert!(unknown.contains("unknown axis name 'batch'"), "{unknown}");
+    assert!(
+        unknown.contains("'data' (mesh), 'model' (mesh)"),
+        "{unknown}"
+    );
     let wrong_count = shard_map(|x: Array| x, &mesh(), vec![P!["data"], P![]], vec![P![]])
         .call(x)
         .unwrap_err()

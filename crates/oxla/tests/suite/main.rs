@@ -41,3 +41,4 @@ mod training;
 mod transformation_api;
 mod transforms;
 mod transforms_ops;
+mod vmap_collectives;
