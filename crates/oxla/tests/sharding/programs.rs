@@ -99,6 +99,36 @@ fn a_sharding_constraint_is_kept_and_transformations_see_through_it() {
         &out.to_vec::<f32>().unwrap(),
         &reference.to_vec::<f32>().unwrap(),
     );
+
+    // With spmd_axis_name, the batch dimension is split over 'data' (JAX's
+    // P('data', 'model') for the same program).
+    let row_constraint = named(P!["model"]);
+    let per_row = oxla::vmap(move |row: Array| {
+        with_sharding_constraint(&(jnp::exp(&row) + 1.0), &row_constraint)
+    })
+    .spmd_axis_name(&["data"]);
+    let split = jit(move |x: Array| per_row.call(x).unwrap());
+    let text = split.lower(&xs6).unwrap();
+    assert!(
+        text.contains(r#"sdy.sharding_constraint"#) && text.contains(r#"[{"data"}, {"model"}]"#),
+        "{text}"
+    );
+    let out = split.call(xs6.clone()).unwrap();
+    assert_eq!(
+        out.sharding().unwrap().spec().to_string(),
+        "P('data', 'model')"
+    );
+    assert_close(
+        &out.to_vec::<f32>().unwrap(),
+        &reference.to_vec::<f32>().unwrap(),
+    );
+    let unknown = oxla::vmap(|row: Array| with_sharding_constraint(&row, &named(P![])))
+        .spmd_axis_name(&["rows"]);
+    let error = jit(move |x: Array| unknown.call(x))
+        .call(xs6)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("spmd_axis_name names 'rows'"), "{error}");
 }
 
 #[test]
