@@ -1,7 +1,10 @@
 //! Indexing with numpy's rules: `x.index(&s![1, .., 2..5;2])`, and
 //! functional updates `x.at(&s![..]).set(v)` (`.add`, `.mul`, `.min`,
-//! `.max`), with JAX's out-of-bounds rules (reads clamp, updates drop, for
-//! static and array indices alike) and concrete boolean masks.
+//! `.max`, `.apply`), with JAX's out-of-bounds rules (reads clamp, updates
+//! drop, for static and array indices alike), concrete boolean masks and
+//! numpy's advanced indexing with several integer arrays.
+
+mod advanced;
 
 use oxla_core::{
     DType, Dims, GatherDimensionNumbers, GatherMode, Scalar, ScatterDimensionNumbers, ScatterOp,
@@ -382,8 +385,11 @@ fn expand_mask(
 
 impl Array {
     /// `x[index]` with numpy's rules: ints drop a dim, slices keep it,
-    /// `NEW_AXIS` adds one; one integer array (the other entries `..`)
-    /// gathers along its dim, clamping out-of-bounds positions as JAX does.
+    /// `NEW_AXIS` adds one; integer arrays gather, clamping out-of-bounds
+    /// positions as JAX does. Several integer arrays (and ints beside them)
+    /// broadcast together, their shape replacing their dims where the
+    /// first stood if they are adjacent, else in front (numpy's advanced
+    /// indexing: `x[rows, cols]` picks `x[rows[k], cols[k]]`).
     ///
     /// A static integer past a dim's end is clamped into it, as JAX's reads
     /// are (`x[10]` of three elements is the last). A boolean array selects
@@ -397,6 +403,14 @@ impl Array {
             Ok(Some(masked)) => return masked.merged.index(&masked.items),
             Ok(None) => {}
             Err(e) => return Array::error(e),
+        }
+        if advanced::needs_grid(items) {
+            return match advanced::grid(self.shape_or_empty(), items, false) {
+                Ok(grid) => {
+                    advanced::gather(self, &grid, GatherMode::PromiseInBounds, Scalar::Int(0))
+                }
+                Err(message) => Array::error(usage("index", message, location)),
+            };
         }
         if let Some(found) = array_index(items, self.ndim_or_zero()) {
             return match found {
@@ -523,6 +537,62 @@ impl At<'_> {
         self.scatter(v, ScatterOp::Max)
     }
 
+    /// A copy with the elementwise function `f` applied at the index, once
+    /// per time the index names an element (JAX's `.at[...].apply`, where a
+    /// position named twice gets `f(f(x))`); out-of-bounds positions are
+    /// dropped (or clamped with `GatherMode::Clip`). Concrete indices
+    /// unroll into one masked `f` per repetition; traced ones loop until
+    /// the most repeated position is done. Unlike JAX's, it is
+    /// differentiable when the indices are concrete.
+    ///
+    /// ```
+    /// use oxla::{Array, numpy as jnp, s};
+    /// # fn main() -> oxla::Result<()> {
+    /// let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4])?;
+    /// let idx = Array::from_slice(&[0i32, 0, 2], &[3])?;
+    /// let y = x.at(&s![idx]).apply(|v| v * 10.0);
+    /// assert_eq!(y.to_vec::<f32>()?, vec![100.0, 2.0, 30.0, 4.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn apply(&self, f: impl Fn(&Array) -> Array) -> Array {
+        let x = self.array;
+        let zeros = crate::numpy::zeros(x.shape_or_empty(), DType::I32);
+        let counts = At {
+            array: &zeros,
+            items: self.items.clone(),
+            mode: self.mode,
+            fill_value: None,
+        }
+        .scatter(&Array::weak_scalar(1i32), ScatterOp::Add);
+        let all_dims: Vec<i64> = (0..x.ndim_or_zero() as i64).collect();
+        let step = |j: &Array, y: &Array| {
+            let due = lax::gt(&counts, j);
+            lax::select_n(&due, &[y, &f(y)])
+        };
+        if !counts.is_traced() {
+            let most = match lax::reduce_max(&counts, &all_dims).item::<i32>() {
+                Ok(most) => most,
+                Err(e) => return Array::error(e),
+            };
+            return (0..most).fold(x.clone(), |y, j| step(&Array::weak_scalar(j), &y));
+        }
+        let most = lax::reduce_max(&counts, &all_dims);
+        let looped = crate::control::while_loop(
+            |(j, _): &(Array, Array)| lax::lt(j, &most),
+            |(j, y): (Array, Array)| (lax::add(&j, &Array::weak_scalar(1i32)), step(&j, &y)),
+            (
+                lax::convert_element_type(&Array::weak_scalar(0i32), DType::I32),
+                x.clone(),
+            ),
+        );
+        match looped {
+            Ok((_, y)) => y,
+            Err(e) => Array::error(e),
+        }
+    }
+
     /// `x[index]`: [`Array::index`], with out-of-bounds indices treated as
     /// [`At::mode`] says.
     #[track_caller]
@@ -537,6 +607,13 @@ impl At<'_> {
             Ok(Some(masked)) => return masked.merged.index(&masked.items),
             Ok(None) => {}
             Err(e) => return Array::error(e),
+        }
+        if advanced::needs_grid(&self.items) {
+            let clip = mode == GatherMode::Clip;
+            return match advanced::grid(x.shape_or_empty(), &self.items, clip) {
+                Ok(grid) => advanced::gather(x, &grid, mode, self.fill()),
+                Err(message) => Array::error(usage("at", message, location)),
+            };
         }
         if let Some(found) = array_index(&self.items, x.ndim_or_zero()) {
             return match found {
@@ -583,6 +660,13 @@ impl At<'_> {
             Err(e) => return Array::error(e),
         }
         let rank = x.ndim_or_zero();
+        if advanced::needs_grid(&self.items) {
+            let clip = self.mode == Some(GatherMode::Clip);
+            return match advanced::grid(x.shape_or_empty(), &self.items, clip) {
+                Ok(grid) => advanced::scatter(x, &grid, v, op),
+                Err(message) => Array::error(usage("at", message, location)),
+            };
+        }
         if let Some(found) = array_index(&self.items, rank) {
             let (axis, idx) = match found {
                 Ok(f) => f,

@@ -435,3 +435,35 @@ fn top_k_and_index_take_arguments_are_checked() {
         "{err}"
     );
 }
+
+#[test]
+fn advanced_indices_that_do_not_broadcast_or_are_not_integers_are_errors() {
+    let x = f32s(&[0.0; 12], &[3, 4]);
+    let rows = Array::from_slice(&[0i32, 1], &[2]).unwrap();
+    let cols = Array::from_slice(&[0i32, 1, 2], &[3]).unwrap();
+    let line = line!() + 1;
+    let indexed = x.index(&oxla::s![&rows, &cols]);
+    let err = indexed.check().unwrap_err().to_string();
+    assert!(
+        err.contains(&format!("errors.rs:{line}"))
+            && err.contains("cannot be broadcast together: shapes [2], [3]"),
+        "{err}"
+    );
+    let floats = f32s(&[0.0, 1.0], &[2]);
+    let err = x
+        .at(&oxla::s![&rows, &floats])
+        .set(&Array::weak_scalar(1.0f32))
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("an index array must hold integers"), "{err}");
+    let err = x
+        .index(&oxla::s![&rows, 0, 1])
+        .check()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("too many indices (3) for an array of rank 2"),
+        "{err}"
+    );
+}

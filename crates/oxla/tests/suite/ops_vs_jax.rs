@@ -321,6 +321,15 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             .at(&s![y()])
             .mode(lax::GatherMode::Fill)
             .mul(&Array::weak_scalar(3.0f32)),
+        "index_two_arrays" | "index_two_arrays_broadcast" => x().index(&s![y(), &a[2]]),
+        "index_array_and_slice" => x().index(&s![y(), 1..3]),
+        "index_int_and_array" => x().index(&s![1, y()]),
+        "index_arrays_apart" => x().index(&s![y(), .., &a[2]]),
+        "at_set_two_arrays" => x().at(&s![y(), &a[2]]).set(&a[3]),
+        "at_add_two_arrays_repeated" => x().at(&s![y(), &a[2]]).add(&Array::weak_scalar(1.0f32)),
+        "at_mul_array_and_slice" => x().at(&s![y(), 1..]).mul(&Array::weak_scalar(2.0f32)),
+        "at_apply_repeated" => x().at(&s![y()]).apply(lax::sin),
+        "at_apply_box" => x().at(&s![1.., ..;2]).apply(lax::exp),
         "index_static_clamped" => x().index(&s![10]),
         "index_static_clamped_negative" => x().index(&s![-9, 7]),
         "at_static_dropped" => x().at(&s![10]).set(&Array::weak_scalar(5.0f32)),

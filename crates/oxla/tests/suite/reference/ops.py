@@ -308,6 +308,24 @@ CASES = {
     "top_k_axis0_indices": (lambda a: lax.top_k(a, 3, axis=-2)[1], [normal(2, 5, 3)]),
     "index_take": (lambda a, i, j: lax.index_take(a, (i, j), (0, 2)),
                    [normal(3, 4, 5), np.array([0, 2, -1, 5], np.int32), np.array([4, 0, 7, -2], np.int32)]),
+    # numpy's advanced indexing with several arrays, and .at[...].apply.
+    "index_two_arrays": (lambda a, r, c: a[r, c],
+                         [x, np.array([0, 2, 1, -1], np.int32), np.array([3, 0, -2, 1], np.int32)]),
+    "index_two_arrays_broadcast": (lambda a, r, c: a[r, c],
+                                   [x, np.array([[0], [2]], np.int32), np.array([3, 0, -1], np.int32)]),
+    "index_array_and_slice": (lambda a, k: a[k, 1:3], [x, np.array([2, 0, -1], np.int32)]),
+    "index_int_and_array": (lambda a, k: a[1, k], [x, np.array([3, 0, -1], np.int32)]),
+    "index_arrays_apart": (lambda b, i, j: b[i, :, j],
+                           [np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7.0,
+                            np.array([1, 0], np.int32), np.array([3, -1], np.int32)]),
+    "at_set_two_arrays": (lambda a, r, c, v: a.at[r, c].set(v),
+                          [x, np.array([0, 2, 1], np.int32), np.array([3, 0, -2], np.int32),
+                           np.array([1.5, -2.0, 0.25], np.float32)]),
+    "at_add_two_arrays_repeated": (lambda a, r, c: a.at[r, c].add(1.0),
+                                   [x, np.array([1, 1, 2], np.int32), np.array([0, 0, 3], np.int32)]),
+    "at_mul_array_and_slice": (lambda a, k: a.at[k, 1:].mul(2.0), [x, np.array([0, 2], np.int32)]),
+    "at_apply_repeated": (lambda a, k: a.at[k].apply(jnp.sin), [x, np.array([2, 0, 2], np.int32)]),
+    "at_apply_box": (lambda a: a.at[1:, ::2].apply(jnp.exp), [x]),
 }
 
 
