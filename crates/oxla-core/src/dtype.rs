@@ -114,6 +114,27 @@ impl DType {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
     }
 
+    /// The gap between 1 and the next value of a float type (numpy's
+    /// `finfo(dtype).eps`); `None` for other types.
+    pub fn epsilon(self) -> Option<f64> {
+        let mantissa_bits = match self {
+            DType::F16 => 10,
+            DType::BF16 => 7,
+            DType::F32 => 23,
+            DType::F64 => 52,
+            DType::Bool
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64
+            | DType::U8
+            | DType::U16
+            | DType::U32
+            | DType::U64 => return None,
+        };
+        Some(2f64.powi(-mantissa_bits))
+    }
+
     /// Whether it is a signed integer type.
     pub fn is_signed_int(self) -> bool {
         matches!(self, DType::I8 | DType::I16 | DType::I32 | DType::I64)

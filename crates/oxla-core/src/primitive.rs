@@ -88,6 +88,12 @@ pub enum UnaryOp {
     PopulationCount,
     /// Number of leading zero bits.
     CountLeadingZeros,
+    /// The exponentially scaled modified Bessel function of order 0,
+    /// e^-|x| I₀(x).
+    BesselI0e,
+    /// The exponentially scaled modified Bessel function of order 1,
+    /// e^-|x| I₁(x).
+    BesselI1e,
 }
 
 impl UnaryOp {
@@ -132,6 +138,8 @@ impl UnaryOp {
             Not => "not",
             PopulationCount => "population_count",
             CountLeadingZeros => "clz",
+            BesselI0e => "bessel_i0e",
+            BesselI1e => "bessel_i1e",
         }
     }
 
@@ -145,7 +153,8 @@ impl UnaryOp {
             PopulationCount | CountLeadingZeros => TypeClass::Int,
             Floor | Ceil | Round | Exp | Exp2 | Expm1 | Log | Log1p | Sqrt | Rsqrt | Cbrt
             | Tanh | Logistic | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh
-            | Acosh | Atanh | Erf | Erfc | ErfInv | Lgamma | Digamma | IsFinite => TypeClass::Float,
+            | Acosh | Atanh | Erf | Erfc | ErfInv | Lgamma | Digamma | IsFinite | BesselI0e
+            | BesselI1e => TypeClass::Float,
         }
     }
 }

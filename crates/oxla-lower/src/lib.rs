@@ -14,6 +14,7 @@ mod control;
 mod emit;
 mod merge;
 mod rules;
+mod special;
 
 use melior::Context;
 use melior::ir::attribute::{StringAttribute, TypeAttribute};

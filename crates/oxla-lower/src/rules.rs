@@ -49,6 +49,10 @@ fn unary_op_name(op: UnaryOp) -> &'static str {
         Not => "stablehlo.not",
         PopulationCount => "stablehlo.popcnt",
         CountLeadingZeros => "stablehlo.count_leading_zeros",
+        // Never emitted as one op: `lower` expands it with
+        // `special::bessel_i0e` (as Exp2 and Square, special-cased there).
+        BesselI0e => "stablehlo.multiply",
+        BesselI1e => "chlo.bessel_i1e",
     }
 }
 
@@ -248,6 +252,9 @@ pub(crate) fn lower_equation<'c, 'a>(
             &[],
             loc,
         ),
+        Primitive::Unary(UnaryOp::BesselI0e) => {
+            crate::special::bessel_i0e(e, inputs[0], in_avals[0], loc).map(|v| vec![v])
+        }
         Primitive::Unary(UnaryOp::Exp2) => {
             let ln2 = e.constant(in_avals[0], Scalar::Float(std::f64::consts::LN_2), loc)?;
             let scaled = e.op("stablehlo.multiply", &[inputs[0], ln2], &[out], &[], loc)?[0];

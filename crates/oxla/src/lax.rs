@@ -167,6 +167,8 @@ unary! {
     not => Not: "Logical or bitwise not.";
     population_count => PopulationCount: "Number of set bits.";
     clz => CountLeadingZeros: "Number of leading zero bits (JAX's `lax.clz`).";
+    bessel_i0e => BesselI0e: "e^-|x| I₀(x), the exponentially scaled modified Bessel function of order 0 (JAX's `lax.bessel_i0e`).";
+    bessel_i1e => BesselI1e: "e^-|x| I₁(x), the exponentially scaled modified Bessel function of order 1 (JAX's `lax.bessel_i1e`).";
 }
 
 macro_rules! binary {

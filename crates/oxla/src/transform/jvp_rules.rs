@@ -538,7 +538,27 @@ fn unary_tangent(op: UnaryOp, x: &Array, ans: &Array, t: &Array) -> Result<Tange
         UnaryOp::Lgamma => scale(lax::digamma(x)),
         UnaryOp::Digamma => scale(lax::polygamma(&support::full(x.aval()?, 1.0), x)),
         UnaryOp::Square => scale(lax::mul(&c(2.0), x)),
+        UnaryOp::BesselI0e => scale(lax::sub(&lax::bessel_i1e(x), &lax::mul(&lax::sign(x), ans))),
+        UnaryOp::BesselI1e => {
+            // As JAX: d/dx at |x| <= eps is its limit 1/2.
+            let eps = c(eps_value(x));
+            let not_tiny = lax::gt(&lax::abs(x), &eps);
+            let safe_x = select(&not_tiny, x, &support::full(x.aval()?, eps_value(x)));
+            let slope = lax::sub(
+                &lax::bessel_i0e(&safe_x),
+                &lax::mul(
+                    ans,
+                    &lax::add(&lax::sign(&safe_x), &lax::integer_pow(&safe_x, -1)),
+                ),
+            );
+            scale(select(&not_tiny, &slope, &support::full(x.aval()?, 0.5)))
+        }
     }
+}
+
+/// The float epsilon of `x`'s dtype.
+fn eps_value(x: &Array) -> f64 {
+    x.dtype_or_bool().epsilon().unwrap_or(0.0)
 }
 
 /// The tangent of `x ^ y` for a constant integer `y`.

@@ -478,7 +478,9 @@ fn unary(
         | UnaryOp::IsFinite
         | UnaryOp::Not
         | UnaryOp::PopulationCount
-        | UnaryOp::CountLeadingZeros => nonlinear(primitive, operands),
+        | UnaryOp::CountLeadingZeros
+        | UnaryOp::BesselI0e
+        | UnaryOp::BesselI1e => nonlinear(primitive, operands),
     }
 }
 

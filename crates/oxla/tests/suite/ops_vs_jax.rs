@@ -65,6 +65,8 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "not_bool" | "not_int" => lax::not(x()),
         "population_count" => lax::population_count(x()),
         "clz" | "clz_u8" => lax::clz(x()),
+        "bessel_i0e" => lax::bessel_i0e(x()),
+        "bessel_i1e" => lax::bessel_i1e(x()),
         "add" => lax::add(x(), y()),
         "sub" => lax::sub(x(), y()),
         "mul" => lax::mul(x(), y()),

@@ -38,6 +38,9 @@ def ints(lo, hi, *shape, dtype=np.int32):
 
 
 x = normal(3, 4)
+# Both sides of each series' switch at |x| = 8, tiny, zero and large.
+BESSEL_POINTS = np.array([-20.0, -8.5, -8.0, -3.0, -0.5, -1e-8, 0.0, 1e-8, 0.7, 4.0, 8.0, 9.5, 30.0],
+                         np.float32)
 MASK = np.array([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
 ROW_MASK = np.array([True, False, True])
 y = normal(3, 4)
@@ -326,6 +329,8 @@ CASES = {
     "at_mul_array_and_slice": (lambda a, k: a.at[k, 1:].mul(2.0), [x, np.array([0, 2], np.int32)]),
     "at_apply_repeated": (lambda a, k: a.at[k].apply(jnp.sin), [x, np.array([2, 0, 2], np.int32)]),
     "at_apply_box": (lambda a: a.at[1:, ::2].apply(jnp.exp), [x]),
+    "bessel_i0e": (lax.bessel_i0e, [BESSEL_POINTS]),
+    "bessel_i1e": (lax.bessel_i1e, [BESSEL_POINTS]),
 }
 
 
@@ -339,6 +344,7 @@ HALF_VARIANTS = [
     "integer_pow", "integer_pow_neg", "select_n", "convert_f32_i32", "convert_f32_bool",
     "reduce_sum", "reduce_max", "reduce_prod", "dot_general", "cumsum", "sort_nan", "argmax",
     "reduce_window_max", "relu", "softmax", "logsumexp", "op_mod", "jnp_remainder", "jnp_floor_divide",
+    "bessel_i0e", "bessel_i1e",
 ]
 
 # With x64: float primitives in f64 ("case@f64") and integer ones in i64
