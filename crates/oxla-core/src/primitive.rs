@@ -635,6 +635,16 @@ pub enum Primitive {
         /// The axes reduced away.
         axes: Dims,
     },
+    /// JAX's general `reduce`: `n` operands of one shape and `n` scalar
+    /// initial values (operands first), combined over `axes` by the user's
+    /// `computation` (`2n` scalars, accumulators first, to `n`); one result
+    /// per operand.
+    ReduceWith {
+        /// The reducer, a jaxpr of scalars without captured values.
+        computation: SubJaxpr,
+        /// The axes reduced away.
+        axes: Dims,
+    },
     /// A window of sizes `slice_sizes` at a runtime start: operands x, then
     /// one scalar integer index per dimension (clamped into range).
     DynamicSlice {
@@ -982,6 +992,7 @@ impl Primitive {
             Primitive::Pad { .. } => "pad",
             Primitive::Slice { .. } => "slice",
             Primitive::Reduce { op, .. } => op.name(),
+            Primitive::ReduceWith { .. } => "reduce",
             Primitive::DynamicSlice { .. } => "dynamic_slice",
             Primitive::DynamicUpdateSlice => "dynamic_update_slice",
             Primitive::BitcastConvertType { .. } => "bitcast_convert_type",
@@ -1486,6 +1497,10 @@ impl Primitive {
                 vec![format!("axes={}", tuple(axes)), "out_sharding=None".into()]
             }
             Primitive::Reduce { axes, .. } => vec![format!("axes={}", tuple(axes))],
+            Primitive::ReduceWith { computation, axes } => vec![
+                format!("dimensions={}", tuple(axes)),
+                format!("jaxpr={}", nested(computation.jaxpr(), pad)),
+            ],
             Primitive::DotGeneral {
                 lhs_contracting,
                 rhs_contracting,

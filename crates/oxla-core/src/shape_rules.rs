@@ -543,6 +543,9 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
                 .collect();
             Ok(vec![x.with_shape(&shape)])
         }
+        Primitive::ReduceWith { computation, axes } => {
+            reduce_with_shapes(computation.jaxpr(), axes, inputs)
+        }
         Primitive::DynamicSlice { slice_sizes } => {
             let x = inputs
                 .first()
@@ -1303,6 +1306,69 @@ fn shard_map_avals(
             Ok(out)
         })
         .collect()
+}
+
+/// The results of a general `reduce`: operands of one shape, scalar
+/// initial values of their dtypes, and a reducer from `2n` such scalars to
+/// `n`.
+fn reduce_with_shapes(
+    computation: &crate::Jaxpr,
+    axes: &[i64],
+    inputs: &[&Aval],
+) -> RuleResult<Vec<Aval>> {
+    if inputs.is_empty() || !inputs.len().is_multiple_of(2) {
+        return Err(format!(
+            "takes operands and as many initial values, got {} arrays",
+            inputs.len()
+        ));
+    }
+    let n = inputs.len() / 2;
+    let (operands, inits) = inputs.split_at(n);
+    let shape = &operands[0].shape;
+    for (i, (x, init)) in operands.iter().zip(inits).enumerate() {
+        if &x.shape != shape {
+            return Err(format!(
+                "operand {i} is {x}, but operand 0 has shape {:?}",
+                shape
+            ));
+        }
+        if init.rank() != 0 || init.dtype != x.dtype {
+            return Err(format!(
+                "initial value {i} is {init}; it must be a scalar of operand {i}'s dtype {}",
+                x.dtype
+            ));
+        }
+    }
+    check_axes(axes, operands[0].rank(), "axis")?;
+    let scalar_types =
+        |avals: Vec<&Aval>| -> Vec<DType> { avals.iter().map(|a| a.dtype).collect() };
+    let takes: Vec<&Aval> = computation
+        .invars
+        .iter()
+        .map(|v| computation.aval(*v))
+        .collect();
+    let gives: Vec<&Aval> = computation
+        .outvars
+        .iter()
+        .map(|o| computation.atom_aval(o))
+        .collect();
+    let dtypes: Vec<DType> = operands.iter().map(|x| x.dtype).collect();
+    let expected_in: Vec<DType> = dtypes.iter().chain(&dtypes).copied().collect();
+    let scalars = takes.iter().chain(&gives).all(|a| a.rank() == 0);
+    if !scalars || scalar_types(takes) != expected_in || scalar_types(gives) != dtypes {
+        return Err(format!(
+            "the reducer must take {} scalars (accumulators, then values, of dtypes {:?}) and \
+             give {n} of dtypes {:?}",
+            2 * n,
+            dtypes,
+            dtypes
+        ));
+    }
+    let out_shape: Dims = (0..operands[0].rank())
+        .filter(|i| !axes.contains(&(*i as i64)))
+        .map(|i| shape[i])
+        .collect();
+    Ok(operands.iter().map(|x| x.with_shape(&out_shape)).collect())
 }
 
 #[cfg(test)]

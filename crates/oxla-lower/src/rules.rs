@@ -417,6 +417,22 @@ pub(crate) fn lower_equation<'c, 'a>(
             ],
             loc,
         ),
+        Primitive::ReduceWith { computation, axes } => {
+            let scalars: Vec<Aval> = in_avals.iter().map(|a| Aval::new(a.dtype, &[])).collect();
+            let scalar_refs: Vec<&Aval> = scalars.iter().collect();
+            let jaxpr = computation.jaxpr();
+            let body = e.region(&scalar_refs, loc, |inner, args| {
+                crate::body::lower_body(inner, jaxpr, args)
+            })?;
+            e.op_with_regions(
+                "stablehlo.reduce",
+                inputs,
+                out_avals,
+                &[("dimensions", attrs::i64_array(axes))],
+                vec![body],
+                loc,
+            )
+        }
         Primitive::Reduce { op, axes } => {
             let scalar = Aval::new(in_avals[0].dtype, &[]);
             let (identity, combine) = reduction(*op, scalar.dtype);

@@ -25,12 +25,14 @@ use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, UnaryOp}
 
 mod associative;
 mod in_dim;
+mod reduce;
 
 pub use associative::{associative_scan, cumlogsumexp};
 pub use in_dim::{
     broadcast, dynamic_index_in_dim, dynamic_slice_in_dim, dynamic_update_index_in_dim,
     dynamic_update_slice_in_dim, index_in_dim, reshape_with_dimensions, slice_in_dim,
 };
+pub use reduce::reduce;
 
 use crate::array::{Array, Inner};
 use crate::config::x64_enabled;

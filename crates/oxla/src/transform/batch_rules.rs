@@ -216,6 +216,9 @@ pub(crate) fn batch(
             };
             done(vec![bind1(p, &[&x])?], vec![Some(out_b)])
         }
+        Primitive::ReduceWith { computation, axes } => {
+            super::reduce_with_rules::batch(primitive, computation, axes, args, bdims, size)
+        }
         Primitive::Sort {
             dimension,
             is_stable,

@@ -155,6 +155,7 @@ fn call_like<'a>(primitive: &'a Primitive, transform: &'static str) -> Result<Ca
         | Primitive::SelectAndScatterAdd { .. }
         | Primitive::ArgMinMax { .. }
         | Primitive::Sort { .. }
+        | Primitive::ReduceWith { .. }
         | Primitive::TopK { .. }
         | Primitive::ConvGeneralDilated { .. }
         | Primitive::Gather { .. }

@@ -224,6 +224,9 @@ pub(crate) fn jvp(
             primitive, *dimension, *is_stable, *num_keys, primals, tangents,
         )?,
         Primitive::TopK { .. } => top_k_jvp(primitive, primals, tangents)?,
+        Primitive::ReduceWith { computation, axes } => {
+            return super::reduce_with_rules::jvp(primitive, computation, axes, primals, tangents);
+        }
         Primitive::DotGeneral { .. } | Primitive::ConvGeneralDilated { .. } => {
             bilinear_jvp(primitive, primals, tangents)?
         }

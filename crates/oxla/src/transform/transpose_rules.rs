@@ -40,6 +40,7 @@ pub(crate) fn transpose(
         | Primitive::BitcastConvertType { .. }
         | Primitive::ArgMinMax { .. }
         | Primitive::Sort { .. }
+        | Primitive::ReduceWith { .. }
         | Primitive::TopK { .. }
         | Primitive::StopGradient
         | Primitive::CallExported { .. }

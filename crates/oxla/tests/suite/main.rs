@@ -27,6 +27,7 @@ mod export_to_jax;
 mod exports_in_jit;
 mod flax_twins;
 mod fuzz_jit;
+mod general_reduce;
 mod higher_order;
 mod jaxpr_text;
 mod npy;
