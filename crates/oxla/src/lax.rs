@@ -918,6 +918,91 @@ pub fn scatter(
     )
 }
 
+/// [`scatter`] with JAX's `mode`: `Clip` clamps each index vector so that
+/// its whole window lies inside `x` (JAX's `_clamp_scatter_indices`);
+/// `Fill` (JAX's `FILL_OR_DROP`, its default) and `PromiseInBounds` drop
+/// updates whose window falls outside.
+///
+/// ```
+/// use oxla::{Array, lax};
+/// use oxla::lax::{GatherMode, ScatterDimensionNumbers, ScatterOp};
+/// # fn main() -> oxla::Result<()> {
+/// let x = Array::from_slice(&[0.0f32; 4], &[4])?;
+/// let at = Array::from_slice(&[1i32, 9], &[2, 1])?;                 // 9 is past the end
+/// let ones = Array::from_slice(&[1.0f32, 1.0], &[2])?;
+/// let numbers = ScatterDimensionNumbers {
+///     update_window_dims: [].into_iter().collect(),
+///     inserted_window_dims: [0].into_iter().collect(),
+///     scatter_dims_to_operand_dims: [0].into_iter().collect(),
+/// };
+/// let clipped = lax::scatter_with_mode(&x, &at, &ones, ScatterOp::Add, numbers.clone(), GatherMode::Clip);
+/// assert_eq!(clipped.to_vec::<f32>()?, vec![0.0, 1.0, 0.0, 1.0]);
+/// let dropped = lax::scatter_with_mode(&x, &at, &ones, ScatterOp::Add, numbers, GatherMode::Fill);
+/// assert_eq!(dropped.to_vec::<f32>()?, vec![0.0, 1.0, 0.0, 0.0]);
+/// # Ok(())
+/// # }
+/// ```
+#[track_caller]
+pub fn scatter_with_mode(
+    x: &Array,
+    indices: &Array,
+    updates: &Array,
+    op: oxla_core::ScatterOp,
+    dimension_numbers: oxla_core::ScatterDimensionNumbers,
+    mode: oxla_core::GatherMode,
+) -> Array {
+    let indices = match mode {
+        oxla_core::GatherMode::Clip => {
+            clamp_scatter_indices(x, indices, updates, &dimension_numbers)
+        }
+        oxla_core::GatherMode::Fill | oxla_core::GatherMode::PromiseInBounds => indices.clone(),
+    };
+    scatter(x, &indices, updates, op, dimension_numbers)
+}
+
+/// `indices` clamped so that each update window lies inside `x`.
+#[track_caller]
+fn clamp_scatter_indices(
+    x: &Array,
+    indices: &Array,
+    updates: &Array,
+    numbers: &oxla_core::ScatterDimensionNumbers,
+) -> Array {
+    let (x_shape, update_shape) = (x.shape_or_empty(), updates.shape_or_empty());
+    let mut window = numbers.update_window_dims.iter();
+    let slice_sizes: Vec<i64> = (0..x_shape.len() as i64)
+        .map(|d| {
+            if numbers.inserted_window_dims.contains(&d) {
+                1
+            } else {
+                window
+                    .next()
+                    .and_then(|&w| update_shape.get(w as usize).copied())
+                    .unwrap_or(1)
+            }
+        })
+        .collect();
+    let upper: Vec<i32> = numbers
+        .scatter_dims_to_operand_dims
+        .iter()
+        .map(|&d| {
+            let d = d as usize;
+            (x_shape.get(d).copied().unwrap_or(1) - slice_sizes.get(d).copied().unwrap_or(1))
+                .clamp(0, i64::from(i32::MAX)) as i32
+        })
+        .collect();
+    let dtype = indices.dtype_or_bool();
+    let upper = match Array::from_slice(&upper, &[upper.len() as i64]) {
+        Ok(u) => convert_element_type(&u, dtype),
+        Err(e) => return Array::error(e),
+    };
+    let index_shape = indices.shape_or_empty().to_vec();
+    let last = index_shape.len().saturating_sub(1) as i64;
+    let upper = broadcast_in_dim(&upper, &index_shape, &[last]);
+    let zero = convert_element_type(&Array::weak_scalar(0i32), dtype);
+    clamp(&zero, indices, &upper)
+}
+
 /// Negative indices count from the end of a dimension of size `dim`.
 #[track_caller]
 pub(crate) fn wrap_negative(indices: &Array, dim: i64) -> Array {

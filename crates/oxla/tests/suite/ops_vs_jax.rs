@@ -65,6 +65,18 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "not_bool" | "not_int" => lax::not(x()),
         "population_count" => lax::population_count(x()),
         "clz" | "clz_u8" => lax::clz(x()),
+        "scatter_add_clip" | "scatter_mul_drop" => {
+            let windows = lax::ScatterDimensionNumbers {
+                update_window_dims: [1].into_iter().collect(),
+                inserted_window_dims: [0].into_iter().collect(),
+                scatter_dims_to_operand_dims: [0, 1].into_iter().collect(),
+            };
+            let (op, mode) = match name {
+                "scatter_add_clip" => (lax::ScatterOp::Add, lax::GatherMode::Clip),
+                _ => (lax::ScatterOp::Mul, lax::GatherMode::Fill),
+            };
+            lax::scatter_with_mode(x(), y(), &a[2], op, windows, mode)
+        }
         "bessel_i0e" => lax::bessel_i0e(x()),
         "bessel_i1e" => lax::bessel_i1e(x()),
         "add" => lax::add(x(), y()),

@@ -38,6 +38,8 @@ def ints(lo, hi, *shape, dtype=np.int32):
 
 
 x = normal(3, 4)
+WINDOWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                      scatter_dims_to_operand_dims=(0, 1))
 # Both sides of each series' switch at |x| = 8, tiny, zero and large.
 BESSEL_POINTS = np.array([-20.0, -8.5, -8.0, -3.0, -0.5, -1e-8, 0.0, 1e-8, 0.7, 4.0, 8.0, 9.5, 30.0],
                          np.float32)
@@ -331,6 +333,11 @@ CASES = {
     "at_apply_box": (lambda a: a.at[1:, ::2].apply(jnp.exp), [x]),
     "bessel_i0e": (lax.bessel_i0e, [BESSEL_POINTS]),
     "bessel_i1e": (lax.bessel_i1e, [BESSEL_POINTS]),
+    # lax.scatter_* with JAX's modes: windows of 2 columns at (row, column).
+    "scatter_add_clip": (lambda a, i, u: lax.scatter_add(a, i, u, WINDOWS, mode="clip"),
+                         [x, np.array([[2, 3], [0, -5], [1, 1]], np.int32), np.arange(6, dtype=np.float32).reshape(3, 2)]),
+    "scatter_mul_drop": (lambda a, i, u: lax.scatter_mul(a, i, u, WINDOWS, mode="drop"),
+                         [x, np.array([[2, 3], [0, 0], [3, 1]], np.int32), np.arange(6, dtype=np.float32).reshape(3, 2)]),
 }
 
 
