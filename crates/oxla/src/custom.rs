@@ -78,12 +78,15 @@ fn bind_call<Out: Pytree>(
     Out::unflatten_from(out_tree, &mut outs.into_iter())
 }
 
-type JvpRule<In, Out> = dyn Fn(In, In) -> (Out, Out) + Send + Sync;
+/// Makes the flat rule for the inputs' structure: (primal leaves, tangent
+/// leaves, `None` a symbolic zero) → (output leaves, output tangents).
+type FlatJvpRule = dyn Fn(TreeDef) -> Arc<crate::transform::calls::JvpRuleFn> + Send + Sync;
 
 /// A function with a custom jvp rule; see [`custom_jvp`].
 pub struct CustomJvp<In, Out, F> {
     f: F,
-    rule: Arc<JvpRule<In, Out>>,
+    rule: Arc<FlatJvpRule>,
+    _signature: PhantomData<fn(In) -> Out>,
     /// One rule handle per input structure and number of captured values,
     /// so re-traced calls make equal primitives (and hit compile caches).
     handles: Mutex<HashMap<(TreeDef, usize), OpaqueRule>>,
@@ -125,9 +128,90 @@ where
     F: Fn(In) -> Out,
     R: Fn(In, In) -> (Out, Out) + Send + Sync + 'static,
 {
+    let rule = Arc::new(rule);
     CustomJvp {
         f,
-        rule: Arc::new(rule),
+        rule: Arc::new(move |in_tree: TreeDef| {
+            let user = rule.clone();
+            Arc::new(
+                move |p: &[Array],
+                      t: &[Option<Array>]|
+                      -> Result<(Vec<Array>, Vec<Option<Array>>)> {
+                    // Symbolic zeros become zeros: the rule sees arrays.
+                    let t: Vec<Array> = p
+                        .iter()
+                        .zip(t)
+                        .map(|(p, t)| Ok(crate::transform::support::instantiate(t, p.aval()?)))
+                        .collect::<Result<_>>()?;
+                    let primals = In::unflatten_from(&in_tree, &mut p.iter().cloned())?;
+                    let tangents = In::unflatten_from(&in_tree, &mut t.into_iter())?;
+                    let (outs, touts) = user(primals, tangents);
+                    Ok((
+                        outs.flatten().0,
+                        touts.flatten().0.into_iter().map(Some).collect(),
+                    ))
+                },
+            ) as Arc<crate::transform::calls::JvpRuleFn>
+        }),
+        _signature: PhantomData,
+        handles: Mutex::new(HashMap::new()),
+    }
+}
+
+/// `f` with a jvp rule that sees which tangents are zero, as
+/// `jax.custom_jvp(f, symbolic_zeros=True)`: `rule(primals, tangents)` gets
+/// one tangent per input leaf (in flattening order), `None` where it is a
+/// symbolic zero (the input does not move: a constant, or an argument not
+/// differentiated), and returns the outputs and one tangent per output
+/// leaf, `None` for a zero tangent. A rule can so skip the work of inputs
+/// that do not move. The rule must be linear in the tangents.
+///
+/// ```
+/// use oxla::{Array, custom_jvp_symbolic, grad};
+/// # fn main() -> oxla::Result<()> {
+/// // x * y, whose rule only computes the terms of moving inputs.
+/// let product = custom_jvp_symbolic(
+///     |(x, y): (Array, Array)| &x * &y,
+///     |(x, y): (Array, Array), t: Vec<Option<Array>>| {
+///         let terms: Vec<Array> = [t[0].as_ref().map(|tx| tx * &y), t[1].as_ref().map(|ty| &x * ty)]
+///             .into_iter()
+///             .flatten()
+///             .collect();
+///         let tangent = terms.into_iter().reduce(|a, b| &a + &b);
+///         (&x * &y, vec![tangent])
+///     },
+/// );
+/// let y = Array::scalar(3.0f32)?;
+/// // Only x moves: the rule sees (Some, None).
+/// let f = |x: Array| product.call((x, y.clone())).unwrap_or_else(Array::error);
+/// let dx = grad(f).call(Array::scalar(2.0f32)?)?;
+/// assert_eq!(dx.item::<f32>()?, 3.0);
+/// # Ok(())
+/// # }
+/// ```
+pub fn custom_jvp_symbolic<In, Out, F, R>(f: F, rule: R) -> CustomJvp<In, Out, F>
+where
+    In: Pytree + 'static,
+    Out: Pytree + 'static,
+    F: Fn(In) -> Out,
+    R: Fn(In, Vec<Option<Array>>) -> (Out, Vec<Option<Array>>) + Send + Sync + 'static,
+{
+    let rule = Arc::new(rule);
+    CustomJvp {
+        f,
+        rule: Arc::new(move |in_tree: TreeDef| {
+            let user = rule.clone();
+            Arc::new(
+                move |p: &[Array],
+                      t: &[Option<Array>]|
+                      -> Result<(Vec<Array>, Vec<Option<Array>>)> {
+                    let primals = In::unflatten_from(&in_tree, &mut p.iter().cloned())?;
+                    let (outs, touts) = user(primals, t.to_vec());
+                    Ok((outs.flatten().0, touts))
+                },
+            ) as Arc<crate::transform::calls::JvpRuleFn>
+        }),
+        _signature: PhantomData,
         handles: Mutex::new(HashMap::new()),
     }
 }
@@ -160,17 +244,9 @@ impl<In: Pytree + 'static, Out: Pytree + 'static, F: Fn(In) -> Out> CustomJvp<In
             handles
                 .entry(key)
                 .or_insert_with(|| {
-                    let user = self.rule.clone();
-                    let flat =
-                        move |p: &[Array], t: &[Array]| -> Result<(Vec<Array>, Vec<Array>)> {
-                            let primals = In::unflatten_from(&in_tree, &mut p.iter().cloned())?;
-                            let tangents = In::unflatten_from(&in_tree, &mut t.iter().cloned())?;
-                            let (outs, touts) = user(primals, tangents);
-                            Ok((outs.flatten().0, touts.flatten().0))
-                        };
                     let rule = CustomJvpRule {
                         num_consts: consts.len(),
-                        rule: Arc::new(flat),
+                        rule: (self.rule)(in_tree),
                     };
                     OpaqueRule::new("custom_jvp", Arc::new(rule))
                 })

@@ -46,7 +46,7 @@ pub use callback::{io_callback, pure_callback};
 pub use config::{enable_x64, x64_enabled};
 pub use custom::{
     Checkpoint, CustomJvp, CustomVjp, LeafJvp, checkpoint, checkpoint_name, custom_jvp,
-    custom_jvps, custom_vjp,
+    custom_jvp_symbolic, custom_jvps, custom_vjp,
 };
 pub use element::Element;
 pub use error::{Error, Result};

@@ -18,9 +18,9 @@ use crate::array::Array;
 use crate::error::{Error, Result};
 
 /// A user's jvp rule over flat leaves: (primals, tangents) → (outputs,
-/// output tangents).
+/// output tangents), `None` being a symbolic zero tangent both ways.
 pub(crate) type JvpRuleFn =
-    dyn Fn(&[Array], &[Array]) -> Result<(Vec<Array>, Vec<Array>)> + Send + Sync;
+    dyn Fn(&[Array], &[Tangent]) -> Result<(Vec<Array>, Vec<Tangent>)> + Send + Sync;
 /// A user's fwd rule over flat leaves: inputs → (outputs, residuals).
 pub(crate) type FwdFn = dyn Fn(&[Array]) -> Result<(Vec<Array>, Vec<Array>)> + Send + Sync;
 /// A user's bwd rule over flat leaves: (residuals, output cotangents) →
@@ -333,11 +333,7 @@ fn custom_jvp(
     let rule = custom_jvp_rule(primitive, rule)?;
     no_closed_over_tangents(primitive, &tangents[..rule.num_consts])?;
     let args = &primals[rule.num_consts..];
-    let arg_tangents: Vec<Array> = tangents[rule.num_consts..]
-        .iter()
-        .zip(args)
-        .map(|(t, p)| Ok(instantiate(t, p.aval()?)))
-        .collect::<Result<_>>()?;
+    let arg_tangents = &tangents[rule.num_consts..];
     let out_avals: Vec<Aval> = primitive
         .sub_jaxpr()
         .map(|j| {
@@ -348,10 +344,29 @@ fn custom_jvp(
                 .collect()
         })
         .unwrap_or_default();
-    let (outs, touts) = (rule.rule)(args, &arg_tangents)?;
+    let (outs, touts) = (rule.rule)(args, arg_tangents)?;
     check_outputs("the custom_jvp rule's primal output", &outs, &out_avals)?;
-    check_outputs("the custom_jvp rule's tangent output", &touts, &out_avals)?;
-    Ok((outs, touts.into_iter().map(Some).collect()))
+    if touts.len() != out_avals.len() {
+        return Err(Error::Usage {
+            function: "custom rule",
+            message: format!(
+                "the custom_jvp rule's tangent output returned {} leaves, but the function has {}",
+                touts.len(),
+                out_avals.len()
+            ),
+            location: location(),
+        });
+    }
+    for (i, (t, want)) in touts.iter().zip(&out_avals).enumerate() {
+        if let Some(t) = t {
+            check_outputs(
+                &format!("the custom_jvp rule's tangent output (leaf {i})"),
+                std::slice::from_ref(t),
+                std::slice::from_ref(want),
+            )?;
+        }
+    }
+    Ok((outs, touts))
 }
 
 /// Reverse mode of a `custom_vjp` call: the fwd rule now, and a
@@ -684,16 +699,31 @@ pub(crate) fn batch(
             let arg_bdims: Vec<Option<usize>> = bdims[rule.num_consts..].to_vec();
             let user = rule.rule.clone();
             let axis = super::batching::rule_axis(axis_size);
-            let batched_rule = move |p: &[Array], t: &[Array]| {
+            let batched_rule = move |p: &[Array], t: &[Tangent]| {
+                // Symbolic zeros stay symbolic: only the tangents that are
+                // values are mapped, and the rule's zero outputs recorded.
                 let n = p.len();
                 let mut xs = p.to_vec();
-                xs.extend_from_slice(t);
+                xs.extend(t.iter().flatten().cloned());
                 let mut axes = arg_bdims.clone();
-                axes.extend(arg_bdims.iter().copied());
+                axes.extend(
+                    arg_bdims
+                        .iter()
+                        .zip(t)
+                        .filter(|(_, t)| t.is_some())
+                        .map(|(b, _)| *b),
+                );
+                let zero_outputs: std::cell::RefCell<Vec<bool>> = Default::default();
                 let outs = super::batching::vmap_flat(
                     |xs| {
-                        let (o, t) = user(&xs[..n], &xs[n..])?;
-                        Ok(o.into_iter().chain(t).collect())
+                        let mut given = xs[n..].iter();
+                        let tangents: Vec<Tangent> = t
+                            .iter()
+                            .map(|t| t.as_ref().and(given.next().cloned()))
+                            .collect();
+                        let (o, touts) = user(&xs[..n], &tangents)?;
+                        *zero_outputs.borrow_mut() = touts.iter().map(Option::is_none).collect();
+                        Ok(o.into_iter().chain(touts.into_iter().flatten()).collect())
                     },
                     &xs,
                     &axes,
@@ -704,7 +734,12 @@ pub(crate) fn batch(
                     .into_iter()
                     .map(|r| r.map_err(|_| Error::InvalidArgument("internal: unbatched".into())))
                     .collect::<Result<Vec<_>>>()?;
-                let touts = outs.split_off(outs.len() / 2);
+                let zero_outputs = zero_outputs.into_inner();
+                let mut given = outs.split_off(zero_outputs.len()).into_iter();
+                let touts = zero_outputs
+                    .iter()
+                    .map(|&zero| if zero { None } else { given.next() })
+                    .collect();
                 Ok((outs, touts))
             };
             let new_rule = CustomJvpRule {

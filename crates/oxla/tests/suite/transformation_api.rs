@@ -203,3 +203,73 @@ fn jacobians_and_hessians_of_pytrees_match_jax_with_argnums_and_aux() {
         "{err}"
     );
 }
+
+#[test]
+fn symbolic_zero_tangents_reach_the_rule_as_in_jax() {
+    use std::sync::{Arc, Mutex};
+    let d = &data()["symbolic_zeros"];
+    let seen: Arc<Mutex<Vec<Vec<bool>>>> = Arc::default();
+    let record = seen.clone();
+    let sin_times = oxla::custom_jvp_symbolic(
+        |(x, y): (Array, Array)| &jnp::sin(&x) * &y,
+        move |(x, y): (Array, Array), t: Vec<Option<Array>>| {
+            record
+                .lock()
+                .unwrap()
+                .push(t.iter().map(Option::is_none).collect());
+            let terms: Vec<Array> = [
+                t[0].as_ref().map(|tx| &(&jnp::cos(&x) * &y) * tx),
+                t[1].as_ref().map(|ty| &jnp::sin(&x) * ty),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            (
+                &jnp::sin(&x) * &y,
+                vec![terms.into_iter().reduce(|a, b| &a + &b)],
+            )
+        },
+    );
+    let f = |p: (Array, Array)| sin_times.call(p).unwrap_or_else(Array::error);
+    let last = || -> Value { serde_json::json!(seen.lock().unwrap().last().unwrap()) };
+    let (x, y) = (
+        Array::scalar(0.7f32).unwrap(),
+        Array::scalar(-1.5f32).unwrap(),
+    );
+    let dx = oxla::grad(|x: Array| f((x, y.clone())))
+        .call(x.clone())
+        .unwrap();
+    close(&dx, &d["dx"], "d/dx");
+    assert_eq!(last(), d["dx_seen"]);
+    let dy = oxla::grad(|y: Array| f((x.clone(), y)))
+        .call(y.clone())
+        .unwrap();
+    close(&dy, &d["dy"], "d/dy");
+    assert_eq!(last(), d["dy_seen"]);
+    let tangents = (
+        Array::scalar(0.5f32).unwrap(),
+        Array::scalar(2.0f32).unwrap(),
+    );
+    let (_, t) = oxla::jvp(f, &(x.clone(), y.clone()), &tangents).unwrap();
+    close(&t, &d["jvp"], "jvp");
+    assert_eq!(last(), d["jvp_seen"]);
+    let xs = Array::from_slice(&[0.1f32, -0.4, 2.0], &[3]).unwrap();
+    let per_x = oxla::vmap(|x: Array| oxla::grad(|x: Array| f((x, y.clone()))).call(x))
+        .call(xs)
+        .unwrap();
+    close(&per_x, &d["vmap_dx"], "vmap of d/dx");
+    assert_eq!(last(), d["vmap_dx_seen"]);
+    let jit_dy = jit(|y: Array| oxla::grad(|y: Array| f((x.clone(), y))).call(y))
+        .call(y.clone())
+        .unwrap();
+    close(&jit_dy, &d["jit_dy"], "jit of d/dy");
+    // A rule that gives no tangent for an output leaf says it does not move.
+    let constant = oxla::custom_jvp_symbolic(
+        |x: Array| &x * 2.0,
+        |x: Array, _t: Vec<Option<Array>>| (&x * 2.0, vec![None]),
+    );
+    let zero = oxla::grad(|x: Array| constant.call(x).unwrap_or_else(Array::error))
+        .call(x)
+        .unwrap();
+    assert_eq!(zero.item::<f32>().unwrap(), 0.0);
+}

@@ -73,6 +73,49 @@ def jacobians():
     }
 
 
+SEEN = []
+
+
+@jax.custom_jvp
+def sin_times(x, y):
+    return jnp.sin(x) * y
+
+
+def sin_times_jvp(primals, tangents):
+    from jax.custom_derivatives import SymbolicZero
+    x, y = primals
+    tx, ty = tangents
+    zero = (isinstance(tx, SymbolicZero), isinstance(ty, SymbolicZero))
+    SEEN.append(list(zero))
+    terms = []
+    if not zero[0]:
+        terms.append(jnp.cos(x) * y * tx)
+    if not zero[1]:
+        terms.append(jnp.sin(x) * ty)
+    return jnp.sin(x) * y, sum(terms[1:], terms[0])
+
+
+sin_times.defjvp(sin_times_jvp, symbolic_zeros=True)
+
+
+def symbolic_zeros():
+    x, y = jnp.float32(0.7), jnp.float32(-1.5)
+    out = {}
+    SEEN.clear()
+    out["dx"] = enc(jax.grad(sin_times, argnums=0)(x, y))
+    out["dx_seen"] = SEEN[-1]
+    out["dy"] = enc(jax.grad(sin_times, argnums=1)(x, y))
+    out["dy_seen"] = SEEN[-1]
+    _, t = jax.jvp(sin_times, (x, y), (jnp.float32(0.5), jnp.float32(2.0)))
+    out["jvp"] = enc(t)
+    out["jvp_seen"] = SEEN[-1]
+    xs = jnp.array([0.1, -0.4, 2.0], jnp.float32)
+    out["vmap_dx"] = enc(jax.vmap(jax.grad(sin_times, argnums=0), in_axes=(0, None))(xs, y))
+    out["vmap_dx_seen"] = SEEN[-1]
+    out["jit_dy"] = enc(jax.jit(jax.grad(sin_times, argnums=1))(x, y))
+    return out
+
+
 def main():
     out, pullback, aux = jax.vjp(with_aux, X, has_aux=True)
     (x_ct,) = pullback(CT)
@@ -87,6 +130,7 @@ def main():
                       "c_sum": enc(C_SUM), "x_ct": enc(x_t), "y_ct": enc(y_t)},
         "eval_shape": [[str(np.dtype(l.dtype)), list(l.shape), bool(l.weak_type)] for l in leaves],
         "jacobians": jacobians(),
+        "symbolic_zeros": symbolic_zeros(),
     }))
 
 
