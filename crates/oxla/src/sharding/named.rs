@@ -23,11 +23,13 @@ pub struct NamedSharding {
 
 impl NamedSharding {
     /// The sharding of `spec` over `mesh` (checked against an array's
-    /// shape where it is used).
+    /// shape where it is used). The spec is kept as written, as JAX keeps
+    /// it: `P('x', None)` is not `P('x')` (it needs rank 2 or more), though
+    /// both lay out an array alike.
     pub fn new(mesh: &Mesh, spec: PartitionSpec) -> NamedSharding {
         NamedSharding {
             mesh: mesh.clone(),
-            spec: spec.trimmed(),
+            spec,
         }
     }
 
@@ -52,6 +54,7 @@ impl NamedSharding {
             mesh: self.mesh.desc().clone(),
             dims: self
                 .spec
+                .trimmed()
                 .entries()
                 .iter()
                 .map(|e| e.0.iter().map(|a| Arc::from(a.as_str())).collect())
@@ -63,10 +66,19 @@ impl NamedSharding {
     /// once, block counts that divide their dimensions); the error names
     /// the spec, the mesh, the array and `what` is sharded.
     pub fn check(&self, aval: &Aval, what: &str, location: oxla_core::Location) -> Result<()> {
-        oxla_core::sharding::check_sharding(&self.desc(), aval).map_err(|message| Error::Sharding {
+        let fail = |message: String| Error::Sharding {
             message: format!("cannot shard {what} as {self}: {message}"),
             location: Some(location),
-        })
+        };
+        let written = self.spec.entries().len();
+        if written > aval.rank() {
+            return Err(fail(format!(
+                "the spec is only valid for arrays of rank at least {written}, and {aval} has \
+                 rank {}",
+                aval.rank()
+            )));
+        }
+        oxla_core::sharding::check_sharding(&self.desc(), aval).map_err(fail)
     }
 
     /// How many blocks dimension `dim` is cut into.
@@ -128,7 +140,7 @@ impl NamedSharding {
             }
             for candidate in orderings(&entries) {
                 let spec = PartitionSpec::new(candidate.into_iter().map(SpecEntry).collect());
-                let sharding = NamedSharding::new(mesh, spec);
+                let sharding = NamedSharding::new(mesh, spec.trimmed());
                 if normalized(&sharding.hlo(rank)) == target {
                     return Some(sharding);
                 }

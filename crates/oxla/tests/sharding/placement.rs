@@ -1,7 +1,7 @@
 //! Meshes, specs, device_put and visualize_sharding, and their errors.
 
 use oxla::sharding::visualize_sharding;
-use oxla::{Error, Mesh, NamedSharding, P, PartitionSpec};
+use oxla::{Array, Error, Mesh, NamedSharding, P, PartitionSpec};
 
 use crate::{eight_devices, inputs, mesh, named};
 
@@ -78,10 +78,11 @@ fn a_mesh_larger_than_the_device_count_is_an_error() {
 #[test]
 fn bad_meshes_are_errors() {
     eight_devices();
-    let twice = Mesh::new(&[("data", 2), ("data", 2)])
-        .unwrap_err()
-        .to_string();
+    let line = line!() + 1;
+    let twice = Mesh::new(&[("data", 2), ("data", 2)]);
+    let twice = twice.unwrap_err().to_string();
     assert!(twice.contains("'data' appears twice"), "{twice}");
+    assert!(twice.contains(&format!("placement.rs:{line}")), "{twice}");
     let empty = Mesh::new(&[("data", 0)]).unwrap_err().to_string();
     assert!(empty.contains("size 0"), "{empty}");
 }
@@ -114,7 +115,17 @@ fn a_spec_longer_than_the_rank_or_using_an_axis_twice_is_an_error() {
     let long = oxla::device_put(&x, &named(P!["data", None, "model"]))
         .unwrap_err()
         .to_string();
-    assert!(long.contains("3 entries"), "{long}");
+    assert!(long.contains("rank at least 3"), "{long}");
+    // Trailing `None`s count, as in JAX: P('data', None) needs rank 2.
+    let vector = Array::from_slice(&[0.0f32; 8], &[8]).unwrap();
+    let line = line!() + 1;
+    let trailing = oxla::device_put(&vector, &named(P!["data", None]));
+    let trailing = trailing.unwrap_err().to_string();
+    assert!(
+        trailing.contains("rank at least 2") && trailing.contains(&format!("placement.rs:{line}")),
+        "{trailing}"
+    );
+    assert!(oxla::device_put(&vector, &named(P!["data"])).is_ok());
     let twice = oxla::device_put(&x, &named(P!["data", "data"]))
         .unwrap_err()
         .to_string();
@@ -129,8 +140,11 @@ fn specs_print_as_jax_prints_them() {
     let s = NamedSharding::new(&mesh(), P!["data", None]);
     assert_eq!(
         s.to_string(),
-        "NamedSharding(mesh=Mesh('data': 4, 'model': 2), spec=P('data'))"
+        "NamedSharding(mesh=Mesh('data': 4, 'model': 2), spec=P('data', None))"
     );
+    // As in JAX, a trailing None makes another sharding (of the same layout).
+    assert_ne!(s, NamedSharding::new(&mesh(), P!["data"]));
+    assert_eq!(s.desc(), NamedSharding::new(&mesh(), P!["data"]).desc());
 }
 
 #[test]
