@@ -176,7 +176,14 @@ pub(crate) fn ppermute<'c, 'a>(
     out: &Aval,
     loc: Location<'c>,
 ) -> Result<Values<'c, 'a>, LowerError> {
-    let pairs: Vec<Vec<i64>> = device_group(group)?
+    // JAX numbers a ppermute's devices by mesh position, whatever order
+    // the axes are named in (axis_index, by contrast, follows the names).
+    let group = device_group(group)?;
+    let mut in_mesh_order = group.clone();
+    let mut axes = group.axes.to_vec();
+    axes.sort_by_key(|a| group.mesh.axes.iter().position(|(n, _)| n == a));
+    in_mesh_order.axes = axes.into();
+    let pairs: Vec<Vec<i64>> = in_mesh_order
         .groups()
         .iter()
         .flat_map(|members| perm.iter().map(move |&(s, d)| vec![members[s], members[d]]))

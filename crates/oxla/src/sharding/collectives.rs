@@ -191,6 +191,9 @@ pub fn all_to_all(x: &Array, axes: &[&str], split_dim: usize, concat_dim: usize)
 
 /// Device `src` (an index along `axes`) sends its `x` to device `dst`,
 /// for each `(src, dst)` of `perm`; a device nobody sends to gets zeros.
+/// Over several mesh axes the index is row-major in mesh order, whatever
+/// order `axes` names them in, as JAX numbers them (unlike
+/// [`axis_index`], which follows the order given, as JAX's does).
 #[track_caller]
 pub fn ppermute(x: &Array, axes: &[&str], perm: &[(usize, usize)]) -> Array {
     bind1("ppermute", axes, x, super::mesh::here(), |group| {

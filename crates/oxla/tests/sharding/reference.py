@@ -112,6 +112,17 @@ collective_cases = {
     "sm_all_gather_stacked": (lambda x: jax.lax.all_gather(x, "data", axis=1), grid, P(None, None, "model")),
     "sm_psum_scatter": (lambda x: jax.lax.psum_scatter(x, "model", scatter_dimension=1, tiled=True), grid, grid),
     "sm_all_to_all": (lambda x: jax.lax.all_to_all(x, "data", 0, 1, tiled=True), P(None, "model"), grid),
+    # Axes out of mesh order: group positions as JAX numbers them.
+    "sm_ppermute_axes_reversed": (
+        lambda x: jax.lax.ppermute(x, ("model", "data"), [(i, (i + 3) % 8) for i in range(8)]),
+        grid,
+        grid,
+    ),
+    "sm_axis_index_reversed": (
+        lambda x: x * 0.0 + jax.lax.axis_index(("model", "data")).astype(jnp.float32),
+        grid,
+        grid,
+    ),
     "sm_ppermute_index": (
         lambda x: jax.lax.ppermute(x, "data", [(0, 1), (1, 2), (2, 3), (3, 0)]) * 10.0
         + jax.lax.axis_index("data").astype(jnp.float32),

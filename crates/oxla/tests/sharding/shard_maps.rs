@@ -116,6 +116,22 @@ fn ppermute_and_axis_index_match_jax() {
         P!["data", "model"],
         P!["data", "model"],
     );
+    // Axes named out of mesh order.
+    check(
+        "sm_ppermute_axes_reversed",
+        |x| {
+            let shift: Vec<(usize, usize)> = (0..8).map(|i| (i, (i + 3) % 8)).collect();
+            ppermute(&x, &["model", "data"], &shift)
+        },
+        P!["data", "model"],
+        P!["data", "model"],
+    );
+    check(
+        "sm_axis_index_reversed",
+        |x| &x * 0.0 + lax_convert(&axis_index(&["model", "data"])),
+        P!["data", "model"],
+        P!["data", "model"],
+    );
 }
 
 fn lax_convert(x: &Array) -> Array {
