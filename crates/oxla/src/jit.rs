@@ -791,17 +791,49 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// A call inside a trace (jit, grad, vmap, ...): the function is traced
     /// into a jaxpr and applied as a `pjit` equation, which every
     /// transformation sees through.
+    ///
+    /// Its `in_shardings` and `out_shardings` become sharding constraints
+    /// on the call's operands and results (as JAX's `pjit` keeps them), so
+    /// they still lay out the values inside another jit, and transform as
+    /// constraints do under grad (the cotangents laid out alike) and vmap
+    /// (the batch dimension unsplit).
     fn call_traced(&self, args: In, location: Location) -> Result<Out::Value> {
         let (leaves, key) = self.key(&args)?;
         let traced = trace(&self.f, &args, &key.avals, location)?;
+        let (arg_shardings, result_shardings) =
+            if self.in_shardings.is_empty() && self.out_shardings.is_empty() {
+                (Vec::new(), Vec::new())
+            } else {
+                self.shardings(&traced, &key, location)?
+            };
+        let constrain = |x: Array, sharding: Option<&Option<ShardingDesc>>| -> Result<Array> {
+            match sharding {
+                Some(Some(sharding)) => Ok(crate::ops::bind_at(
+                    oxla_core::Primitive::ShardingConstraint {
+                        sharding: sharding.clone(),
+                    },
+                    &[&x],
+                    location,
+                )?
+                .remove(0)),
+                Some(None) | None => Ok(x),
+            }
+        };
+        let consts = traced.consts.len();
         let mut operands = traced.consts;
-        operands.extend(leaves);
+        for (i, leaf) in leaves.into_iter().enumerate() {
+            operands.push(constrain(leaf, arg_shardings.get(consts + i))?);
+        }
         let call = oxla_core::Primitive::Call {
             jaxpr: oxla_core::SubJaxpr::new(traced.jaxpr),
             name: self.name.as_str().into(),
         };
         let refs: Vec<&Array> = operands.iter().collect();
-        let outs = crate::ops::bind_at(call, &refs, location)?;
+        let outs = crate::ops::bind_at(call, &refs, location)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, out)| constrain(out, result_shardings.get(i)))
+            .collect::<Result<Vec<_>>>()?;
         Out::unflatten_from(&traced.out_tree, &mut outs.into_iter())?.into_value()
     }
 }

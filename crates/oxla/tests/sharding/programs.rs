@@ -216,3 +216,43 @@ fn donated_sharded_arguments_are_updated_in_place() {
     );
     assert!(x.to_vec::<f32>().is_err(), "the donated input is gone");
 }
+
+#[test]
+fn a_jits_shardings_survive_inside_jit_grad_and_vmap_as_in_jax() {
+    let (x, _) = inputs();
+    let inner = || {
+        jit(|v: Array| jnp::sin(&v) * 2.0)
+            .in_shardings(vec![Some(named(P!["data", None]))])
+            .out_shardings(vec![Some(named(P![None, "model"]))])
+    };
+    let check = |name: &str, out: Array| {
+        let want = expected(name);
+        assert_close(&out.to_vec::<f32>().unwrap(), &want.value);
+        assert_eq!(
+            out.sharding().unwrap().spec().to_string(),
+            want.spec,
+            "{name}"
+        );
+    };
+    let nested = jit(move |v: Array| inner().call(v).unwrap() + 1.0);
+    check("nested_jit", nested.call(x.clone()).unwrap());
+    let g = jit(move |v: Array| {
+        oxla::grad(|v: Array| jnp::sum(&lax_square(&inner().call(v).unwrap()), None, false)).call(v)
+    });
+    check("grad_of_jit", g.call(x.clone()).unwrap());
+    let rows = jit(|x: Array| {
+        oxla::vmap(|r: Array| {
+            jit(|r: Array| jnp::sin(&r) * 2.0)
+                .out_shardings(vec![Some(named(P!["model"]))])
+                .call(r)
+                .unwrap()
+                * 3.0
+        })
+        .call(x)
+    });
+    check("vmap_of_jit", rows.call(x).unwrap());
+}
+
+fn lax_square(x: &Array) -> Array {
+    oxla::lax::square(x)
+}

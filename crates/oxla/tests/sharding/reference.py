@@ -82,6 +82,15 @@ cases = {
     "elementwise": run(lambda x: jnp.exp(x) + 1.0, xs),
 }
 
+# A jit with shardings inside other transformations (unsharded x): its
+# in/out shardings still lay out the values.
+inner = jax.jit(lambda v: jnp.sin(v) * 2.0, in_shardings=named("data", None),
+                out_shardings=named(None, "model"))
+cases["nested_jit"] = run(lambda v: inner(v) + 1.0, x)
+cases["grad_of_jit"] = run(jax.grad(lambda v: jnp.sum(inner(v) ** 2)), x)
+row_inner = jax.jit(lambda r: jnp.sin(r) * 2.0, out_shardings=named("model"))
+cases["vmap_of_jit"] = run(jax.vmap(lambda r: row_inner(r) * 3.0), x)
+
 def smap(f, in_specs, out_specs, check_vma=True):
     return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=check_vma)
 
