@@ -16,6 +16,7 @@ mod mesh;
 mod named;
 mod placement;
 pub(crate) mod shard_map;
+mod shards;
 mod spec;
 pub(crate) mod spmd;
 mod visualize;
@@ -29,6 +30,7 @@ pub use oxla_pjrt::HloSharding;
 pub(crate) use placement::Sharded;
 pub use placement::{device_put, device_put_tree};
 pub use shard_map::{Pmap, ShardMap, pmap, shard_map};
+pub use shards::{Shard, make_array_from_callback, make_array_from_single_device_arrays};
 pub use spec::{PartitionSpec, SpecEntry};
 pub use visualize::visualize_sharding;
 

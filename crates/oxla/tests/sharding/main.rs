@@ -69,13 +69,18 @@ pub struct Expected {
     pub spec: String,
 }
 
-pub fn expected(name: &str) -> Expected {
+/// reference.py's entry `name`, as it printed it.
+pub fn reference(name: &str) -> &'static serde_json::Value {
     static CASES: OnceLock<BTreeMap<String, serde_json::Value>> = OnceLock::new();
     let cases = CASES.get_or_init(|| {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sharding/reference.py");
         serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap()
     });
-    let case = &cases[name];
+    &cases[name]
+}
+
+pub fn expected(name: &str) -> Expected {
+    let case = reference(name);
     Expected {
         value: case["value"]
             .as_array()

@@ -185,3 +185,120 @@ fn device_put_of_a_sharded_array_reshards_it_on_the_devices() {
     assert_eq!(back.sharding().unwrap(), named(P![None, "model"]));
     assert_eq!(back.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
 }
+
+/// Device ids and index ranges as reference.py prints them.
+fn index_table(map: Vec<(oxla::Device, Vec<std::ops::Range<i64>>)>) -> serde_json::Value {
+    serde_json::json!(
+        map.into_iter()
+            .map(|(device, index)| {
+                let ranges: Vec<[i64; 2]> = index.iter().map(|r| [r.start, r.end]).collect();
+                serde_json::json!([device.id().unwrap(), ranges])
+            })
+            .collect::<Vec<_>>()
+    )
+}
+
+#[test]
+fn shard_shapes_and_device_indices_match_jax() {
+    let views = &crate::reference("shard_views");
+    for (name, spec) in [
+        ("data", P!["data", None]),
+        ("model", P![None, "model"]),
+        ("both", P![["data", "model"]]),
+        ("replicated", P![]),
+    ] {
+        let sharding = named(spec);
+        let shape = sharding.shard_shape(&[8, 4]).unwrap();
+        assert_eq!(
+            serde_json::json!(shape),
+            views[name]["shard_shape"],
+            "{name}"
+        );
+        let map = sharding.devices_indices_map(&[8, 4]).unwrap();
+        assert_eq!(index_table(map), views[name]["map"], "{name}");
+    }
+    let line = line!() + 1;
+    let err = named(P!["data"]).shard_shape(&[6, 4]);
+    let err = err.unwrap_err().to_string();
+    assert!(
+        err.contains("not divisible") && err.contains(&format!("placement.rs:{line}")),
+        "{err}"
+    );
+}
+
+#[test]
+fn arrays_made_from_blocks_and_their_shards_match_jax() {
+    let (x, _) = inputs();
+    let whole = x.to_vec::<f32>().unwrap();
+    let sharding = named(P!["data", "model"]);
+    // Each block read from the host array, as a data loader would.
+    let made = oxla::sharding::make_array_from_callback(&[8, 4], &sharding, |index| {
+        let rows = index[0].clone();
+        let cols = index[1].clone();
+        let block: Vec<f32> = rows
+            .flat_map(|r| cols.clone().map(move |c| (r, c)))
+            .map(|(r, c)| whole[(r * 4 + c) as usize])
+            .collect();
+        Array::from_slice(
+            &block,
+            &[index[0].end - index[0].start, index[1].end - index[1].start],
+        )
+    })
+    .unwrap();
+    assert_eq!(made.sharding().unwrap(), sharding);
+    assert_eq!(made.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+    let shards: Vec<serde_json::Value> = made
+        .addressable_shards()
+        .unwrap()
+        .into_iter()
+        .map(|s| {
+            assert_eq!(
+                s.data.device_ids().unwrap(),
+                vec![i64::from(s.device.id().unwrap())]
+            );
+            let values: Vec<f64> = s
+                .data
+                .to_vec::<f32>()
+                .unwrap()
+                .into_iter()
+                .map(f64::from)
+                .collect();
+            serde_json::json!([s.device.id().unwrap(), values])
+        })
+        .collect();
+    assert_eq!(
+        serde_json::json!(shards),
+        crate::reference("shard_views")["callback_shards"]
+    );
+    // The same blocks as single-device arrays give the same array.
+    let blocks: Vec<Array> = made
+        .addressable_shards()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.data)
+        .collect();
+    let again =
+        oxla::sharding::make_array_from_single_device_arrays(&[8, 4], &sharding, blocks).unwrap();
+    assert_eq!(again.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+    assert_eq!(again.sharding().unwrap(), sharding);
+    let wrong = vec![Array::from_slice(&[0.0f32; 4], &[2, 2]).unwrap(); 7];
+    let err = oxla::sharding::make_array_from_single_device_arrays(&[8, 4], &sharding, wrong)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("got 7 arrays for the 8 devices"),
+        "{err}"
+    );
+    let bad = oxla::sharding::make_array_from_callback(&[8, 4], &sharding, |_| {
+        Array::from_slice(&[0.0f32; 3], &[3])
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        bad.contains("the block for device 0 is f32[3], but each must be f32[2,2]"),
+        "{bad}"
+    );
+    // An array on one device is its own single shard.
+    let one = x.addressable_shards().unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].index, vec![0..8, 0..4]);
+}

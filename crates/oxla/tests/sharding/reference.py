@@ -82,6 +82,22 @@ cases = {
     "elementwise": run(lambda x: jnp.exp(x) + 1.0, xs),
 }
 
+# The per-shard view: each mesh device (in mesh order) with its block.
+def indices(spec, shape):
+    sharding = named(*spec)
+    table = sharding.devices_indices_map(shape)
+    def ranges(index):
+        return [[sl.start or 0, shape[d] if sl.stop is None else sl.stop] for d, sl in enumerate(index)]
+    return {"shard_shape": list(sharding.shard_shape(shape)),
+            "map": [[int(dev.id), ranges(table[dev])] for dev in mesh.devices.flat]}
+
+
+shard_views = {"data": indices(("data", None), (8, 4)), "model": indices((None, "model"), (8, 4)),
+               "both": indices((("data", "model"),), (8, 4)), "replicated": indices((), (8, 4))}
+from_callback = jax.make_array_from_callback((8, 4), named("data", "model"), lambda index: x[index])
+shard_views["callback_shards"] = [
+    [int(sh.device.id), np.asarray(sh.data).ravel().tolist()] for sh in from_callback.addressable_shards]
+
 # A jit with shardings inside other transformations (unsharded x): its
 # in/out shardings still lay out the values.
 inner = jax.jit(lambda v: jnp.sin(v) * 2.0, in_shardings=named("data", None),
@@ -171,4 +187,5 @@ def sm_collectives_loss(x):
 cases["sm_grad_collectives"] = flat(jax.jit(jax.grad(sm_collectives_loss))(x))
 x3 = np.stack([x, x * 2.0, x - 1.0])
 cases["sm_vmap"] = flat(jax.jit(jax.vmap(smap(lambda x: jax.lax.psum(jnp.sin(x), "data"), grid, P(None, "model"))))(x3))
+cases["shard_views"] = shard_views
 print(json.dumps(cases))
