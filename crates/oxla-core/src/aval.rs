@@ -1,6 +1,7 @@
 //! Abstract values: what a traced array is known to be (dtype, shape, weak type).
 
 use std::fmt;
+use std::sync::Arc;
 
 use smallvec::SmallVec;
 
@@ -8,6 +9,11 @@ use crate::dtype::DType;
 
 /// Dimensions of an array (inline up to 6 dims).
 pub type Dims = SmallVec<[i64; 6]>;
+
+/// The manual mesh axes a value inside a `shard_map` body varies over
+/// (JAX's `vma`), sorted; empty outside `shard_map`, and for values every
+/// device holds alike.
+pub type Vma = Arc<[Arc<str>]>;
 
 /// The abstract value of an array: JAX's `ShapedArray`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -18,6 +24,9 @@ pub struct Aval {
     pub shape: Dims,
     /// Whether the dtype is weak (a Rust scalar promoted like a Python one).
     pub weak_type: bool,
+    /// The mesh axes it varies over inside a `shard_map` that checks
+    /// replication (JAX's varying manual axes).
+    pub vma: Vma,
 }
 
 impl Aval {
@@ -27,6 +36,7 @@ impl Aval {
             dtype,
             shape: shape.iter().copied().collect(),
             weak_type: false,
+            vma: Vma::default(),
         }
     }
 
@@ -36,6 +46,7 @@ impl Aval {
             dtype,
             shape: Dims::new(),
             weak_type: true,
+            vma: Vma::default(),
         }
     }
 
@@ -49,21 +60,34 @@ impl Aval {
         self.shape.iter().product()
     }
 
-    /// The same shape with another dtype (and not weak).
+    /// The same shape (and varying axes) with another dtype (and not weak).
     pub fn with_dtype(&self, dtype: DType) -> Self {
         Self {
             dtype,
             shape: self.shape.clone(),
             weak_type: false,
+            vma: self.vma.clone(),
         }
     }
 
-    /// The same dtype and weakness with another shape.
+    /// The same dtype, weakness and varying axes with another shape.
     pub fn with_shape(&self, shape: &[i64]) -> Self {
         Self {
             dtype: self.dtype,
             shape: shape.iter().copied().collect(),
             weak_type: self.weak_type,
+            vma: self.vma.clone(),
+        }
+    }
+
+    /// The same type varying over `vma` (sorted and deduplicated here).
+    pub fn with_vma(&self, vma: impl IntoIterator<Item = Arc<str>>) -> Self {
+        let mut axes: Vec<Arc<str>> = vma.into_iter().collect();
+        axes.sort();
+        axes.dedup();
+        Self {
+            vma: axes.into(),
+            ..self.clone()
         }
     }
 

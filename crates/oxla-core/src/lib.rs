@@ -18,7 +18,7 @@ pub mod shape_rules;
 pub mod sharding;
 pub mod subjaxpr;
 
-pub use aval::{Aval, Dims};
+pub use aval::{Aval, Dims, Vma};
 pub use builder::JaxprBuilder;
 pub use callback::{
     CALLBACK_ID_ATTRIBUTE, HOST_CALLBACK_TARGET, HostCallback, ORDERED_ATTRIBUTE, VmapMethod,

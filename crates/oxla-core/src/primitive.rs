@@ -826,6 +826,17 @@ pub enum Primitive {
         in_shardings: Vec<crate::sharding::ShardingDesc>,
         /// How each result is put together from blocks.
         out_shardings: Vec<crate::sharding::ShardingDesc>,
+        /// Whether the body's values carry the mesh axes they vary over
+        /// (JAX's `check_vma`): gradients then sum replicated values'
+        /// cotangents inside the body, as JAX's do.
+        check_vma: bool,
+    },
+    /// `pvary`: the operand, now typed as varying over `axes` too (no
+    /// computation; inside a `shard_map` that checks replication). Its
+    /// transpose sums the cotangent over those axes.
+    Pvary {
+        /// The mesh axes added to the operand's varying axes.
+        group: crate::sharding::AxisGroup,
     },
     /// `psum`, `pmax`, `pmin`: the elementwise reduction of the operand
     /// over the devices of each group (inside `shard_map`).
@@ -1043,6 +1054,7 @@ impl Primitive {
             Primitive::CheckpointName { .. } => "name",
             Primitive::ShardingConstraint { .. } => "sharding_constraint",
             Primitive::ShardMap { .. } => "shard_map",
+            Primitive::Pvary { .. } => "pvary",
             Primitive::AllReduce {
                 op: ReduceOp::Max, ..
             } => "pmax",
@@ -1084,7 +1096,8 @@ impl Primitive {
             | Primitive::ReduceScatter { group, .. }
             | Primitive::AllToAll { group, .. }
             | Primitive::Ppermute { group, .. }
-            | Primitive::AxisIndex { group } => Some(group),
+            | Primitive::AxisIndex { group }
+            | Primitive::Pvary { group } => Some(group),
             _ => None,
         }
     }
@@ -1145,10 +1158,15 @@ impl Primitive {
             ],
             Primitive::CheckpointName { name } => vec![format!("name={name}")],
             Primitive::ShardingConstraint { sharding } => vec![format!("sharding={sharding}")],
+            Primitive::Pvary { group } => {
+                let names: Vec<String> = group.axes.iter().map(|a| format!("'{a}'")).collect();
+                vec![format!("axes=({},)", names.join(", "))]
+            }
             Primitive::ShardMap {
                 jaxpr,
                 in_shardings,
                 out_shardings,
+                check_vma,
             } => {
                 let specs = |s: &[crate::sharding::ShardingDesc]| {
                     let texts: Vec<String> = s.iter().map(|d| d.spec_text()).collect();
@@ -1166,6 +1184,7 @@ impl Primitive {
                     ),
                     format!("in_specs={}", specs(in_shardings)),
                     format!("out_specs={}", specs(out_shardings)),
+                    format!("check_vma={}", if *check_vma { "True" } else { "False" }),
                 ]
             }
             Primitive::AllReduce { group, .. } => vec![

@@ -230,6 +230,114 @@ fn check_axes(axes: &[i64], rank: usize, what: &str) -> RuleResult<()> {
 
 /// The output avals of `primitive` applied to `inputs`.
 pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    let mut outs = types(primitive, inputs)?;
+    varying_axes(primitive, inputs, &mut outs);
+    Ok(outs)
+}
+
+/// How a primitive's results get the mesh axes they vary over (JAX's vma
+/// rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VaryingRule {
+    /// The union of the operands' (which `bind` makes agree first, with
+    /// `pvary`): ordinary ops, and collectives that keep the operand's.
+    Union,
+    /// The operand's plus the group's axes (`pvary`).
+    AddGroup,
+    /// The operand's minus the group's axes (`psum`, `pmax`, `pmin`).
+    RemoveGroup,
+    /// The group's axes (`axis_index`).
+    Group,
+    /// As the primitive's body gives them (calls, control flow, callbacks).
+    FromBody,
+}
+
+/// The varying-axes rule of `primitive`.
+pub fn varying_rule(primitive: &Primitive) -> VaryingRule {
+    match primitive {
+        Primitive::Pvary { .. } => VaryingRule::AddGroup,
+        Primitive::AllReduce { .. } => VaryingRule::RemoveGroup,
+        Primitive::AxisIndex { .. } => VaryingRule::Group,
+        Primitive::Call { .. }
+        | Primitive::Remat { .. }
+        | Primitive::CustomJvpCall { .. }
+        | Primitive::CustomVjpCall { .. }
+        | Primitive::CustomLin { .. }
+        | Primitive::Cond { .. }
+        | Primitive::While { .. }
+        | Primitive::Scan { .. }
+        | Primitive::HostCallback { .. }
+        | Primitive::CallExported { .. } => VaryingRule::FromBody,
+        Primitive::Unary(_)
+        | Primitive::Binary(_)
+        | Primitive::Compare(_)
+        | Primitive::IntegerPow { .. }
+        | Primitive::SelectN
+        | Primitive::Clamp
+        | Primitive::ConvertElementType { .. }
+        | Primitive::Iota { .. }
+        | Primitive::BroadcastInDim { .. }
+        | Primitive::Reshape { .. }
+        | Primitive::Transpose { .. }
+        | Primitive::Squeeze { .. }
+        | Primitive::Rev { .. }
+        | Primitive::Concatenate { .. }
+        | Primitive::Split { .. }
+        | Primitive::Pad { .. }
+        | Primitive::Slice { .. }
+        | Primitive::Reduce { .. }
+        | Primitive::ReduceWith { .. }
+        | Primitive::DynamicSlice { .. }
+        | Primitive::DynamicUpdateSlice
+        | Primitive::BitcastConvertType { .. }
+        | Primitive::Cumulative { .. }
+        | Primitive::ReduceWindow { .. }
+        | Primitive::SelectAndScatterAdd { .. }
+        | Primitive::ArgMinMax { .. }
+        | Primitive::Sort { .. }
+        | Primitive::TopK { .. }
+        | Primitive::ConvGeneralDilated { .. }
+        | Primitive::Gather { .. }
+        | Primitive::Scatter { .. }
+        | Primitive::DotGeneral { .. }
+        | Primitive::StopGradient
+        | Primitive::OptimizationBarrier
+        | Primitive::CheckpointName { .. }
+        | Primitive::ShardingConstraint { .. }
+        | Primitive::ShardMap { .. }
+        | Primitive::AllGather { .. }
+        | Primitive::ReduceScatter { .. }
+        | Primitive::AllToAll { .. }
+        | Primitive::Ppermute { .. } => VaryingRule::Union,
+    }
+}
+
+/// Sets the mesh axes each result varies over, by [`varying_rule`].
+fn varying_axes(primitive: &Primitive, inputs: &[&Aval], outs: &mut [Aval]) {
+    let union: Vec<std::sync::Arc<str>> =
+        inputs.iter().flat_map(|a| a.vma.iter().cloned()).collect();
+    let group = primitive
+        .axis_group()
+        .map(|g| g.axes.to_vec())
+        .unwrap_or_default();
+    let vma: Vec<std::sync::Arc<str>> = match varying_rule(primitive) {
+        VaryingRule::FromBody => return,
+        // A vmap's axis is no mesh axis.
+        VaryingRule::Group if primitive.axis_group().and_then(|g| g.vmap_axis()).is_some() => {
+            return;
+        }
+        VaryingRule::Union => union,
+        VaryingRule::AddGroup => union.into_iter().chain(group).collect(),
+        VaryingRule::RemoveGroup => union.into_iter().filter(|a| !group.contains(a)).collect(),
+        VaryingRule::Group => group.into_iter().collect(),
+    };
+    for out in outs.iter_mut() {
+        *out = out.with_vma(vma.iter().cloned());
+    }
+}
+
+/// Output types (dtype, shape, weak type) of `primitive` on `inputs`.
+fn types(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
     match primitive {
         Primitive::Unary(op) => {
             expect_arity(inputs, 1)?;
@@ -926,7 +1034,12 @@ pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<
             jaxpr,
             in_shardings,
             out_shardings,
+            ..
         } => shard_map_avals(jaxpr.jaxpr(), in_shardings, out_shardings, inputs),
+        Primitive::Pvary { .. } => {
+            expect_arity(inputs, 1)?;
+            Ok(vec![inputs[0].clone()])
+        }
         Primitive::AllReduce { op, .. } => {
             expect_arity(inputs, 1)?;
             match op {

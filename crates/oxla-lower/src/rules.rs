@@ -911,10 +911,13 @@ pub(crate) fn lower_equation<'c, 'a>(
                 loc,
             )
         }
+        // A type change only: the value is the operand.
+        Primitive::Pvary { .. } => Ok(vec![inputs[0]]),
         Primitive::ShardMap {
             jaxpr,
             in_shardings,
             out_shardings,
+            ..
         } => crate::collectives::shard_map(
             e,
             jaxpr.jaxpr(),

@@ -416,7 +416,7 @@ impl Array {
             Inner::Jvp { primal, .. } => primal.buffer_at(location),
             Inner::Traced { aval, .. } | Inner::Batched { aval, .. } => {
                 Err(Error::Concretization {
-                    aval: aval.clone(),
+                    aval: Box::new(aval.clone()),
                     location,
                 })
             }
@@ -518,7 +518,7 @@ pub(crate) fn guard(direction: &'static str, aval: &Aval, location: Location) ->
         }
         crate::config::TransferGuard::Disallow => Err(Error::TransferGuard {
             direction,
-            aval: aval.clone(),
+            aval: Box::new(aval.clone()),
             location,
         }),
     }

@@ -21,7 +21,7 @@ pub enum Error {
     )]
     Concretization {
         /// The traced value's type.
-        aval: Aval,
+        aval: Box<Aval>,
         /// Where it was read.
         location: Location,
     },
@@ -54,7 +54,7 @@ pub enum Error {
         /// "host-to-device" or "device-to-host".
         direction: &'static str,
         /// What would have moved.
-        aval: Aval,
+        aval: Box<Aval>,
         /// Where.
         location: Location,
     },

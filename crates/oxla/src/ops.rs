@@ -195,6 +195,54 @@ pub(crate) fn top_level(inputs: &[&Array], location: Location) -> Result<Option<
     Ok(top)
 }
 
+/// The operands of an ordinary op inside a `shard_map` body that checks
+/// varying axes, each made to vary over every axis any of them varies
+/// over (JAX inserts the same `pvary`s): `None` when they already agree.
+/// The `pvary`s are what make reverse mode sum a replicated value's
+/// cotangent over the devices.
+fn align_varying_axes(
+    primitive: &Primitive,
+    inputs: &[&Array],
+    location: Location,
+) -> Result<Option<Vec<Array>>> {
+    if inputs.len() < 2
+        || oxla_core::shape_rules::varying_rule(primitive)
+            != oxla_core::shape_rules::VaryingRule::Union
+    {
+        return Ok(None);
+    }
+    let vmas: Vec<oxla_core::Vma> = inputs
+        .iter()
+        .map(|x| x.aval().map(|a| a.vma.clone()))
+        .collect::<Result<_>>()?;
+    if vmas.iter().all(|v| *v == vmas[0]) {
+        return Ok(None);
+    }
+    let Some(mesh) = crate::sharding::axis_env::varying_mesh() else {
+        return Ok(None);
+    };
+    let mut all: Vec<Arc<str>> = vmas.iter().flat_map(|v| v.iter().cloned()).collect();
+    all.sort();
+    all.dedup();
+    inputs
+        .iter()
+        .zip(&vmas)
+        .map(|(x, vma)| {
+            let missing: Vec<Arc<str>> = all.iter().filter(|a| !vma.contains(a)).cloned().collect();
+            if missing.is_empty() {
+                return Ok((*x).clone());
+            }
+            let group = oxla_core::AxisGroup {
+                mesh: mesh.clone(),
+                axes: missing.into(),
+                scope: oxla_core::AxisScope::Devices,
+            };
+            Ok(bind_at(Primitive::Pvary { group }, &[x], location)?.remove(0))
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}
+
 /// The level of the batch trace that computes a collective over a named
 /// `vmap` axis: the innermost `vmap` of that name, which sees the op even
 /// when its operand does not depend on the batch (`None` for other ops).
@@ -241,6 +289,15 @@ fn dispatch(primitive: Primitive, inputs: &[&Array], location: Location) -> Resu
             return Err(e.clone());
         }
     }
+    let aligned = align_varying_axes(&primitive, inputs, location)?;
+    let aligned_refs: Vec<&Array>;
+    let inputs = match &aligned {
+        Some(arrays) => {
+            aligned_refs = arrays.iter().collect();
+            &aligned_refs[..]
+        }
+        None => inputs,
+    };
     let level = match vmap_axis_level(&primitive, location)? {
         Some(axis) => top_level(inputs, location)?.max(Some(axis)),
         None => top_level(inputs, location)?,

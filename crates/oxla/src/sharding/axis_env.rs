@@ -11,8 +11,9 @@ use oxla_core::{AxisGroup, MeshDesc};
 /// One binding of names.
 #[derive(Debug, Clone)]
 enum AxisFrame {
-    /// A `shard_map` body: every axis of its mesh.
-    Mesh(MeshDesc),
+    /// A `shard_map` body: every axis of its mesh, and whether its values
+    /// carry the axes they vary over (`check_vma`).
+    Mesh { mesh: MeshDesc, check_vma: bool },
     /// A `vmap` with `axis_name`.
     Vmap { name: Arc<str>, size: usize },
 }
@@ -31,9 +32,22 @@ impl Drop for AxisFrameGuard {
 }
 
 /// Puts the axes of `mesh` in scope until the guard drops.
-pub(crate) fn bind_mesh(mesh: MeshDesc) -> AxisFrameGuard {
-    FRAMES.with(|f| f.borrow_mut().push(AxisFrame::Mesh(mesh)));
+pub(crate) fn bind_mesh(mesh: MeshDesc, check_vma: bool) -> AxisFrameGuard {
+    FRAMES.with(|f| f.borrow_mut().push(AxisFrame::Mesh { mesh, check_vma }));
     AxisFrameGuard
+}
+
+/// The mesh of the innermost `shard_map` body being traced, if it checks
+/// varying axes (where `pvary`s are inserted).
+pub(crate) fn varying_mesh() -> Option<MeshDesc> {
+    FRAMES
+        .with(|f| {
+            f.borrow().iter().rev().find_map(|frame| match frame {
+                AxisFrame::Mesh { mesh, check_vma } => Some(check_vma.then(|| mesh.clone())),
+                AxisFrame::Vmap { .. } => None,
+            })
+        })
+        .flatten()
 }
 
 /// Puts the vmap axis `name` of `size` examples in scope until the guard
@@ -56,7 +70,7 @@ pub(crate) enum ResolvedAxis {
 pub(crate) fn resolve(name: &str) -> Option<ResolvedAxis> {
     FRAMES.with(|f| {
         f.borrow().iter().rev().find_map(|frame| match frame {
-            AxisFrame::Mesh(mesh) => mesh
+            AxisFrame::Mesh { mesh, .. } => mesh
                 .axis_size(name)
                 .map(|_| ResolvedAxis::Mesh(mesh.clone())),
             AxisFrame::Vmap { name: n, size } if &**n == name => {
@@ -74,7 +88,7 @@ pub(crate) fn names_in_scope() -> Vec<String> {
             .iter()
             .rev()
             .flat_map(|frame| match frame {
-                AxisFrame::Mesh(mesh) => mesh
+                AxisFrame::Mesh { mesh, .. } => mesh
                     .axes
                     .iter()
                     .map(|(n, _)| format!("'{n}' (mesh)"))

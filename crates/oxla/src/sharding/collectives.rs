@@ -10,15 +10,24 @@
 //! axis. A name nothing binds is an error.
 //!
 //! They are differentiable as JAX's: `psum`, `pmean`, `all_gather`,
-//! `psum_scatter`, `all_to_all` and `ppermute` are linear (`psum`
-//! transposes to `psum`, `all_gather` and `psum_scatter` to each other,
-//! `all_to_all` to itself with the dimensions swapped, `ppermute` to the
-//! inverse permutation); `pmax` and `pmin` pass the tangent of the devices
-//! holding the extreme, averaged over ties; `axis_index` has none. Under
-//! reverse mode a `shard_map` divides each result cotangent by the copies
-//! its out spec leaves and sums each operand cotangent over the mesh axes
-//! its in spec does not name, which is JAX's `shard_map` without
-//! replication types (`check_vma=False`); the gradients equal JAX's.
+//! `psum_scatter`, `all_to_all` and `ppermute` are linear (`all_gather`
+//! and `psum_scatter` transpose to each other, `all_to_all` to itself with
+//! the dimensions swapped, `ppermute` to the inverse permutation); `pmax`
+//! and `pmin` pass the tangent of the devices holding the extreme,
+//! averaged over ties (JAX raises `NotImplementedError` for them: a
+//! deliberate difference); `axis_index` has none.
+//!
+//! Inside a `shard_map` that checks varying axes (JAX's default
+//! `check_vma=True`), values know the mesh axes they vary over: `psum` of a
+//! varying value is replicated and transposes to [`pvary`] (each device
+//! gets the cotangent), `pvary` transposes to `psum`, and ops mixing
+//! replicated and varying values insert `pvary` first, so the gradient of
+//! a replicated value is summed over the devices, as JAX's is. A
+//! collective given a value replicated along its axes makes it vary first.
+//! With `check_vma(false)` (and in `pmap`), `psum` transposes to `psum`
+//! and the `shard_map` divides each result cotangent by the copies its out
+//! spec leaves and sums each operand cotangent over the mesh axes its in
+//! spec does not name, as JAX's `check_vma=False`.
 
 use std::sync::Arc;
 
@@ -101,12 +110,54 @@ fn bind_at(primitive: Primitive, x: &Array, location: Location) -> Array {
     }
 }
 
+/// `x` made to vary over every axis of `group`, inside a `shard_map` that
+/// checks varying axes (JAX's automatic `pvary` before a collective); `x`
+/// itself elsewhere, or when it already does.
+fn varying_over(x: &Array, group: &AxisGroup, location: Location) -> Array {
+    if group.vmap_axis().is_some() || super::axis_env::varying_mesh().is_none() {
+        return x.clone();
+    }
+    let vma = match x.aval() {
+        Ok(aval) => aval.vma.clone(),
+        Err(e) => return Array::error(e),
+    };
+    let missing: Vec<Arc<str>> = group
+        .axes
+        .iter()
+        .filter(|a| !vma.contains(a))
+        .cloned()
+        .collect();
+    if missing.is_empty() {
+        return x.clone();
+    }
+    let group = AxisGroup {
+        axes: missing.into(),
+        ..group.clone()
+    };
+    bind_at(Primitive::Pvary { group }, x, location)
+}
+
 /// An elementwise reduction over every group of `axes`, one after another.
 fn all_reduce(what: &str, op: ReduceOp, x: &Array, axes: &[&str], location: Location) -> Array {
     match groups(what, axes, location) {
         Ok(groups) => groups.into_iter().fold(x.clone(), |acc, group| {
+            let acc = varying_over(&acc, &group, location);
             bind_at(Primitive::AllReduce { op, group }, &acc, location)
         }),
+        Err(e) => Array::error(e),
+    }
+}
+
+/// `x` typed as varying over the mesh axes `axes` (JAX's `lax.pvary`): the
+/// same values, whose cotangent reverse mode sums over those axes. Inside
+/// a `shard_map` body; ops mixing values of different varying axes insert
+/// it themselves.
+#[track_caller]
+pub fn pvary(x: &Array, axes: &[&str]) -> Array {
+    let location = super::mesh::here();
+    match one_group("pvary", axes, location) {
+        Ok(group) if group.vmap_axis().is_some() => x.clone(),
+        Ok(group) => bind_at(Primitive::Pvary { group }, x, location),
         Err(e) => Array::error(e),
     }
 }
@@ -120,7 +171,10 @@ fn bind1(
     make: impl FnOnce(AxisGroup) -> Primitive,
 ) -> Array {
     match one_group(what, axes, location) {
-        Ok(g) => bind_at(make(g), x, location),
+        Ok(g) => {
+            let x = varying_over(x, &g, location);
+            bind_at(make(g), &x, location)
+        }
         Err(e) => Array::error(e),
     }
 }

@@ -3,6 +3,7 @@
 //! in scope for the collectives of [`super::collectives`].
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use oxla_core::{Aval, Location, Primitive, ShardingDesc, SubJaxpr};
 
@@ -19,6 +20,7 @@ pub struct ShardMap<In, Out, F> {
     mesh: Mesh,
     in_specs: Vec<PartitionSpec>,
     out_specs: Vec<PartitionSpec>,
+    check_vma: bool,
     _signature: PhantomData<fn(In) -> Out>,
 }
 
@@ -31,6 +33,16 @@ pub struct ShardMap<In, Out, F> {
 /// as after a `psum`). Inside `f`, `psum`, `all_gather`, `ppermute`,
 /// `axis_index` and the other collectives name the mesh's axes. Works
 /// eagerly and inside `jit`, `grad` and `vmap`.
+///
+/// As JAX's default (`check_vma=True`), each value in `f` knows the mesh
+/// axes it varies over: an input varies over the axes its in spec names,
+/// `psum` removes its axes, and an op mixing a replicated value with a
+/// varying one makes the replicated one vary first (`pvary`). So a
+/// gradient taken inside `f` of a replicated input is summed over the
+/// devices, as JAX's is, and an output that varies over an axis its out
+/// spec does not name is an error. [`ShardMap::check_vma`]`(false)` turns
+/// this off (JAX's `check_vma=False`: per-device gradients, unchecked
+/// out specs).
 ///
 /// ```
 /// use oxla::sharding::{collectives::psum, shard_map};
@@ -63,6 +75,7 @@ pub fn shard_map<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(
         mesh: mesh.clone(),
         in_specs,
         out_specs,
+        check_vma: true,
         _signature: PhantomData,
     }
 }
@@ -100,6 +113,13 @@ fn leaf_specs(
 }
 
 impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> ShardMap<In, Out, F> {
+    /// Whether values in the body carry the mesh axes they vary over
+    /// (JAX's `check_vma`, on by default); see [`shard_map`].
+    pub fn check_vma(mut self, check: bool) -> Self {
+        self.check_vma = check;
+        self
+    }
+
     /// Runs the function on every device (see [`shard_map`]).
     #[track_caller]
     pub fn call(&self, args: In) -> Result<Out> {
@@ -113,21 +133,34 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> ShardMap<In, Out, F> {
             let sharding = NamedSharding::new(&self.mesh, spec.clone());
             sharding.check(&aval, &format!("shard_map input {i} ({aval})"), location)?;
             let desc = sharding.desc();
-            block_avals.push(block_aval(&aval, &desc));
+            let block = block_aval(&aval, &desc);
+            block_avals.push(if self.check_vma {
+                block.with_vma(named_axes(&desc))
+            } else {
+                block
+            });
             in_shardings.push(desc);
         }
         let mut out_tree = None;
-        let mesh_axes = super::axis_env::bind_mesh(self.mesh.desc().clone());
+        let mut out_specs = Vec::new();
+        let mesh_axes = super::axis_env::bind_mesh(self.mesh.desc().clone(), self.check_vma);
         let traced = crate::transform::eval::trace_flat(&block_avals, true, location, |blocks| {
             let block_args = args.with_leaves(&mut blocks.iter().cloned())?;
             let (outs, tree) = (self.f)(block_args).flatten();
+            out_specs = leaf_specs(&tree, &self.out_specs, "output", location)?;
             out_tree = Some(tree);
-            Ok(outs)
+            if !self.check_vma {
+                return Ok(outs);
+            }
+            outs.iter()
+                .zip(&out_specs)
+                .enumerate()
+                .map(|(i, (x, spec))| self.vary_as_out_spec(i, x, spec, location))
+                .collect()
         });
         drop(mesh_axes);
         let (body, consts) = traced?;
         let out_tree = out_tree.expect("traced");
-        let out_specs = leaf_specs(&out_tree, &self.out_specs, "output", location)?;
         let replicated = NamedSharding::replicated(&self.mesh).desc();
         let mut all_shardings: Vec<ShardingDesc> = vec![replicated; consts.len()];
         all_shardings.extend(in_shardings);
@@ -140,12 +173,61 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> ShardMap<In, Out, F> {
             jaxpr: SubJaxpr::new(body),
             in_shardings: all_shardings,
             out_shardings,
+            check_vma: self.check_vma,
         };
         let mut operands: Vec<&Array> = consts.iter().collect();
         operands.extend(leaves.iter());
         let outs = crate::ops::bind_at(primitive, &operands, location)?;
         Out::unflatten_from(&out_tree, &mut outs.into_iter())
     }
+}
+
+impl<In, Out, F> ShardMap<In, Out, F> {
+    /// Output `i` of the body typed as its out spec says: varying over
+    /// every axis the spec names (a `pvary` where it does not yet), and an
+    /// error if it varies over an axis the spec leaves replicated.
+    fn vary_as_out_spec(
+        &self,
+        i: usize,
+        x: &Array,
+        spec: &PartitionSpec,
+        location: Location,
+    ) -> Result<Array> {
+        let desc = NamedSharding::new(&self.mesh, spec.clone()).desc();
+        let named = named_axes(&desc);
+        let aval = x.aval()?;
+        if let Some(axis) = aval.vma.iter().find(|a| !named.contains(a)) {
+            return Err(Error::Sharding {
+                message: format!(
+                    "shard_map output {i} ({aval}) varies over mesh axis '{axis}', but its out \
+                     spec {spec} says it is the same on every device along it; psum it, or name \
+                     '{axis}' in the out spec (or pass check_vma(false))"
+                ),
+                location: Some(location),
+            });
+        }
+        let missing: Vec<Arc<str>> = named
+            .into_iter()
+            .filter(|a| !aval.vma.contains(a))
+            .collect();
+        if missing.is_empty() {
+            return Ok(x.clone());
+        }
+        let group = oxla_core::AxisGroup {
+            mesh: self.mesh.desc().clone(),
+            axes: missing.into(),
+            scope: oxla_core::AxisScope::Devices,
+        };
+        Ok(crate::ops::bind_at(Primitive::Pvary { group }, &[x], location)?.remove(0))
+    }
+}
+
+/// The mesh axes a sharding names (its blocks differ along them).
+fn named_axes(desc: &ShardingDesc) -> Vec<Arc<str>> {
+    desc.dims
+        .iter()
+        .flat_map(|axes| axes.iter().cloned())
+        .collect()
 }
 
 /// A traced body whose captured values become its leading inputs.
@@ -221,6 +303,8 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Pmap<In, Out, F> {
             let args = crate::pytree::tree_map(&blocks, |x| crate::lax::squeeze(x, &[0]))?;
             crate::pytree::tree_map(&f(args), |y| crate::lax::expand_dims(y, &[0]))
         };
-        shard_map(per_device, &mesh, vec![spec.clone()], vec![spec]).call(args)?
+        shard_map(per_device, &mesh, vec![spec.clone()], vec![spec])
+            .check_vma(false)
+            .call(args)?
     }
 }

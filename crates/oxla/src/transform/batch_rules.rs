@@ -37,7 +37,8 @@ pub(crate) fn batch(
         | Primitive::IntegerPow { .. }
         | Primitive::ConvertElementType { .. }
         | Primitive::StopGradient
-        | Primitive::CheckpointName { .. } => same_bdim_unary(primitive, args, bdims, size),
+        | Primitive::CheckpointName { .. }
+        | Primitive::Pvary { .. } => same_bdim_unary(primitive, args, bdims, size),
         Primitive::ShardingConstraint { sharding } => {
             sharding_constraint(sharding, args, bdims, size)
         }
@@ -45,11 +46,13 @@ pub(crate) fn batch(
             jaxpr,
             in_shardings,
             out_shardings,
+            check_vma,
         } => super::shard_map_rules::batch(
             &super::shard_map_rules::ShardMapParams {
                 body: jaxpr.jaxpr(),
                 ins: in_shardings,
                 outs: out_shardings,
+                check_vma: *check_vma,
             },
             args,
             bdims,

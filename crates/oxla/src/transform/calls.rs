@@ -168,6 +168,7 @@ fn call_like<'a>(primitive: &'a Primitive, transform: &'static str) -> Result<Ca
         | Primitive::OptimizationBarrier
         | Primitive::CheckpointName { .. }
         | Primitive::ShardingConstraint { .. }
+        | Primitive::Pvary { .. }
         | Primitive::ShardMap { .. }
         | Primitive::AllReduce { .. }
         | Primitive::AllGather { .. }

@@ -1,9 +1,10 @@
 //! jvp, transpose and batching rules of the collectives (JAX's rules in
 //! `jax/_src/lax/parallel.py`): psum, all_gather, psum_scatter, all_to_all
-//! and ppermute are linear; psum transposes to psum (with `shard_map`
-//! scaling the cotangents of replicated results and summing those of
-//! replicated operands, as JAX's shard_map does without replication
-//! types), all_gather and psum_scatter transpose to each other, all_to_all
+//! and ppermute are linear; psum of a varying value (a `shard_map` that
+//! checks varying axes) transposes to pvary, and otherwise to psum (with
+//! `shard_map` scaling the cotangents of replicated results and summing
+//! those of replicated operands, as JAX's shard_map does with
+//! `check_vma=False`), all_gather and psum_scatter transpose to each other, all_to_all
 //! to itself with the dimensions swapped, ppermute to the inverse
 //! permutation. pmax and pmin pass the tangent of the devices holding the
 //! extreme (averaged over ties).
@@ -75,10 +76,19 @@ pub(crate) fn transpose(
     ct: &Array,
     operands: &[Operand],
 ) -> Result<Vec<Tangent>> {
-    if !matches!(operands.first(), Some(Operand::Linear(_))) {
+    let Some(Operand::Linear(operand)) = operands.first() else {
         return Ok(vec![None; operands.len()]);
-    }
+    };
     let transposed = match primitive {
+        // Inside a shard_map with varying axes, psum makes a varying value
+        // replicated, and its transpose hands each device the cotangent
+        // (JAX's psum_invariant → pvary); without them, psum → psum.
+        Primitive::AllReduce {
+            op: ReduceOp::Sum,
+            group,
+        } if group.axes.iter().any(|a| operand.vma.contains(a)) => Primitive::Pvary {
+            group: group.clone(),
+        },
         Primitive::AllReduce {
             op: ReduceOp::Sum,
             group,

@@ -55,11 +55,13 @@ pub(crate) fn jvp(
             jaxpr,
             in_shardings,
             out_shardings,
+            check_vma,
         } => {
             let params = super::shard_map_rules::ShardMapParams {
                 body: jaxpr.jaxpr(),
                 ins: in_shardings,
                 outs: out_shardings,
+                check_vma: *check_vma,
             };
             return super::shard_map_rules::jvp(&params, primals, tangents, ctx);
         }
@@ -238,8 +240,8 @@ pub(crate) fn jvp(
             let out = bind1(primitive, &refs(primals))?;
             single(out, tangents.first().cloned().flatten())
         }
-        // Linear: the tangent is laid out as the value is.
-        Primitive::ShardingConstraint { .. } => {
+        // Linear: the tangent is laid out (or varies) as the value does.
+        Primitive::ShardingConstraint { .. } | Primitive::Pvary { .. } => {
             let out = bind1(primitive, &refs(primals))?;
             let tangent = match tangents.first().cloned().flatten() {
                 Some(t) => Some(bind1(primitive, &[&t])?),

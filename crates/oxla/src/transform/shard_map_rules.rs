@@ -35,6 +35,8 @@ pub(crate) struct ShardMapParams<'a> {
     pub ins: &'a [ShardingDesc],
     /// How results are put together.
     pub outs: &'a [ShardingDesc],
+    /// Whether the body carries varying axes (JAX's `check_vma`).
+    pub check_vma: bool,
 }
 
 impl ShardMapParams<'_> {
@@ -56,6 +58,7 @@ fn bind(
     body: Jaxpr,
     in_shardings: Vec<ShardingDesc>,
     out_shardings: Vec<ShardingDesc>,
+    check_vma: bool,
     operands: &[Array],
 ) -> Result<Vec<Array>> {
     let refs: Vec<&Array> = operands.iter().collect();
@@ -64,6 +67,7 @@ fn bind(
             jaxpr: SubJaxpr::new(body),
             in_shardings,
             out_shardings,
+            check_vma,
         },
         &refs,
     )
@@ -92,7 +96,13 @@ pub(crate) fn jvp(
 ) -> Result<(Vec<Array>, Vec<Tangent>)> {
     let n_out = p.body.outvars.len();
     if tangents.iter().all(Option::is_none) {
-        let outs = bind(p.body.clone(), p.ins.to_vec(), p.outs.to_vec(), primals)?;
+        let outs = bind(
+            p.body.clone(),
+            p.ins.to_vec(),
+            p.outs.to_vec(),
+            p.check_vma,
+            primals,
+        )?;
         return Ok((outs, vec![None; n_out]));
     }
     let nonzeros: Vec<bool> = tangents.iter().map(Option::is_some).collect();
@@ -125,7 +135,7 @@ pub(crate) fn jvp(
             ins.extend(tangent_ins);
             let mut outs_specs = p.outs.to_vec();
             outs_specs.extend(tangent_outs);
-            let mut outs = bind(jj, ins, outs_specs, &operands)?;
+            let mut outs = bind(jj, ins, outs_specs, p.check_vma, &operands)?;
             let touts = outs.split_off(n_out);
             (outs, touts)
         }
@@ -156,13 +166,19 @@ pub(crate) fn jvp(
                 .collect::<Result<Vec<_>>>()?;
             let mut known_outs = p.outs.to_vec();
             known_outs.extend(residual_specs.iter().cloned());
-            let mut known = bind(split.known, known_ins, known_outs, &operands)?;
+            let mut known = bind(split.known, known_ins, known_outs, p.check_vma, &operands)?;
             let residuals = known.split_off(known.len() - split.num_residuals);
             let mut unknown_ins = residual_specs;
             unknown_ins.extend(tangent_ins);
             let mut unknown_operands = residuals;
             unknown_operands.extend(nonzero_tangents);
-            let touts = bind(split.unknown, unknown_ins, tangent_outs, &unknown_operands)?;
+            let touts = bind(
+                split.unknown,
+                unknown_ins,
+                tangent_outs,
+                p.check_vma,
+                &unknown_operands,
+            )?;
             (known, touts)
         }
     };
@@ -218,7 +234,14 @@ pub(crate) fn transpose(
         .filter(|(o, _)| matches!(o, Operand::Linear(_)))
         .map(|(_, s)| s)
         .collect();
-    let t = sum_over_copies(with_consts_as_inputs(t), &linear_specs)?;
+    // With varying axes the body's own transpose sums what was replicated
+    // (each pvary transposes to a psum); without, the copies are summed
+    // (and result cotangents divided) here, as JAX's check_vma=False.
+    let t = if p.check_vma {
+        with_consts_as_inputs(t)
+    } else {
+        sum_over_copies(with_consts_as_inputs(t), &linear_specs)?
+    };
     let mut ins: Vec<ShardingDesc> = vec![p.replicated()?; consts.len()];
     ins.extend(known.iter().map(|(_, s, _)| s.clone()));
     ins.extend(p.outs.iter().cloned());
@@ -233,11 +256,12 @@ pub(crate) fn transpose(
     call_operands.extend(cts.iter().zip(out_avals).zip(p.outs).map(|((c, a), s)| {
         let ct = instantiate(c, a);
         match copies(s) {
+            _ if p.check_vma => ct,
             1 => ct,
             n => ct / n as f64,
         }
     }));
-    let mut in_cts = bind(t, ins, outs, &call_operands)?.into_iter();
+    let mut in_cts = bind(t, ins, outs, p.check_vma, &call_operands)?.into_iter();
     Ok(operands
         .iter()
         .map(|o| match o {
@@ -329,7 +353,7 @@ pub(crate) fn batch(
     let outs: Vec<ShardingDesc> = p.outs.iter().map(with_leading_dim).collect();
     let mut operands = consts;
     operands.extend(moved);
-    let results = bind(batched, ins, outs, &operands)?;
+    let results = bind(batched, ins, outs, p.check_vma, &operands)?;
     let n = results.len();
     Ok((results, vec![Some(0); n]))
 }

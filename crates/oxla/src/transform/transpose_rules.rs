@@ -179,6 +179,17 @@ pub(crate) fn transpose(
         Primitive::ShardingConstraint { .. } => for_linear(operands, |_, _| {
             Ok(Some(crate::ops::bind(primitive.clone(), &[ct])))
         }),
+        // JAX's pvary transpose: the cotangent summed over the axes the
+        // value was made to vary over.
+        Primitive::Pvary { group } => for_linear(operands, |_, _| {
+            Ok(Some(crate::ops::bind(
+                Primitive::AllReduce {
+                    op: oxla_core::ReduceOp::Sum,
+                    group: group.clone(),
+                },
+                &[ct],
+            )))
+        }),
         Primitive::OptimizationBarrier => optimization_barrier(cts, operands),
         Primitive::Call { .. }
         | Primitive::Remat { .. }
@@ -194,11 +205,13 @@ pub(crate) fn transpose(
             jaxpr,
             in_shardings,
             out_shardings,
+            check_vma,
         } => super::shard_map_rules::transpose(
             &super::shard_map_rules::ShardMapParams {
                 body: jaxpr.jaxpr(),
                 ins: in_shardings,
                 outs: out_shardings,
+                check_vma: *check_vma,
             },
             cts,
             operands,

@@ -188,4 +188,32 @@ cases["sm_grad_collectives"] = flat(jax.jit(jax.grad(sm_collectives_loss))(x))
 x3 = np.stack([x, x * 2.0, x - 1.0])
 cases["sm_vmap"] = flat(jax.jit(jax.vmap(smap(lambda x: jax.lax.psum(jnp.sin(x), "data"), grid, P(None, "model"))))(x3))
 cases["shard_views"] = shard_views
+
+# Gradients taken inside a shard_map body, with JAX's default replication
+# checking: a replicated parameter's cotangent is summed over the devices.
+DP_W1 = (np.arange(4 * 6, dtype=np.float32).reshape(4, 6) % 7 - 3.0) / 5.0
+DP_W2 = (np.arange(6 * 2, dtype=np.float32).reshape(6, 2) % 5 - 2.0) / 4.0
+DP_Y = (np.arange(8 * 2, dtype=np.float32).reshape(8, 2) % 3 - 1.0) / 2.0
+
+
+def dp_loss(params, xb, yb):
+    w1, w2 = params
+    return jnp.mean((jnp.tanh(xb @ w1) @ w2 - yb) ** 2)
+
+
+def dp_step(params, xb, yb):
+    loss, grads = jax.value_and_grad(dp_loss)(params, xb, yb)
+    return jax.lax.pmean(loss, "data"), grads
+
+
+def dp_mixed(params, xb, yb):
+    # Replicated-only and data-dependent terms: only the second is summed.
+    reg = lambda p: jnp.sum(p[0] ** 2) + jax.lax.pmean(dp_loss(p, xb, yb), "data")
+    return jax.grad(reg)(params)
+
+
+for name, f in {"dp_grads": dp_step, "dp_mixed": dp_mixed}.items():
+    out = jax.jit(smap(f, (P(), P("data"), P("data")), P()))((DP_W1, DP_W2), x, DP_Y)
+    cases[name] = [np.asarray(leaf).ravel().tolist() for leaf in jax.tree_util.tree_leaves(out)]
+cases["dp_inputs"] = [DP_W1.ravel().tolist(), DP_W2.ravel().tolist(), DP_Y.ravel().tolist()]
 print(json.dumps(cases))

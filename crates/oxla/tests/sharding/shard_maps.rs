@@ -12,16 +12,18 @@ use oxla::{Array, DType, P, PartitionSpec, jit, numpy as jnp};
 use crate::{assert_close, expected, inputs, mesh};
 
 /// Runs `f` as a shard_map of x (eagerly and jitted) and compares both with
-/// JAX's case `name`.
+/// JAX's case `name` (which reference.py runs with `check_vma=False`: some
+/// results are replicated in value, not in type).
 fn check(name: &str, f: fn(Array) -> Array, in_spec: PartitionSpec, out_spec: PartitionSpec) {
     let (x, _) = inputs();
     let want = expected(name);
     let mapped = shard_map(f, &mesh(), vec![in_spec.clone()], vec![out_spec.clone()]);
-    let eager = mapped.call(x.clone()).unwrap();
+    let eager = mapped.check_vma(false).call(x.clone()).unwrap();
     assert_eq!(eager.shape(), want.shape.as_slice(), "{name}");
     assert_close(&eager.to_vec::<f32>().unwrap(), &want.value);
     let jitted = jit(move |x: Array| {
         shard_map(f, &mesh(), vec![in_spec.clone()], vec![out_spec.clone()])
+            .check_vma(false)
             .call(x)
             .unwrap()
     })
@@ -192,6 +194,7 @@ fn collectives_loss(x: Array) -> Array {
         vec![P!["data", "model"]],
         vec![P!["data", None]],
     )
+    .check_vma(false)
     .call(x.clone())
     .unwrap();
     let scattered = shard_map(
@@ -200,9 +203,11 @@ fn collectives_loss(x: Array) -> Array {
         vec![P!["data", None]],
         vec![P!["data", "model"]],
     )
+    .check_vma(false)
     .call(gathered)
     .unwrap();
     let copied = shard_map(|x: Array| x * 3.0, &mesh(), vec![P![]], vec![P![]])
+        .check_vma(false)
         .call(x)
         .unwrap();
     jnp::sum(&jnp::square(&scattered), None, false) + jnp::sum(&copied, None, false)
@@ -347,5 +352,123 @@ fn shard_map_prints_in_jaxprs_as_jax_does() {
     assert!(
         text.contains("psum[axes=('data',) axis_index_groups=None]"),
         "{text}"
+    );
+}
+
+fn values(v: &serde_json::Value) -> Vec<f32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
+}
+
+type DpParams = (Array, Array);
+
+fn dp_loss((w1, w2): &DpParams, xb: &Array, yb: &Array) -> Array {
+    let out = jnp::matmul(&jnp::tanh(&jnp::matmul(xb, w1)), w2);
+    jnp::mean(&oxla::lax::square(&(&out - yb)), None, false)
+}
+
+/// Runs `body` (params replicated, data split over 'data') as JAX's
+/// data-parallel shard_map and flattens its outputs.
+fn run_dp(
+    body: fn((DpParams, Array, Array)) -> Vec<Array>,
+    check_vma: bool,
+) -> oxla::Result<Vec<Vec<f32>>> {
+    let (x, _) = inputs();
+    let data = values(&crate::reference("dp_inputs")[0]);
+    let w1 = Array::from_slice(&data, &[4, 6])?;
+    let w2 = Array::from_slice(&values(&crate::reference("dp_inputs")[1]), &[6, 2])?;
+    let y = Array::from_slice(&values(&crate::reference("dp_inputs")[2]), &[8, 2])?;
+    let mapped = move |args: (DpParams, Array, Array)| {
+        shard_map(
+            body,
+            &mesh(),
+            vec![P![], P!["data"], P!["data"]],
+            vec![P![]],
+        )
+        .check_vma(check_vma)
+        .call(args)
+    };
+    let outs = jit(mapped).call(((w1, w2), x, y))?;
+    outs.iter().map(|o| o.to_vec::<f32>()).collect()
+}
+
+#[test]
+fn gradients_of_replicated_values_inside_shard_map_are_summed_as_in_jax() {
+    let step = |(params, xb, yb): (DpParams, Array, Array)| -> Vec<Array> {
+        let (loss, (g1, g2)) = oxla::value_and_grad(|p: DpParams| dp_loss(&p, &xb, &yb))
+            .call(params)
+            .unwrap();
+        vec![pmean(&loss, &["data"]), g1, g2]
+    };
+    let got = run_dp(step, true).unwrap();
+    let want = crate::reference("dp_grads").as_array().unwrap();
+    for (g, w) in got.iter().zip(want) {
+        assert_close(g, &values(w));
+    }
+    let mixed = |(params, xb, yb): (DpParams, Array, Array)| -> Vec<Array> {
+        let (g1, g2) = oxla::grad(|p: DpParams| {
+            jnp::sum(&oxla::lax::square(&p.0), None, false)
+                + pmean(&dp_loss(&p, &xb, &yb), &["data"])
+        })
+        .call(params)
+        .unwrap();
+        vec![g1, g2]
+    };
+    let got = run_dp(mixed, true).unwrap();
+    let want = crate::reference("dp_mixed").as_array().unwrap();
+    for (g, w) in got.iter().zip(want) {
+        assert_close(g, &values(w));
+    }
+    // Without replication checking, each device keeps its own gradient
+    // (JAX's check_vma=False), which an out spec of P() cannot claim.
+    let unchecked = run_dp(step, false).unwrap();
+    assert_ne!(unchecked[1], got_first_grad(crate::reference("dp_grads")));
+}
+
+fn got_first_grad(v: &serde_json::Value) -> Vec<f32> {
+    values(&v.as_array().unwrap()[1])
+}
+
+#[test]
+fn an_out_spec_claiming_replication_the_body_lacks_is_an_error() {
+    let (x, _) = inputs();
+    let claims = shard_map(
+        |b: Array| jnp::sin(&b),
+        &mesh(),
+        vec![P!["data"]],
+        vec![P![]],
+    );
+    let line = line!() + 1;
+    let err = claims.call(x.clone());
+    let err = err.unwrap_err().to_string();
+    assert!(
+        err.contains("varies over mesh axis 'data'")
+            && err.contains(&format!("shard_maps.rs:{line}")),
+        "{err}"
+    );
+    // psum makes it replicated; check_vma(false) takes the claim on trust.
+    assert!(
+        shard_map(
+            |b: Array| psum(&b, &["data"]),
+            &mesh(),
+            vec![P!["data"]],
+            vec![P![]]
+        )
+        .call(x.clone())
+        .is_ok()
+    );
+    assert!(
+        shard_map(
+            |b: Array| jnp::sin(&b),
+            &mesh(),
+            vec![P!["data"]],
+            vec![P![]]
+        )
+        .check_vma(false)
+        .call(x)
+        .is_ok()
     );
 }
