@@ -117,12 +117,25 @@ fn check_branches(
         }
         let paths = tree.leaf_paths();
         for (k, (g, w)) in j.out_avals().iter().zip(&want).enumerate() {
+            let path = paths.get(k).map(String::as_str).unwrap_or("");
             if g.dtype != w.dtype || g.shape != w.shape {
-                let path = paths.get(k).map(String::as_str).unwrap_or("");
                 return Err(usage(
                     function,
                     format!(
                         "branch {i} returns {g} for output {k}{path}, but branch 0 returns {w}"
+                    ),
+                    location,
+                ));
+            }
+            if g.vma != w.vma {
+                return Err(usage(
+                    function,
+                    format!(
+                        "branch {i}'s output {k}{path} varies over the mesh axes {}, but branch \
+                         0's over {} (inside a shard_map, branches agree on the axes their \
+                         results vary over; make them agree with sharding::collectives::pvary)",
+                        axes_text(&g.vma),
+                        axes_text(&w.vma)
                     ),
                     location,
                 ));
@@ -267,8 +280,8 @@ fn check_carry(
     }
     let paths = tree.leaf_paths();
     for (k, (g, w)) in out.iter().zip(avals).enumerate() {
+        let path = paths.get(k).map(String::as_str).unwrap_or("");
         if g.dtype != w.dtype || g.shape != w.shape {
-            let path = paths.get(k).map(String::as_str).unwrap_or("");
             return Err(usage(
                 function,
                 format!(
@@ -278,8 +291,28 @@ fn check_carry(
                 location,
             ));
         }
+        if g.vma != w.vma {
+            return Err(usage(
+                function,
+                format!(
+                    "the carry{path} ({w}) varies over the mesh axes {} when the loop starts, and \
+                     over {} after the body: a carry keeps the axes it varies over (inside a \
+                     shard_map; start it varying with sharding::collectives::pvary, or psum it in \
+                     the body)",
+                    axes_text(&w.vma),
+                    axes_text(&g.vma)
+                ),
+                location,
+            ));
+        }
     }
     Ok(())
+}
+
+/// `['data', 'model']`, or `[]`: mesh axes as an error message lists them.
+fn axes_text(axes: &[std::sync::Arc<str>]) -> String {
+    let names: Vec<String> = axes.iter().map(|a| format!("'{a}'")).collect();
+    format!("[{}]", names.join(", "))
 }
 
 /// `while cond_fn(carry): carry = body_fn(carry)` inside the compiled

@@ -148,15 +148,21 @@ fn all_reduce(what: &str, op: ReduceOp, x: &Array, axes: &[&str], location: Loca
     }
 }
 
-/// `x` typed as varying over the mesh axes `axes` (JAX's `lax.pvary`): the
+/// `x` typed as varying over the mesh axes `axes` (JAX's
+/// `lax.pcast(x, axes, to='varying')`, formerly `pvary`): the
 /// same values, whose cotangent reverse mode sums over those axes. Inside
-/// a `shard_map` body; ops mixing values of different varying axes insert
-/// it themselves.
+/// a `shard_map` body that checks varying axes (elsewhere it is `x`); ops
+/// mixing values of different varying axes insert it themselves, but a
+/// loop carry that starts replicated and becomes varying needs it.
 #[track_caller]
 pub fn pvary(x: &Array, axes: &[&str]) -> Array {
     let location = super::mesh::here();
     match one_group("pvary", axes, location) {
-        Ok(group) if group.vmap_axis().is_some() => x.clone(),
+        // Without varying axes (a vmap's axis, `check_vma(false)`), as in
+        // JAX, it does nothing.
+        Ok(group) if group.vmap_axis().is_some() || super::axis_env::varying_mesh().is_none() => {
+            x.clone()
+        }
         Ok(group) => bind_at(Primitive::Pvary { group }, x, location),
         Err(e) => Array::error(e),
     }

@@ -215,5 +215,15 @@ def dp_mixed(params, xb, yb):
 for name, f in {"dp_grads": dp_step, "dp_mixed": dp_mixed}.items():
     out = jax.jit(smap(f, (P(), P("data"), P("data")), P()))((DP_W1, DP_W2), x, DP_Y)
     cases[name] = [np.asarray(leaf).ravel().tolist() for leaf in jax.tree_util.tree_leaves(out)]
+def loop_grad(w, xb):
+    def loss(w):
+        step = lambda c, _: (c * w + xb, None)
+        c, _ = jax.lax.scan(step, jax.lax.pcast(jnp.zeros((2, 4), jnp.float32), "data", to="varying"), None, length=3)
+        return jnp.sum(c)
+    return jax.grad(loss)(w)
+
+
+cases["loop_grad"] = np.asarray(
+    jax.jit(smap(loop_grad, (P(), P("data")), P()))(np.float32(0.5), x)).ravel().tolist()
 cases["dp_inputs"] = [DP_W1.ravel().tolist(), DP_W2.ravel().tolist(), DP_Y.ravel().tolist()]
 print(json.dumps(cases))

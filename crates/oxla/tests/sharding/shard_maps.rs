@@ -472,3 +472,53 @@ fn an_out_spec_claiming_replication_the_body_lacks_is_an_error() {
         .is_ok()
     );
 }
+
+/// sum of a 3-step carry c ← c·w + x_block, whose start is `start(zeros)`.
+fn loop_loss(w: Array, xb: &Array, start: fn(Array) -> Array) -> oxla::Result<Array> {
+    let (c, ()) = oxla::lax::scan(
+        |c: Array, ()| -> oxla::Result<(Array, ())> { Ok((&(&c * &w) + xb, ())) },
+        start(jnp::zeros(&[2, 4], DType::F32)),
+        (),
+        oxla::lax::ScanOptions {
+            length: Some(3),
+            ..Default::default()
+        },
+    )?;
+    Ok(jnp::sum(&c, None, false))
+}
+
+#[test]
+fn a_loop_carry_that_becomes_varying_needs_pvary_as_in_jax() {
+    let (x, _) = inputs();
+    let w = Array::scalar(0.5f32).unwrap();
+    let varying = |(w, xb): (Array, Array)| {
+        oxla::grad(|w: Array| {
+            loop_loss(w, &xb, |z| {
+                oxla::sharding::collectives::pvary(&z, &["data"])
+            })
+        })
+        .call(w)
+        .unwrap_or_else(Array::error)
+    };
+    let g = shard_map(varying, &mesh(), vec![P![], P!["data"]], vec![P![]])
+        .call((w.clone(), x.clone()))
+        .unwrap();
+    assert_close(
+        &g.to_vec::<f32>().unwrap(),
+        &values(crate::reference("loop_grad")),
+    );
+    // Started replicated, the carry's type would change: an error, as JAX's.
+    let replicated = |(w, xb): (Array, Array)| {
+        oxla::grad(|w: Array| loop_loss(w, &xb, |z| z))
+            .call(w)
+            .unwrap_or_else(Array::error)
+    };
+    let err = shard_map(replicated, &mesh(), vec![P![], P!["data"]], vec![P![]])
+        .call((w, x))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("varies over the mesh axes [] when the loop starts, and over ['data']"),
+        "{err}"
+    );
+}
