@@ -211,13 +211,19 @@ fn align_varying_axes(
     {
         return Ok(None);
     }
+    // The common case (outside shard_map, every list empty) allocates
+    // nothing.
+    let mut agree = true;
+    for x in &inputs[1..] {
+        agree &= x.aval()?.vma == inputs[0].aval()?.vma;
+    }
+    if agree {
+        return Ok(None);
+    }
     let vmas: Vec<oxla_core::Vma> = inputs
         .iter()
         .map(|x| x.aval().map(|a| a.vma.clone()))
         .collect::<Result<_>>()?;
-    if vmas.iter().all(|v| *v == vmas[0]) {
-        return Ok(None);
-    }
     let Some(mesh) = crate::sharding::axis_env::varying_mesh() else {
         return Ok(None);
     };
