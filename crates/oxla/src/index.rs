@@ -177,7 +177,9 @@ enum OutOfBounds {
     Drop,
 }
 
-fn basic(shape: &[i64], items: &[IndexItem], out_of_bounds: OutOfBounds) -> Result<Basic, String> {
+/// How many operand dims `items` index (every entry but `NewAxis`), if
+/// the operand of `shape` has that many.
+fn consumed_dims(shape: &[i64], items: &[IndexItem]) -> Result<usize, String> {
     let consumed = items
         .iter()
         .filter(|i| !matches!(i, IndexItem::NewAxis))
@@ -188,6 +190,11 @@ fn basic(shape: &[i64], items: &[IndexItem], out_of_bounds: OutOfBounds) -> Resu
             shape.len()
         ));
     }
+    Ok(consumed)
+}
+
+fn basic(shape: &[i64], items: &[IndexItem], out_of_bounds: OutOfBounds) -> Result<Basic, String> {
+    consumed_dims(shape, items)?;
     let mut boxes = Vec::new();
     let mut kept = Vec::new();
     let mut result_shape = Vec::new();

@@ -12,7 +12,7 @@
 use oxla_core::ScatterOp;
 use oxla_core::{DType, Dims, GatherDimensionNumbers, GatherMode, Scalar, ScatterDimensionNumbers};
 
-use super::{IndexItem, resolve};
+use super::{IndexItem, consumed_dims, resolve};
 use crate::array::Array;
 use crate::lax;
 
@@ -72,16 +72,7 @@ fn broadcast_all(shapes: &[Vec<i64>]) -> Result<Vec<i64>, String> {
 /// `shape`; `clip` clamps every position into its dim.
 #[track_caller]
 pub(super) fn grid(shape: &[i64], items: &[IndexItem], clip: bool) -> Result<Grid, String> {
-    let consumed = items
-        .iter()
-        .filter(|i| !matches!(i, IndexItem::NewAxis))
-        .count();
-    if consumed > shape.len() {
-        return Err(format!(
-            "too many indices ({consumed}) for an array of rank {}",
-            shape.len()
-        ));
-    }
+    let consumed = consumed_dims(shape, items)?;
     let mut items = items.to_vec();
     items.extend((consumed..shape.len()).map(|_| IndexItem::from(..)));
     let advanced_at: Vec<usize> = items
