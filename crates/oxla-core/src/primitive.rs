@@ -855,6 +855,11 @@ pub enum Primitive {
         dim: usize,
         /// Concatenate instead of stacking.
         tiled: bool,
+        /// JAX's `all_gather_invariant`: the result is replicated over the
+        /// group's axes (each device holds the same gathered value), and
+        /// its transpose is each device's own slice of the cotangent, not
+        /// `psum_scatter`.
+        invariant: bool,
     },
     /// `psum_scatter`: the sum over the group, of which each device keeps
     /// its own block along `dim` (with `tiled`; else `dim` has the group's
@@ -1062,7 +1067,12 @@ impl Primitive {
                 op: ReduceOp::Min, ..
             } => "pmin",
             Primitive::AllReduce { .. } => "psum",
-            Primitive::AllGather { .. } => "all_gather",
+            Primitive::AllGather {
+                invariant: false, ..
+            } => "all_gather",
+            Primitive::AllGather {
+                invariant: true, ..
+            } => "all_gather_invariant",
             Primitive::ReduceScatter { .. } => "reduce_scatter",
             Primitive::AllToAll { .. } => "all_to_all",
             Primitive::Ppermute { .. } => "ppermute",
@@ -1198,14 +1208,23 @@ impl Primitive {
                         .join(", "),
                     if group.axes.len() == 1 { "," } else { "" }
                 ),
-                "axis_index_groups=None".to_string(),
+                format!("axis_index_groups={}", group.index_groups_text()),
             ],
-            Primitive::AllGather { group, dim, tiled } => vec![
-                format!("all_gather_dimension={dim}"),
-                format!("axis_name={}", group.names()),
-                format!("axis_size={}", group.size()),
-                format!("tiled={}", if *tiled { "True" } else { "False" }),
-            ],
+            Primitive::AllGather {
+                group,
+                dim,
+                tiled,
+                invariant,
+            } => [
+                Some(format!("all_gather_dimension={dim}")),
+                (!invariant).then(|| format!("axis_index_groups={}", group.index_groups_text())),
+                Some(format!("axis_name={}", group.names())),
+                Some(format!("axis_size={}", group.size())),
+                Some(format!("tiled={}", if *tiled { "True" } else { "False" })),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
             Primitive::ReduceScatter { group, dim, tiled } => vec![
                 format!("axis_name={}", group.names()),
                 format!("scatter_dimension={dim}"),

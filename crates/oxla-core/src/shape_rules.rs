@@ -256,7 +256,10 @@ pub enum VaryingRule {
 pub fn varying_rule(primitive: &Primitive) -> VaryingRule {
     match primitive {
         Primitive::Pvary { .. } => VaryingRule::AddGroup,
-        Primitive::AllReduce { .. } => VaryingRule::RemoveGroup,
+        Primitive::AllReduce { .. }
+        | Primitive::AllGather {
+            invariant: true, ..
+        } => VaryingRule::RemoveGroup,
         Primitive::AxisIndex { .. } => VaryingRule::Group,
         Primitive::Call { .. }
         | Primitive::Remat { .. }
@@ -305,7 +308,9 @@ pub fn varying_rule(primitive: &Primitive) -> VaryingRule {
         | Primitive::CheckpointName { .. }
         | Primitive::ShardingConstraint { .. }
         | Primitive::ShardMap { .. }
-        | Primitive::AllGather { .. }
+        | Primitive::AllGather {
+            invariant: false, ..
+        }
         | Primitive::ReduceScatter { .. }
         | Primitive::AllToAll { .. }
         | Primitive::Ppermute { .. } => VaryingRule::Union,
@@ -1049,7 +1054,9 @@ fn types(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
                 )),
             }
         }
-        Primitive::AllGather { group, dim, tiled } => {
+        Primitive::AllGather {
+            group, dim, tiled, ..
+        } => {
             expect_arity(inputs, 1)?;
             let x = inputs[0];
             let n = group.size() as i64;

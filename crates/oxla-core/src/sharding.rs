@@ -130,6 +130,12 @@ pub struct AxisGroup {
     pub axes: Arc<[Arc<str>]>,
     /// Whether the axes are a mesh's (devices) or a `vmap`'s (examples).
     pub scope: AxisScope,
+    /// JAX's `axis_index_groups`: each group of devices along `axes` is
+    /// split further into these subgroups of indices along `axes` (each
+    /// index once, every subgroup of one size), and the collective runs
+    /// within each subgroup, whose members are numbered in the order
+    /// listed. `None`: the whole group.
+    pub index_groups: Option<Arc<[Arc<[usize]>]>>,
 }
 
 /// What a collective's named axis ranges over.
@@ -144,6 +150,16 @@ pub enum AxisScope {
 }
 
 impl AxisGroup {
+    /// The group of the mesh axes `axes` of `mesh` (all their devices).
+    pub fn devices(mesh: MeshDesc, axes: Arc<[Arc<str>]>) -> AxisGroup {
+        AxisGroup {
+            mesh,
+            axes,
+            scope: AxisScope::Devices,
+            index_groups: None,
+        }
+    }
+
     /// The group of the one named `vmap` axis `name` of `size` examples.
     pub fn vmap(name: Arc<str>, size: usize) -> AxisGroup {
         AxisGroup {
@@ -153,6 +169,7 @@ impl AxisGroup {
             },
             axes: vec![name].into(),
             scope: AxisScope::Vmap,
+            index_groups: None,
         }
     }
 
@@ -164,8 +181,17 @@ impl AxisGroup {
         }
     }
 
-    /// Number of devices in a group.
+    /// Number of devices in a group (in one of its `index_groups`).
     pub fn size(&self) -> usize {
+        match &self.index_groups {
+            Some(subgroups) => subgroups.first().map_or(0, |g| g.len()),
+            None => self.axes_size(),
+        }
+    }
+
+    /// Number of devices along the group's axes, whatever its
+    /// `index_groups`.
+    pub fn axes_size(&self) -> usize {
         self.axes
             .iter()
             .map(|a| self.mesh.axis_size(a).unwrap_or(1))
@@ -189,8 +215,26 @@ impl AxisGroup {
 
     /// The groups, as mesh positions (partition ids): one group per
     /// position along the other axes (row-major), each listing its devices
-    /// in the order of their index along `axes` (row-major, major first).
+    /// in the order of their index along `axes` (row-major, major first);
+    /// with `index_groups`, each of those split into its subgroups, as
+    /// JAX's replica groups.
     pub fn groups(&self) -> Vec<Vec<i64>> {
+        let whole = self.whole_groups();
+        match &self.index_groups {
+            None => whole,
+            Some(subgroups) => whole
+                .iter()
+                .flat_map(|group| {
+                    subgroups
+                        .iter()
+                        .map(|sub| sub.iter().map(|&i| group[i]).collect())
+                })
+                .collect(),
+        }
+    }
+
+    /// [`AxisGroup::groups`] without the `index_groups`.
+    fn whole_groups(&self) -> Vec<Vec<i64>> {
         let (inner, outer) = self.split_axes();
         let sizes =
             |axes: &[usize]| -> Vec<usize> { axes.iter().map(|&a| self.mesh.axes[a].1).collect() };
@@ -231,6 +275,24 @@ impl AxisGroup {
     /// The mesh axis indices of the group's axes, major first.
     pub fn axis_indices(&self) -> Vec<usize> {
         self.split_axes().0
+    }
+
+    /// The `index_groups` as JAX prints them: `((0, 1), (2, 3))`, or
+    /// `None`.
+    pub fn index_groups_text(&self) -> String {
+        let tuple = |items: Vec<String>| match items.len() {
+            1 => format!("({},)", items[0]),
+            _ => format!("({})", items.join(", ")),
+        };
+        match &self.index_groups {
+            None => "None".to_string(),
+            Some(groups) => tuple(
+                groups
+                    .iter()
+                    .map(|g| tuple(g.iter().map(usize::to_string).collect()))
+                    .collect(),
+            ),
+        }
     }
 
     /// `'data'` or `('data', 'model')`, as JAX names axes.
@@ -373,10 +435,8 @@ mod tests {
 
     #[test]
     fn groups_are_the_devices_that_differ_along_the_axes() {
-        let group = |axes: &[&str]| AxisGroup {
-            mesh: mesh(),
-            axes: axes.iter().map(|a| Arc::from(*a)).collect(),
-            scope: AxisScope::Devices,
+        let group = |axes: &[&str]| {
+            AxisGroup::devices(mesh(), axes.iter().map(|a| Arc::from(*a)).collect())
         };
         assert_eq!(
             group(&["data"]).groups(),
@@ -391,6 +451,16 @@ mod tests {
             vec![vec![0, 2, 4, 6, 1, 3, 5, 7]]
         );
         assert_eq!(group(&["data", "model"]).size(), 8);
+        let split = AxisGroup {
+            index_groups: Some(vec![Arc::from([0, 2]), Arc::from([3, 1])].into()),
+            ..group(&["data"])
+        };
+        assert_eq!(
+            split.groups(),
+            vec![vec![0, 4], vec![6, 2], vec![1, 5], vec![7, 3]]
+        );
+        assert_eq!(split.size(), 2);
+        assert_eq!(split.axes_size(), 4);
     }
 
     #[test]

@@ -930,7 +930,9 @@ pub(crate) fn lower_equation<'c, 'a>(
         Primitive::AllReduce { op, group } => {
             crate::collectives::all_reduce(e, *op, group, inputs[0], out, loc)
         }
-        Primitive::AllGather { group, dim, tiled } => crate::collectives::all_gather(
+        Primitive::AllGather {
+            group, dim, tiled, ..
+        } => crate::collectives::all_gather(
             e,
             group,
             (*dim, *tiled),

@@ -293,16 +293,31 @@ pub fn transpose(x: &Array, permutation: &[i64]) -> Array {
 /// range. `lax` and `numpy` check their axes through it.
 #[track_caller]
 pub(crate) fn canonical_axis(function: &'static str, x: &Array, axis: i64) -> Result<usize> {
-    let rank = x.ndim_or_zero() as i64;
-    let canonical = if axis < 0 { axis + rank } else { axis };
-    if (0..rank).contains(&canonical) {
+    let location = oxla_core::Location::from_caller(std::panic::Location::caller());
+    canonical_axis_of_rank(function, "axis", x, axis, x.ndim_or_zero(), location)
+}
+
+/// [`canonical_axis`] for a `parameter` that indexes `rank` dimensions
+/// (which may differ from `x`'s, as a stacking gather's new one), used at
+/// `location`.
+pub(crate) fn canonical_axis_of_rank(
+    function: &'static str,
+    parameter: &str,
+    x: &Array,
+    axis: i64,
+    rank: usize,
+    location: oxla_core::Location,
+) -> Result<usize> {
+    let r = rank as i64;
+    let canonical = if axis < 0 { axis + r } else { axis };
+    if (0..r).contains(&canonical) {
         return Ok(canonical as usize);
     }
     let aval = x.aval().map(ToString::to_string).unwrap_or_default();
     Err(Error::Usage {
         function,
-        message: format!("axis {axis} is out of range for {aval} (rank {rank})"),
-        location: oxla_core::Location::from_caller(std::panic::Location::caller()),
+        message: format!("{parameter} {axis} is out of range for {aval} (rank {rank})"),
+        location,
     })
 }
 

@@ -238,11 +238,7 @@ fn align_varying_axes(
             if missing.is_empty() {
                 return Ok((*x).clone());
             }
-            let group = oxla_core::AxisGroup {
-                mesh: mesh.clone(),
-                axes: missing.into(),
-                scope: oxla_core::AxisScope::Devices,
-            };
+            let group = oxla_core::AxisGroup::devices(mesh.clone(), missing.into());
             Ok(bind_at(Primitive::Pvary { group }, &[x], location)?.remove(0))
         })
         .collect::<Result<Vec<_>>>()

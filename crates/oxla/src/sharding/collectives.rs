@@ -1,6 +1,7 @@
 //! Collectives over named axes (JAX's `jax.lax.psum`, `pmean`, `pmax`,
-//! `pmin`, `all_gather`, `psum_scatter`, `all_to_all`, `ppermute`,
-//! `axis_index`). A name is a mesh axis of an enclosing `shard_map` (the
+//! `pmin`, `all_gather` and `all_gather_invariant`, `psum_scatter`,
+//! `all_to_all`, `pswapaxes`, `ppermute`, `pshuffle`, `axis_index`), with
+//! JAX's `axis_index_groups` through [`over`]`(axes).axis_index_groups(..)`. A name is a mesh axis of an enclosing `shard_map` (the
 //! devices that differ only along the named axes form a group) or the
 //! `axis_name` of an enclosing [`vmap`](crate::vmap) (the examples of the
 //! batch form the group, and the collective is computed along the batch
@@ -75,31 +76,11 @@ fn groups(what: &str, axes: &[&str], location: Location) -> Result<Vec<AxisGroup
                     names.push(Arc::from(*axis));
                     last.axes = names.into();
                 }
-                Some(_) | None => out.push(AxisGroup {
-                    mesh,
-                    axes: vec![Arc::from(*axis)].into(),
-                    scope: oxla_core::AxisScope::Devices,
-                }),
+                Some(_) | None => out.push(AxisGroup::devices(mesh, vec![Arc::from(*axis)].into())),
             },
         }
     }
     Ok(out)
-}
-
-/// The one group of `axes`, for the collectives that do not split over
-/// several (axes of one mesh, or one vmap axis).
-fn one_group(what: &str, axes: &[&str], location: Location) -> Result<AxisGroup> {
-    let mut all = groups(what, axes, location)?;
-    if all.len() > 1 {
-        return Err(Error::Sharding {
-            message: format!(
-                "{what} over {axes:?} mixes vmap axes with other axes; give it the axes of one \
-                 shard_map mesh, or one vmap axis"
-            ),
-            location: Some(location),
-        });
-    }
-    Ok(all.remove(0))
 }
 
 /// Binds `primitive` on `x` at `location`.
@@ -137,15 +118,335 @@ fn varying_over(x: &Array, group: &AxisGroup, location: Location) -> Array {
     bind_at(Primitive::Pvary { group }, x, location)
 }
 
-/// An elementwise reduction over every group of `axes`, one after another.
-fn all_reduce(what: &str, op: ReduceOp, x: &Array, axes: &[&str], location: Location) -> Array {
-    match groups(what, axes, location) {
-        Ok(groups) => groups.into_iter().fold(x.clone(), |acc, group| {
-            let acc = varying_over(&acc, &group, location);
-            bind_at(Primitive::AllReduce { op, group }, &acc, location)
-        }),
-        Err(e) => Array::error(e),
+/// The named axes of a collective, with JAX's keyword options: the
+/// builder behind the free functions of this module, for the options they
+/// leave out.
+///
+/// ```no_run
+/// # use oxla::{Array, sharding::collectives::over};
+/// # fn body(x: Array) -> Array {
+/// // Sums over devices 0 and 1, and over devices 2 and 3, of axis 'i'.
+/// over(&["i"]).axis_index_groups(&[&[0, 1], &[2, 3]]).psum(&x)
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Over<'a> {
+    axes: &'a [&'a str],
+    index_groups: Option<Vec<Vec<usize>>>,
+}
+
+/// The collectives over the named axes `axes` (see [`Over`]).
+pub fn over<'a>(axes: &'a [&'a str]) -> Over<'a> {
+    Over {
+        axes,
+        index_groups: None,
     }
+}
+
+impl<'a> Over<'a> {
+    /// JAX's `axis_index_groups`: run the collective within each of these
+    /// groups of indices along the axes instead of over all of them. The
+    /// groups must name each index once and have one size; devices are
+    /// numbered in each group in the order listed. As in JAX, only outside
+    /// a `shard_map` that checks varying axes (in `pmap`, or with
+    /// `check_vma(false)`), and not over a vmap axis.
+    pub fn axis_index_groups(mut self, groups: &[&[usize]]) -> Self {
+        self.index_groups = Some(groups.iter().map(|g| g.to_vec()).collect());
+        self
+    }
+
+    /// The groups of the axes, with the index groups on the one group
+    /// they may split.
+    fn resolve(&self, what: &str, location: Location) -> Result<Vec<AxisGroup>> {
+        let mut all = groups(what, self.axes, location)?;
+        let Some(index_groups) = &self.index_groups else {
+            return Ok(all);
+        };
+        let fail = |message: String| Error::Sharding {
+            message,
+            location: Some(location),
+        };
+        if all.len() > 1 || all[0].vmap_axis().is_some() {
+            return Err(fail(format!(
+                "{what} with axis_index_groups over {:?}: index groups split the devices of one \
+                 shard_map or pmap mesh, not vmap axes (JAX raises NotImplementedError)",
+                self.axes
+            )));
+        }
+        if axis_env::varying_mesh().is_some() {
+            return Err(fail(format!(
+                "{what} with axis_index_groups inside a shard_map that checks varying axes: as \
+                 in JAX (NotImplementedError), use check_vma(false) or pmap"
+            )));
+        }
+        let group = &mut all[0];
+        let n = group.axes_size();
+        let mut seen = vec![false; n];
+        for index in index_groups.iter().flatten() {
+            match seen.get_mut(*index) {
+                Some(slot) if !*slot => *slot = true,
+                _ => {
+                    return Err(fail(format!(
+                        "axis_index_groups {index_groups:?} must name each index of the {n} \
+                         devices along {} exactly once",
+                        group.names()
+                    )));
+                }
+            }
+        }
+        if seen.contains(&false) {
+            return Err(fail(format!(
+                "axis_index_groups {index_groups:?} must cover all {n} indices along {}",
+                group.names()
+            )));
+        }
+        if index_groups
+            .iter()
+            .any(|g| g.len() != index_groups[0].len())
+        {
+            return Err(fail(format!(
+                "axis_index_groups {index_groups:?} must all have one size"
+            )));
+        }
+        group.index_groups = Some(
+            index_groups
+                .iter()
+                .map(|g| Arc::from(g.as_slice()))
+                .collect(),
+        );
+        Ok(all)
+    }
+
+    /// The one group of the axes, for the collectives that do not split
+    /// over several.
+    fn resolve_one(&self, what: &str, location: Location) -> Result<AxisGroup> {
+        let mut all = self.resolve(what, location)?;
+        if all.len() > 1 {
+            return Err(Error::Sharding {
+                message: format!(
+                    "{what} over {:?} mixes vmap axes with other axes; give it the axes of one \
+                     shard_map mesh, or one vmap axis",
+                    self.axes
+                ),
+                location: Some(location),
+            });
+        }
+        Ok(all.remove(0))
+    }
+
+    /// An elementwise reduction over every group, one after another.
+    fn all_reduce(&self, what: &str, op: ReduceOp, x: &Array, location: Location) -> Array {
+        match self.resolve(what, location) {
+            Ok(groups) => groups.into_iter().fold(x.clone(), |acc, group| {
+                let acc = varying_over(&acc, &group, location);
+                bind_at(Primitive::AllReduce { op, group }, &acc, location)
+            }),
+            Err(e) => Array::error(e),
+        }
+    }
+
+    /// Binds a collective of one group, made by `make` from the group and
+    /// `x` (made to vary over it first).
+    fn bind_one(
+        &self,
+        what: &str,
+        x: &Array,
+        location: Location,
+        make: impl FnOnce(AxisGroup, &Array) -> Result<Primitive>,
+    ) -> Array {
+        let bound = self.resolve_one(what, location).and_then(|group| {
+            let x = varying_over(x, &group, location);
+            let primitive = make(group, &x)?;
+            Ok(bind_at(primitive, &x, location))
+        });
+        bound.unwrap_or_else(Array::error)
+    }
+
+    /// The sum of `x` over the devices of each group.
+    #[track_caller]
+    pub fn psum(&self, x: &Array) -> Array {
+        self.all_reduce("psum", ReduceOp::Sum, x, super::mesh::here())
+    }
+
+    /// The mean of `x` over the devices of each group.
+    #[track_caller]
+    pub fn pmean(&self, x: &Array) -> Array {
+        let location = super::mesh::here();
+        match self.resolve("pmean", location) {
+            Ok(groups) => {
+                let n: usize = groups.iter().map(AxisGroup::size).product();
+                self.all_reduce("pmean", ReduceOp::Sum, x, location) / n as f64
+            }
+            Err(e) => Array::error(e),
+        }
+    }
+
+    /// The elementwise maximum of `x` over each group.
+    #[track_caller]
+    pub fn pmax(&self, x: &Array) -> Array {
+        self.all_reduce("pmax", ReduceOp::Max, x, super::mesh::here())
+    }
+
+    /// The elementwise minimum of `x` over each group.
+    #[track_caller]
+    pub fn pmin(&self, x: &Array) -> Array {
+        self.all_reduce("pmin", ReduceOp::Min, x, super::mesh::here())
+    }
+
+    /// Every device's `x`, stacked along a new dimension `dim` (or,
+    /// `tiled`, concatenated along `dim`), in the order of the devices'
+    /// indices; a negative `dim` counts from the end of the result.
+    #[track_caller]
+    pub fn all_gather(&self, x: &Array, dim: i64, tiled: bool) -> Array {
+        self.gather("all_gather", x, (dim, tiled), false, super::mesh::here())
+    }
+
+    /// `all_gather` (or, `invariant`, `all_gather_invariant`) at
+    /// `location`.
+    fn gather(
+        &self,
+        what: &'static str,
+        x: &Array,
+        (dim, tiled): (i64, bool),
+        invariant: bool,
+        location: Location,
+    ) -> Array {
+        self.bind_one(what, x, location, |group, x| {
+            let rank = rank_of(x)? + usize::from(!tiled);
+            let dim = canonical(what, "axis", dim, rank, x, location)?;
+            Ok(Primitive::AllGather {
+                group,
+                dim,
+                tiled,
+                invariant,
+            })
+        })
+    }
+
+    /// The sum over the group, of which device `i` keeps block `i` along
+    /// `dim` (`tiled`), or element `i` of `dim` (which must have the
+    /// group's size and is removed).
+    #[track_caller]
+    pub fn psum_scatter(&self, x: &Array, dim: i64, tiled: bool) -> Array {
+        let location = super::mesh::here();
+        self.bind_one("psum_scatter", x, location, |group, x| {
+            let dim = canonical(
+                "psum_scatter",
+                "scatter_dimension",
+                dim,
+                rank_of(x)?,
+                x,
+                location,
+            )?;
+            Ok(Primitive::ReduceScatter { group, dim, tiled })
+        })
+    }
+
+    /// JAX's `all_to_all`: the group's devices trade blocks of
+    /// `split_dim`. `tiled`: device `i` splits `split_dim` into one block
+    /// per device, sends block `j` to device `j`, and concatenates what it
+    /// gets along `concat_dim` (no dimension is added or removed).
+    /// Untiled (JAX's default): `split_dim` must have the group's size; it
+    /// is removed, and the received elements form a new dimension of that
+    /// size at `concat_dim` of the result.
+    #[track_caller]
+    pub fn all_to_all(&self, x: &Array, split_dim: i64, concat_dim: i64, tiled: bool) -> Array {
+        let location = super::mesh::here();
+        let rank = match rank_of(x) {
+            Ok(rank) => rank,
+            Err(e) => return Array::error(e),
+        };
+        let dims =
+            canonical("all_to_all", "split_axis", split_dim, rank, x, location).and_then(|split| {
+                let concat = canonical("all_to_all", "concat_axis", concat_dim, rank, x, location)?;
+                Ok((split, concat))
+            });
+        let (split, concat) = match dims {
+            Ok(dims) => dims,
+            Err(e) => return Array::error(e),
+        };
+        let bind = |x: &Array, split_dim: usize, concat_dim: usize| {
+            self.bind_one("all_to_all", x, location, |group, _| {
+                Ok(Primitive::AllToAll {
+                    group,
+                    split_dim,
+                    concat_dim,
+                })
+            })
+        };
+        if tiled {
+            return bind(x, split, concat);
+        }
+        let n = match self.resolve_one("all_to_all", location) {
+            Ok(group) => group.size(),
+            Err(e) => return Array::error(e),
+        };
+        let size = x.shape_or_empty().get(split).copied().unwrap_or(0);
+        if size != n as i64 {
+            return Array::error(Error::Sharding {
+                message: format!(
+                    "all_to_all needs dimension {split} (split_axis) of {} to have the {n} \
+                     devices of {:?}, but it has {size} (pass tiled to split it into blocks)",
+                    x.aval().map(ToString::to_string).unwrap_or_default(),
+                    self.axes
+                ),
+                location: Some(location),
+            });
+        }
+        // As JAX: a dimension of 1 at the new position takes the received
+        // elements, and the split dimension, left with 1, goes.
+        let (x, split, concat) = match split.cmp(&concat) {
+            std::cmp::Ordering::Equal => return bind(x, split, concat),
+            std::cmp::Ordering::Less => (expand_dim(x, concat + 1, location), split, concat + 1),
+            std::cmp::Ordering::Greater => (expand_dim(x, concat, location), split + 1, concat),
+        };
+        let out = bind(&x, split, concat);
+        let mut shape = out.shape_or_empty().to_vec();
+        if split < shape.len() {
+            shape.remove(split);
+        }
+        reshape_at(&out, &shape, location)
+    }
+
+    /// JAX's `pswapaxes`: swaps the devices' axis with dimension `axis` of
+    /// `x`, which must have the group's size (untiled
+    /// [`all_to_all`](Over::all_to_all) from `axis` to `axis`).
+    #[track_caller]
+    pub fn pswapaxes(&self, x: &Array, axis: i64) -> Array {
+        self.all_to_all(x, axis, axis, false)
+    }
+}
+
+/// The rank of `x`.
+fn rank_of(x: &Array) -> Result<usize> {
+    Ok(x.aval()?.shape.len())
+}
+
+/// `dim` of a rank-`rank` result or operand, counted from the end when
+/// negative; out of range, an error naming the collective and the
+/// parameter.
+fn canonical(
+    function: &'static str,
+    parameter: &str,
+    dim: i64,
+    rank: usize,
+    x: &Array,
+    location: Location,
+) -> Result<usize> {
+    crate::lax::canonical_axis_of_rank(function, parameter, x, dim, rank, location)
+}
+
+/// `x` with a dimension of 1 inserted at `dim`.
+fn expand_dim(x: &Array, dim: usize, location: Location) -> Array {
+    let mut shape = x.shape_or_empty().to_vec();
+    shape.insert(dim, 1);
+    reshape_at(x, &shape, location)
+}
+
+/// `x` reshaped to `shape`, bound at `location`.
+fn reshape_at(x: &Array, shape: &[i64], location: Location) -> Array {
+    let new_sizes = shape.iter().copied().collect();
+    bind_at(Primitive::Reshape { new_sizes }, x, location)
 }
 
 /// `x` typed as varying over the mesh axes `axes` (JAX's
@@ -157,7 +458,7 @@ fn all_reduce(what: &str, op: ReduceOp, x: &Array, axes: &[&str], location: Loca
 #[track_caller]
 pub fn pvary(x: &Array, axes: &[&str]) -> Array {
     let location = super::mesh::here();
-    match one_group("pvary", axes, location) {
+    match over(axes).resolve_one("pvary", location) {
         // Without varying axes (a vmap's axis, `check_vma(false)`), as in
         // JAX, it does nothing.
         Ok(group) if group.vmap_axis().is_some() || super::axis_env::varying_mesh().is_none() => {
@@ -168,85 +469,71 @@ pub fn pvary(x: &Array, axes: &[&str]) -> Array {
     }
 }
 
-/// Binds a collective of one group at `location`.
-fn bind1(
-    what: &str,
-    axes: &[&str],
-    x: &Array,
-    location: Location,
-    make: impl FnOnce(AxisGroup) -> Primitive,
-) -> Array {
-    match one_group(what, axes, location) {
-        Ok(g) => {
-            let x = varying_over(x, &g, location);
-            bind_at(make(g), &x, location)
-        }
-        Err(e) => Array::error(e),
-    }
-}
-
 /// The sum of `x` over the devices of each group of `axes`.
 #[track_caller]
 pub fn psum(x: &Array, axes: &[&str]) -> Array {
-    all_reduce("psum", ReduceOp::Sum, x, axes, super::mesh::here())
+    over(axes).psum(x)
 }
 
 /// The mean of `x` over the devices of each group of `axes`.
 #[track_caller]
 pub fn pmean(x: &Array, axes: &[&str]) -> Array {
-    let location = super::mesh::here();
-    match groups("pmean", axes, location) {
-        Ok(groups) => {
-            let n: usize = groups.iter().map(AxisGroup::size).product();
-            all_reduce("pmean", ReduceOp::Sum, x, axes, location) / n as f64
-        }
-        Err(e) => Array::error(e),
-    }
+    over(axes).pmean(x)
 }
 
 /// The elementwise maximum of `x` over each group of `axes`.
 #[track_caller]
 pub fn pmax(x: &Array, axes: &[&str]) -> Array {
-    all_reduce("pmax", ReduceOp::Max, x, axes, super::mesh::here())
+    over(axes).pmax(x)
 }
 
 /// The elementwise minimum of `x` over each group of `axes`.
 #[track_caller]
 pub fn pmin(x: &Array, axes: &[&str]) -> Array {
-    all_reduce("pmin", ReduceOp::Min, x, axes, super::mesh::here())
+    over(axes).pmin(x)
 }
 
 /// Every device's `x`, stacked along a new dimension `dim` (or, `tiled`,
-/// concatenated along `dim`), in the order of the devices' indices.
+/// concatenated along `dim`), in the order of the devices' indices; a
+/// negative `dim` counts from the end of the result.
 #[track_caller]
-pub fn all_gather(x: &Array, axes: &[&str], dim: usize, tiled: bool) -> Array {
-    bind1("all_gather", axes, x, super::mesh::here(), |group| {
-        Primitive::AllGather { group, dim, tiled }
-    })
+pub fn all_gather(x: &Array, axes: &[&str], dim: i64, tiled: bool) -> Array {
+    over(axes).all_gather(x, dim, tiled)
+}
+
+/// JAX's `all_gather_invariant`: [`all_gather`] whose result is
+/// replicated over `axes` (in a `shard_map` that checks varying axes, it
+/// may leave under an out spec that does not name them), and whose
+/// transpose gives each device its own block of the cotangent instead of
+/// summing the blocks over the devices.
+#[track_caller]
+pub fn all_gather_invariant(x: &Array, axes: &[&str], dim: i64, tiled: bool) -> Array {
+    let location = super::mesh::here();
+    over(axes).gather("all_gather_invariant", x, (dim, tiled), true, location)
 }
 
 /// The sum over the group, of which device `i` keeps block `i` along
 /// `dim` (`tiled`), or element `i` of `dim` (which must have the group's
 /// size and is removed).
 #[track_caller]
-pub fn psum_scatter(x: &Array, axes: &[&str], dim: usize, tiled: bool) -> Array {
-    bind1("psum_scatter", axes, x, super::mesh::here(), |group| {
-        Primitive::ReduceScatter { group, dim, tiled }
-    })
+pub fn psum_scatter(x: &Array, axes: &[&str], dim: i64, tiled: bool) -> Array {
+    over(axes).psum_scatter(x, dim, tiled)
 }
 
-/// Device `i` splits `split_dim` into one block per device of its group,
-/// sends block `j` to device `j`, and concatenates what it gets along
-/// `concat_dim`.
+/// JAX's `all_to_all` (see [`Over::all_to_all`]): `tiled` trades blocks
+/// of `split_dim`, concatenated along `concat_dim`; untiled (JAX's
+/// default) moves the devices' axis to dimension `concat_dim` of the
+/// result and spreads `split_dim` over the devices.
 #[track_caller]
-pub fn all_to_all(x: &Array, axes: &[&str], split_dim: usize, concat_dim: usize) -> Array {
-    bind1("all_to_all", axes, x, super::mesh::here(), |group| {
-        Primitive::AllToAll {
-            group,
-            split_dim,
-            concat_dim,
-        }
-    })
+pub fn all_to_all(x: &Array, axes: &[&str], split_dim: i64, concat_dim: i64, tiled: bool) -> Array {
+    over(axes).all_to_all(x, split_dim, concat_dim, tiled)
+}
+
+/// JAX's `pswapaxes`: swaps the devices' axis with dimension `axis` of
+/// `x` (see [`Over::pswapaxes`]).
+#[track_caller]
+pub fn pswapaxes(x: &Array, axes: &[&str], axis: i64) -> Array {
+    over(axes).pswapaxes(x, axis)
 }
 
 /// Device `src` (an index along `axes`) sends its `x` to device `dst`,
@@ -256,12 +543,32 @@ pub fn all_to_all(x: &Array, axes: &[&str], split_dim: usize, concat_dim: usize)
 /// [`axis_index`], which follows the order given, as JAX's does).
 #[track_caller]
 pub fn ppermute(x: &Array, axes: &[&str], perm: &[(usize, usize)]) -> Array {
-    bind1("ppermute", axes, x, super::mesh::here(), |group| {
-        Primitive::Ppermute {
+    over(axes).bind_one("ppermute", x, super::mesh::here(), |group, _| {
+        Ok(Primitive::Ppermute {
             group,
             perm: perm.to_vec(),
-        }
+        })
     })
+}
+
+/// JAX's `pshuffle`: device `i` gets the `x` of device `perm[i]` (a
+/// permutation of the indices along `axes`).
+#[track_caller]
+pub fn pshuffle(x: &Array, axes: &[&str], perm: &[usize]) -> Array {
+    let mut sorted = perm.to_vec();
+    sorted.sort_unstable();
+    if sorted.iter().enumerate().any(|(i, &p)| i != p) {
+        return Array::error(Error::Sharding {
+            message: format!("pshuffle: `perm` does not represent a permutation: {perm:?}"),
+            location: Some(super::mesh::here()),
+        });
+    }
+    let pairs: Vec<(usize, usize)> = perm
+        .iter()
+        .enumerate()
+        .map(|(dst, &src)| (src, dst))
+        .collect();
+    ppermute(x, axes, &pairs)
 }
 
 /// This device's (or, over a vmap axis, this example's) index along

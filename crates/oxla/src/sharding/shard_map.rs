@@ -213,11 +213,7 @@ impl<In, Out, F> ShardMap<In, Out, F> {
         if missing.is_empty() {
             return Ok(x.clone());
         }
-        let group = oxla_core::AxisGroup {
-            mesh: self.mesh.desc().clone(),
-            axes: missing.into(),
-            scope: oxla_core::AxisScope::Devices,
-        };
+        let group = oxla_core::AxisGroup::devices(self.mesh.desc().clone(), missing.into());
         Ok(crate::ops::bind_at(Primitive::Pvary { group }, &[x], location)?.remove(0))
     }
 }

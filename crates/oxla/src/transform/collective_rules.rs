@@ -96,7 +96,18 @@ pub(crate) fn transpose(
             op: ReduceOp::Sum,
             group: group.clone(),
         },
-        Primitive::AllGather { group, dim, tiled } => Primitive::ReduceScatter {
+        Primitive::AllGather {
+            group,
+            dim,
+            tiled,
+            invariant: true,
+        } => return Ok(vec![Some(own_slice(group, *dim, *tiled, ct)?)]),
+        Primitive::AllGather {
+            group,
+            dim,
+            tiled,
+            invariant: false,
+        } => Primitive::ReduceScatter {
             group: group.clone(),
             dim: *dim,
             tiled: *tiled,
@@ -105,6 +116,7 @@ pub(crate) fn transpose(
             group: group.clone(),
             dim: *dim,
             tiled: *tiled,
+            invariant: false,
         },
         Primitive::AllToAll {
             group,
@@ -135,6 +147,28 @@ pub(crate) fn transpose(
         }
     };
     Ok(vec![Some(bind1(transposed, ct)?)])
+}
+
+/// The transpose of `all_gather_invariant`: this device's block of the
+/// cotangent `ct` along `dim` (squeezed when the gather stacked), as JAX's
+/// `dynamic_slice` at `axis_index * block`.
+fn own_slice(group: &AxisGroup, dim: usize, tiled: bool, ct: &Array) -> Result<Array> {
+    let extent = ct.aval()?.shape[dim];
+    let block = extent / group.size() as i64;
+    let index = bind_all(
+        Primitive::AxisIndex {
+            group: group.clone(),
+        },
+        &[],
+    )?
+    .remove(0);
+    let start = &index * block as i32;
+    let slice = crate::lax::dynamic_slice_in_dim(ct, &start, block, dim as i64);
+    if tiled {
+        Ok(slice)
+    } else {
+        Ok(crate::lax::squeeze(&slice, &[dim as i64]))
+    }
 }
 
 /// A collective on an operand batched at `bdims[0]` over `size` examples.
@@ -170,12 +204,18 @@ pub(crate) fn batch(
         Primitive::AllReduce { .. } | Primitive::Ppermute { .. } => {
             (bind1(primitive.clone(), x)?, b)
         }
-        Primitive::AllGather { group, dim, tiled } => (
+        Primitive::AllGather {
+            group,
+            dim,
+            tiled,
+            invariant,
+        } => (
             bind1(
                 Primitive::AllGather {
                     group: group.clone(),
                     dim: dim + 1,
                     tiled: *tiled,
+                    invariant: *invariant,
                 },
                 &front(),
             )?,

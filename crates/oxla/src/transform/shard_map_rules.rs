@@ -305,11 +305,7 @@ fn sum_over_copies(t: Jaxpr, specs: &[&ShardingDesc]) -> Result<Jaxpr> {
                 if axes.is_empty() {
                     return Ok(ct.clone());
                 }
-                let group = oxla_core::AxisGroup {
-                    mesh: s.mesh.clone(),
-                    axes: axes.into(),
-                    scope: oxla_core::AxisScope::Devices,
-                };
+                let group = oxla_core::AxisGroup::devices(s.mesh.clone(), axes.into());
                 let sum = Primitive::AllReduce {
                     op: oxla_core::ReduceOp::Sum,
                     group,

@@ -154,6 +154,33 @@ collective_cases = {
         grid,
         grid,
     ),
+    # Untiled all_to_all (JAX's default), pswapaxes, pshuffle, negative axes.
+    "sm_all_to_all_untiled": (lambda x: jax.lax.all_to_all(x.reshape(4, 1), "data", 0, 1), grid, grid),
+    "sm_all_to_all_untiled_back": (lambda x: jax.lax.all_to_all(x.reshape(1, 4), "data", 1, 0), grid, grid),
+    "sm_pswapaxes": (lambda x: jax.lax.pswapaxes(x.reshape(4, 1), "data", 0), grid, grid),
+    "sm_pshuffle": (lambda x: jax.lax.pshuffle(x, "data", [2, 0, 3, 1]), grid, grid),
+    "sm_all_gather_negative": (lambda x: jax.lax.all_gather(x, "model", axis=-1, tiled=True), grid, P("data")),
+    "sm_all_gather_stacked_negative": (lambda x: jax.lax.all_gather(x, "data", axis=-1), grid, P(None, "model")),
+    # axis_index_groups (JAX allows them with check_vma=False).
+    "sm_psum_groups": (lambda x: jax.lax.psum(x, "data", axis_index_groups=[[0, 2], [3, 1]]), grid, grid),
+    "sm_pmean_groups": (lambda x: jax.lax.pmean(x, "data", axis_index_groups=[[0, 1], [2, 3]]), grid, grid),
+    "sm_pmax_groups": (lambda x: jax.lax.pmax(x, "data", axis_index_groups=[[1, 2], [3, 0]]), grid, grid),
+    "sm_all_gather_groups": (
+        lambda x: jax.lax.all_gather(x, "data", axis_index_groups=[[0, 2], [3, 1]], axis=0, tiled=True),
+        grid,
+        grid,
+    ),
+    "sm_psum_scatter_groups": (
+        lambda x: jax.lax.psum_scatter(x, "data", scatter_dimension=0, tiled=True,
+                                       axis_index_groups=[[0, 1], [2, 3]]),
+        grid,
+        grid,
+    ),
+    "sm_all_to_all_groups": (
+        lambda x: jax.lax.all_to_all(x, "data", 0, 1, tiled=True, axis_index_groups=[[0, 1], [2, 3]]),
+        grid,
+        grid,
+    ),
 }
 for name, (f, i, o) in collective_cases.items():
     # Values only: JAX cannot infer every result's replication statically.
@@ -185,6 +212,29 @@ def sm_collectives_loss(x):
 
 
 cases["sm_grad_collectives"] = flat(jax.jit(jax.grad(sm_collectives_loss))(x))
+
+GROUPS = [[0, 2], [3, 1]]
+
+
+def sm_grouped_loss(x):
+    f = smap(
+        lambda x: jnp.sin(jax.lax.all_gather(x, "data", axis_index_groups=GROUPS, axis=0, tiled=True))
+        * jax.lax.psum(x, "data", axis_index_groups=GROUPS).sum(),
+        grid, grid, check_vma=False)
+    g = smap(lambda x: jax.lax.psum_scatter(x, "data", scatter_dimension=0, tiled=True, axis_index_groups=GROUPS),
+             grid, grid, check_vma=False)
+    return jnp.sum(g(f(x)) ** 2)
+
+
+cases["sm_grad_grouped"] = flat(jax.jit(jax.grad(sm_grouped_loss))(x))
+
+# all_gather_invariant: replicated over the gathered axis under
+# check_vma=True, and transposed to each device's own slice.
+gather_invariant = smap(lambda b: jax.lax.all_gather(b, "data", axis=-2, tiled=True, to="invarying") * 2.0,
+                        grid, P(None, "model"))
+cases["sm_all_gather_invariant"] = flat(jax.jit(gather_invariant)(x))
+cases["sm_grad_all_gather_invariant"] = flat(
+    jax.jit(jax.grad(lambda v: jnp.sum(jnp.sin(gather_invariant(v)) * v)))(x))
 x3 = np.stack([x, x * 2.0, x - 1.0])
 cases["sm_vmap"] = flat(jax.jit(jax.vmap(smap(lambda x: jax.lax.psum(jnp.sin(x), "data"), grid, P(None, "model"))))(x3))
 cases["shard_views"] = shard_views

@@ -4,7 +4,8 @@
 //! axes.
 
 use oxla::sharding::collectives::{
-    all_gather, all_to_all, axis_index, pmax, pmean, pmin, ppermute, psum, psum_scatter,
+    all_gather, all_gather_invariant, all_to_all, axis_index, over, pmax, pmean, pmin, ppermute,
+    pshuffle, psum, psum_scatter, pswapaxes,
 };
 use oxla::sharding::shard_map;
 use oxla::{Array, DType, P, PartitionSpec, jit, numpy as jnp};
@@ -101,10 +102,249 @@ fn gathers_scatters_and_all_to_all_match_jax() {
     );
     check(
         "sm_all_to_all",
-        |x| all_to_all(&x, &["data"], 0, 1),
+        |x| all_to_all(&x, &["data"], 0, 1, true),
         P![None, "model"],
         P!["data", "model"],
     );
+}
+
+#[test]
+fn untiled_all_to_all_pswapaxes_pshuffle_and_negative_axes_match_jax() {
+    let grid = || P!["data", "model"];
+    check(
+        "sm_all_to_all_untiled",
+        |x| all_to_all(&x.reshape(&[4, 1]), &["data"], 0, 1, false),
+        grid(),
+        grid(),
+    );
+    check(
+        "sm_all_to_all_untiled_back",
+        |x| all_to_all(&x.reshape(&[1, 4]), &["data"], 1, 0, false),
+        grid(),
+        grid(),
+    );
+    check(
+        "sm_pswapaxes",
+        |x| pswapaxes(&x.reshape(&[4, 1]), &["data"], 0),
+        grid(),
+        grid(),
+    );
+    check(
+        "sm_pshuffle",
+        |x| pshuffle(&x, &["data"], &[2, 0, 3, 1]),
+        grid(),
+        grid(),
+    );
+    check(
+        "sm_all_gather_negative",
+        |x| all_gather(&x, &["model"], -1, true),
+        grid(),
+        P!["data"],
+    );
+    check(
+        "sm_all_gather_stacked_negative",
+        |x| all_gather(&x, &["data"], -1, false),
+        grid(),
+        P![None, "model"],
+    );
+}
+
+const GROUPS: [&[usize]; 2] = [&[0, 2], &[3, 1]];
+
+#[test]
+fn axis_index_groups_match_jax() {
+    let grid = || P!["data", "model"];
+    check(
+        "sm_psum_groups",
+        |x| over(&["data"]).axis_index_groups(&GROUPS).psum(&x),
+        grid(),
+        grid(),
+    );
+    check(
+        "sm_pmean_groups",
+        |x| {
+            over(&["data"])
+                .axis_index_groups(&[&[0, 1], &[2, 3]])
+                .pmean(&x)
+        },
+        grid(),
+        grid(),
+    );
+    check(
+        "sm_pmax_groups",
+        |x| {
+            over(&["data"])
+                .axis_index_groups(&[&[1, 2], &[3, 0]])
+                .pmax(&x)
+        },
+        grid(),
+        grid(),
+    );
+    check(
+        "sm_all_gather_groups",
+        |x| {
+            over(&["data"])
+                .axis_index_groups(&GROUPS)
+                .all_gather(&x, 0, true)
+        },
+        grid(),
+        grid(),
+    );
+    check(
+        "sm_psum_scatter_groups",
+        |x| {
+            over(&["data"])
+                .axis_index_groups(&[&[0, 1], &[2, 3]])
+                .psum_scatter(&x, 0, true)
+        },
+        grid(),
+        grid(),
+    );
+    check(
+        "sm_all_to_all_groups",
+        |x| {
+            over(&["data"])
+                .axis_index_groups(&[&[0, 1], &[2, 3]])
+                .all_to_all(&x, 0, 1, true)
+        },
+        grid(),
+        grid(),
+    );
+}
+
+fn grouped_loss(x: Array) -> Array {
+    let grouped = || over(&["data"]).axis_index_groups(&GROUPS);
+    let gathered = shard_map(
+        move |x: Array| {
+            jnp::sin(&grouped().all_gather(&x, 0, true))
+                * jnp::sum(&grouped().psum(&x), None, false)
+        },
+        &mesh(),
+        vec![P!["data", "model"]],
+        vec![P!["data", "model"]],
+    )
+    .check_vma(false)
+    .call(x)
+    .unwrap();
+    let scattered = shard_map(
+        move |x: Array| grouped().psum_scatter(&x, 0, true),
+        &mesh(),
+        vec![P!["data", "model"]],
+        vec![P!["data", "model"]],
+    )
+    .check_vma(false)
+    .call(gathered)
+    .unwrap();
+    jnp::sum(&jnp::square(&scattered), None, false)
+}
+
+#[test]
+fn grad_through_grouped_collectives_matches_jax() {
+    let (x, _) = inputs();
+    let grad = jit(|x: Array| oxla::grad(grouped_loss).call(x).unwrap())
+        .call(x)
+        .unwrap();
+    assert_close(
+        &grad.to_vec::<f32>().unwrap(),
+        &expected("sm_grad_grouped").value,
+    );
+}
+
+fn gather_invariant(x: Array) -> Array {
+    shard_map(
+        |b: Array| all_gather_invariant(&b, &["data"], -2, true) * 2.0,
+        &mesh(),
+        vec![P!["data", "model"]],
+        vec![P![None, "model"]],
+    )
+    .call(x)
+    .unwrap()
+}
+
+#[test]
+fn all_gather_invariant_is_replicated_and_transposes_to_the_own_slice_as_in_jax() {
+    let (x, _) = inputs();
+    let out = jit(gather_invariant).call(x.clone()).unwrap();
+    assert_close(
+        &out.to_vec::<f32>().unwrap(),
+        &expected("sm_all_gather_invariant").value,
+    );
+    let loss = |v: Array| jnp::sum(&(jnp::sin(&gather_invariant(v.clone())) * v), None, false);
+    let grad = jit(move |v: Array| oxla::grad(loss).call(v).unwrap())
+        .call(x)
+        .unwrap();
+    assert_close(
+        &grad.to_vec::<f32>().unwrap(),
+        &expected("sm_grad_all_gather_invariant").value,
+    );
+    // The varying all_gather cannot leave under that out spec.
+    let varying = shard_map(
+        |b: Array| all_gather(&b, &["data"], 0, true),
+        &mesh(),
+        vec![P!["data", "model"]],
+        vec![P![None, "model"]],
+    )
+    .call(inputs().0)
+    .unwrap_err()
+    .to_string();
+    assert!(varying.contains("data"), "{varying}");
+}
+
+#[test]
+fn bad_collective_arguments_are_errors_at_the_callers_line() {
+    let (x, _) = inputs();
+    let run = |f: fn(Array) -> Array, check_vma: bool| {
+        shard_map(
+            f,
+            &mesh(),
+            vec![P!["data", "model"]],
+            vec![P!["data", "model"]],
+        )
+        .check_vma(check_vma)
+        .call(x.clone())
+        .unwrap_err()
+        .to_string()
+    };
+    let checked = run(
+        |x| over(&["data"]).axis_index_groups(&GROUPS).psum(&x),
+        true,
+    );
+    assert!(checked.contains("check_vma(false)"), "{checked}");
+    assert!(checked.contains("shard_maps.rs"), "{checked}");
+    let repeated = run(
+        |x| {
+            over(&["data"])
+                .axis_index_groups(&[&[0, 1], &[1, 2]])
+                .psum(&x)
+        },
+        false,
+    );
+    assert!(repeated.contains("exactly once"), "{repeated}");
+    let uneven = run(
+        |x| {
+            over(&["data"])
+                .axis_index_groups(&[&[0, 1, 2], &[3]])
+                .psum(&x)
+        },
+        false,
+    );
+    assert!(uneven.contains("one size"), "{uneven}");
+    let shuffle = run(|x| pshuffle(&x, &["data"], &[0, 0, 1, 2]), false);
+    assert!(shuffle.contains("not represent a permutation"), "{shuffle}");
+    let untiled = run(|x| all_to_all(&x, &["data"], 0, 1, false), false);
+    assert!(
+        untiled.contains("split_axis") && untiled.contains("4 devices"),
+        "{untiled}"
+    );
+    let axis = run(|x| all_gather(&x, &["data"], 3, false), false);
+    assert!(axis.contains("axis 3 is out of range"), "{axis}");
+    assert!(axis.contains("shard_maps.rs"), "{axis}");
+    let in_vmap = oxla::vmap(|r: Array| over(&["i"]).axis_index_groups(&[&[0, 1]]).psum(&r))
+        .axis_name("i")
+        .call(Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(in_vmap.contains("not vmap axes"), "{in_vmap}");
 }
 
 #[test]

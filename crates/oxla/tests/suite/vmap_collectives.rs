@@ -117,9 +117,13 @@ fn gathers_scatters_and_permutations_over_a_vmap_axis_match_jax() {
         "blocks",
         "psum_scatter_dim1",
     );
-    check(|x| all_to_all(&x, &["i"], 0, 1), "blocks", "all_to_all");
     check(
-        |x| all_to_all(&x, &["i"], 0, 0),
+        |x| all_to_all(&x, &["i"], 0, 1, true),
+        "blocks",
+        "all_to_all",
+    );
+    check(
+        |x| all_to_all(&x, &["i"], 0, 0, true),
         "blocks",
         "all_to_all_back",
     );
