@@ -69,7 +69,8 @@ pub fn vmap<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F) -> Vmap<In, Out, F>
 
 /// Spells out per-leaf axes from a spec for each leaf, or for each
 /// top-level element of a tuple (JAX's pytree-prefix `in_axes`).
-fn per_leaf(
+pub(crate) fn per_leaf(
+    function: &'static str,
     spec: &[Option<i64>],
     tree: &TreeDef,
     what: &str,
@@ -89,7 +90,7 @@ fn per_leaf(
             .collect());
     }
     Err(Error::Usage {
-        function: "vmap",
+        function,
         message: format!(
             "{what} has {} entries, but the {} have {leaves} leaves (give one per leaf, or one per \
              top-level tuple element)",
@@ -104,13 +105,20 @@ fn per_leaf(
     })
 }
 
-/// A possibly negative axis of a rank-`rank` array, checked.
-fn normalize_axis(axis: i64, rank: usize, what: &str, location: Location) -> Result<usize> {
+/// A possibly negative axis of a rank-`rank` array, checked (an error of
+/// `function` otherwise).
+pub(crate) fn normalize_axis(
+    function: &'static str,
+    axis: i64,
+    rank: usize,
+    what: &str,
+    location: Location,
+) -> Result<usize> {
     let r = rank as i64;
     if axis < -r || axis >= r {
         return Err(Error::Usage {
-            function: "vmap",
-            message: format!("{what} {axis} is out of range for an array of rank {rank}"),
+            function,
+            message: format!("{what} is {axis}, out of range for an array of rank {rank}"),
             location,
         });
     }
@@ -206,7 +214,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
     pub(crate) fn call_with_location(&self, args: In, location: Location) -> Result<Out::Value> {
         let (leaves, in_tree) = args.flatten();
         let in_axes = match &self.in_axes {
-            Some(spec) => per_leaf(spec, &in_tree, "in_axes", location)?,
+            Some(spec) => per_leaf("vmap", spec, &in_tree, "in_axes", location)?,
             None => vec![Some(0); leaves.len()],
         };
         let mut size = self.axis_size;
@@ -218,6 +226,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
             };
             let aval = x.aval()?;
             let d = normalize_axis(
+                "vmap",
                 *axis,
                 aval.rank(),
                 &format!("in_axes of input {i}"),
@@ -265,7 +274,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
             if r.is_none() {
                 let tree = out_tree_cell.borrow().clone().unwrap_or(TreeDef::Leaf);
                 *r = Some(match &out_spec {
-                    Some(spec) => per_leaf(spec, &tree, "out_axes", location)
+                    Some(spec) => per_leaf("vmap", spec, &tree, "out_axes", location)
                         .unwrap_or_else(|_| vec![Some(0); tree.num_leaves()]),
                     None => vec![Some(0); tree.num_leaves()],
                 });
@@ -274,7 +283,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
         })?;
         let tree = out_tree_cell.borrow().clone().expect("traced");
         if let Some(spec) = &out_spec {
-            per_leaf(spec, &tree, "out_axes", location)?;
+            per_leaf("vmap", spec, &tree, "out_axes", location)?;
         }
         let paths = tree.leaf_paths();
         let arrays = outs

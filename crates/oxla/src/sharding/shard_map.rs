@@ -18,10 +18,35 @@ use crate::pytree::{Pytree, TreeDef};
 pub struct ShardMap<In, Out, F> {
     f: F,
     mesh: Mesh,
-    in_specs: Vec<PartitionSpec>,
-    out_specs: Vec<PartitionSpec>,
+    in_specs: Specs,
+    out_specs: Specs,
     check_vma: bool,
     _signature: PhantomData<fn(In) -> Out>,
+}
+
+/// The spec of each leaf of a `shard_map`'s inputs or outputs, from their
+/// structure.
+pub(crate) type LeafSpecs = std::rc::Rc<dyn Fn(&TreeDef) -> Result<Vec<PartitionSpec>>>;
+
+/// Where a `shard_map` gets its leaves' specs.
+#[derive(Clone)]
+enum Specs {
+    /// One spec per top-level element, or one for every leaf (the public
+    /// form, as JAX's pytree-prefix specs).
+    Prefix(Vec<PartitionSpec>),
+    /// Spelled out per leaf from the structure (`pmap`'s axes, whose
+    /// outputs are known only once traced).
+    PerLeaf(LeafSpecs),
+}
+
+impl Specs {
+    /// The spec of each leaf of `tree` (`what`: input or output).
+    fn leaves(&self, tree: &TreeDef, what: &str, location: Location) -> Result<Vec<PartitionSpec>> {
+        match self {
+            Specs::Prefix(specs) => leaf_specs(tree, specs, what, location),
+            Specs::PerLeaf(specs) => specs(tree),
+        }
+    }
 }
 
 /// `f` run on every device of `mesh`, on that device's blocks: top-level
@@ -73,8 +98,27 @@ pub fn shard_map<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(
     ShardMap {
         f,
         mesh: mesh.clone(),
-        in_specs,
-        out_specs,
+        in_specs: Specs::Prefix(in_specs),
+        out_specs: Specs::Prefix(out_specs),
+        check_vma: true,
+        _signature: PhantomData,
+    }
+}
+
+/// [`shard_map`] with specs spelled out per leaf by `in_specs` and
+/// `out_specs` from the structures of the inputs and of the traced
+/// outputs.
+pub(crate) fn shard_map_per_leaf<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(
+    f: F,
+    mesh: &Mesh,
+    in_specs: LeafSpecs,
+    out_specs: LeafSpecs,
+) -> ShardMap<In, Out, F> {
+    ShardMap {
+        f,
+        mesh: mesh.clone(),
+        in_specs: Specs::PerLeaf(in_specs),
+        out_specs: Specs::PerLeaf(out_specs),
         check_vma: true,
         _signature: PhantomData,
     }
@@ -125,7 +169,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> ShardMap<In, Out, F> {
     pub fn call(&self, args: In) -> Result<Out> {
         let location = super::mesh::here();
         let (leaves, tree) = args.flatten();
-        let specs = leaf_specs(&tree, &self.in_specs, "input", location)?;
+        let specs = self.in_specs.leaves(&tree, "input", location)?;
         let mut in_shardings = Vec::with_capacity(leaves.len());
         let mut block_avals = Vec::with_capacity(leaves.len());
         for (i, (x, spec)) in leaves.iter().zip(&specs).enumerate() {
@@ -147,7 +191,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> ShardMap<In, Out, F> {
         let traced = crate::transform::eval::trace_flat(&block_avals, true, location, |blocks| {
             let block_args = args.with_leaves(&mut blocks.iter().cloned())?;
             let (outs, tree) = (self.f)(block_args).flatten();
-            out_specs = leaf_specs(&tree, &self.out_specs, "output", location)?;
+            out_specs = self.out_specs.leaves(&tree, "output", location)?;
             out_tree = Some(tree);
             if !self.check_vma {
                 return Ok(outs);
@@ -245,62 +289,4 @@ pub(crate) fn block_aval(aval: &Aval, sharding: &ShardingDesc) -> Aval {
     let mut block = aval.with_shape(&shape);
     block.weak_type = aval.weak_type;
     block
-}
-
-/// A function mapped over the leading axis of its arguments, one device
-/// per index; see [`pmap`].
-pub struct Pmap<In, Out, F> {
-    f: std::sync::Arc<F>,
-    axis_name: String,
-    _signature: PhantomData<fn(In) -> Out>,
-}
-
-/// `f` applied to slice `i` of every argument leaf's leading axis on
-/// device `i` (the default client's first devices, one per index, as a
-/// mesh with one axis `axis_name` that collectives inside `f` name), with
-/// each output stacked along a new leading axis: JAX's `pmap`, for pure
-/// data parallelism, built on [`shard_map`].
-pub fn pmap<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F, axis_name: &str) -> Pmap<In, Out, F> {
-    Pmap {
-        f: std::sync::Arc::new(f),
-        axis_name: axis_name.to_string(),
-        _signature: PhantomData,
-    }
-}
-
-impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Pmap<In, Out, F> {
-    /// Runs the function on one device per index of the leading axis.
-    #[track_caller]
-    pub fn call(&self, args: In) -> Result<Out> {
-        let location = super::mesh::here();
-        let (leaves, _) = args.flatten();
-        let mut sizes = leaves.iter().map(|x| x.shape_or_empty().first().copied());
-        let n = match sizes.next().flatten() {
-            Some(n) if sizes.all(|m| m == Some(n)) => n,
-            _ => {
-                let shapes: Vec<String> = leaves
-                    .iter()
-                    .map(|x| x.aval().map(ToString::to_string).unwrap_or_default())
-                    .collect();
-                return Err(Error::Sharding {
-                    message: format!(
-                        "pmap maps over the leading axis of every argument, which must have one \
-                         size; got {}",
-                        shapes.join(", ")
-                    ),
-                    location: Some(location),
-                });
-            }
-        };
-        let mesh = Mesh::new(&[(self.axis_name.as_str(), n as usize)])?;
-        let spec = PartitionSpec::new(vec![super::spec::SpecEntry::from(self.axis_name.as_str())]);
-        let f = self.f.clone();
-        let per_device = move |blocks: In| -> Result<Out> {
-            let args = crate::pytree::tree_map(&blocks, |x| crate::lax::squeeze(x, &[0]))?;
-            crate::pytree::tree_map(&f(args), |y| crate::lax::expand_dims(y, &[0]))
-        };
-        shard_map(per_device, &mesh, vec![spec.clone()], vec![spec])
-            .check_vma(false)
-            .call(args)?
-    }
 }

@@ -239,6 +239,18 @@ x3 = np.stack([x, x * 2.0, x - 1.0])
 cases["sm_vmap"] = flat(jax.jit(jax.vmap(smap(lambda x: jax.lax.psum(jnp.sin(x), "data"), grid, P(None, "model"))))(x3))
 cases["shard_views"] = shard_views
 
+# pmap with in_axes, out_axes, static arguments and devices.
+pm_in = jax.pmap(lambda a, b: a * b + jax.lax.psum(a, "i"), axis_name="i", in_axes=(1, None))
+cases["pmap_in_axes"] = flat(pm_in(x.T, w[:, 0]))
+cases["pmap_grad_in_axes"] = flat(jax.grad(lambda a: jnp.sum(pm_in(a, w[:, 0]) ** 2))(x.T))
+pm_out = jax.pmap(lambda a: (a * 2.0, jax.lax.psum(a, "i")), axis_name="i", out_axes=(1, None))
+cases["pmap_out_axes_stacked"] = flat(pm_out(x)[0])
+cases["pmap_out_axes_none"] = flat(pm_out(x)[1])
+cases["pmap_static"] = flat(jax.pmap(lambda a, k: a ** k, axis_name="i", static_broadcasted_argnums=(1,))(x, 3))
+cases["pmap_groups_devices"] = flat(jax.pmap(
+    lambda v: jax.lax.all_gather(v, "i", axis_index_groups=[[0, 2], [3, 1]]),
+    axis_name="i", devices=jax.devices()[:4])(np.arange(16.0, dtype=np.float32).reshape(4, 4)))
+
 # Gradients taken inside a shard_map body, with JAX's default replication
 # checking: a replicated parameter's cotangent is summed over the devices.
 DP_W1 = (np.arange(4 * 6, dtype=np.float32).reshape(4, 6) % 7 - 3.0) / 5.0

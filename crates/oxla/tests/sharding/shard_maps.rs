@@ -569,6 +569,102 @@ fn pmap_maps_the_leading_axis_over_devices() {
 }
 
 #[test]
+fn pmap_in_axes_out_axes_static_arguments_and_devices_match_jax() {
+    use oxla::sharding::pmap;
+    let (x, w) = inputs();
+    let xt = jnp::transpose(&x, None);
+    let column = jnp::reshape(&oxla::lax::slice(&w, &[0, 0], &[4, 1], None), &[4]);
+    let mapped = |a: Array, b: Array| {
+        pmap(|(a, b): (Array, Array)| &a * &b + psum(&a, &["i"]), "i")
+            .in_axes(&[Some(1), None])
+            .call((a, b))
+            .unwrap()
+    };
+    let out = mapped(xt.clone(), column.clone());
+    assert_eq!(out.shape(), &[8, 4]);
+    assert_close(
+        &out.to_vec::<f32>().unwrap(),
+        &expected("pmap_in_axes").value,
+    );
+    let grad =
+        oxla::grad(move |a: Array| jnp::sum(&jnp::square(&mapped(a, column.clone())), None, false))
+            .call(xt)
+            .unwrap();
+    assert_close(
+        &grad.to_vec::<f32>().unwrap(),
+        &expected("pmap_grad_in_axes").value,
+    );
+
+    let (stacked, summed) = pmap(|a: Array| (&a * 2.0, psum(&a, &["i"])), "i")
+        .out_axes(&[Some(1), None])
+        .call(x.clone())
+        .unwrap();
+    assert_eq!(stacked.shape(), &[4, 8]);
+    assert_close(
+        &stacked.to_vec::<f32>().unwrap(),
+        &expected("pmap_out_axes_stacked").value,
+    );
+    assert_close(
+        &summed.to_vec::<f32>().unwrap(),
+        &expected("pmap_out_axes_none").value,
+    );
+
+    let cubed = pmap(
+        |(a, k): (Array, oxla::Static<i32>)| oxla::lax::integer_pow(&a, k.0),
+        "i",
+    )
+    .call((x.clone(), oxla::Static(3)))
+    .unwrap();
+    assert_close(
+        &cubed.to_vec::<f32>().unwrap(),
+        &expected("pmap_static").value,
+    );
+
+    let four = oxla::client().unwrap().addressable_devices().unwrap()[..4].to_vec();
+    let v = jnp::reshape(&jnp::arange(0.0, 16.0, 1.0, DType::F32), &[4, 4]);
+    let gathered = pmap(
+        |v: Array| {
+            over(&["i"])
+                .axis_index_groups(&GROUPS)
+                .all_gather(&v, 0, false)
+        },
+        "i",
+    )
+    .devices(four)
+    .call(v)
+    .unwrap();
+    assert_close(
+        &gathered.to_vec::<f32>().unwrap(),
+        &expected("pmap_groups_devices").value,
+    );
+
+    // Beyond JAX (which needs a mapped input): axis_size alone.
+    let indices = pmap(|c: Array| &c + &lax_convert(&axis_index(&["i"])), "i")
+        .in_axes(&[None])
+        .axis_size(8)
+        .call(Array::scalar(1.5f32).unwrap())
+        .unwrap();
+    assert_eq!(
+        indices.to_vec::<f32>().unwrap(),
+        (0..8).map(|i| i as f32 + 1.5).collect::<Vec<_>>()
+    );
+    let none = pmap(|c: Array| c, "i")
+        .in_axes(&[None])
+        .call(Array::scalar(1.5f32).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(none.contains("give axis_size"), "{none}");
+    let third_axis = pmap(|c: Array| c, "i").in_axes(&[Some(2)]);
+    let line = line!() + 1;
+    let axis = third_axis.call(x).unwrap_err().to_string();
+    assert!(
+        axis.contains("in_axes of input 0 is 2, out of range"),
+        "{axis}"
+    );
+    assert!(axis.contains(&format!("shard_maps.rs:{line}")), "{axis}");
+}
+
+#[test]
 fn shard_map_prints_in_jaxprs_as_jax_does() {
     let (x, _) = inputs();
     let text = oxla::make_jaxpr(
