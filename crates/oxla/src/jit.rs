@@ -577,6 +577,46 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         self.compiled(args, key, location).map(|c| c.report)
     }
 
+    /// The layout the program compiled for `args` takes each input leaf
+    /// in (JAX's `compiled.input_shardings`): the argument's own sharding,
+    /// its `in_shardings` entry, or, for an argument given neither, the
+    /// layout the partitioner chose, which each call lays it out in.
+    /// `None` for a program on one device, or a layout no spec of the mesh
+    /// expresses.
+    ///
+    /// ```
+    /// use oxla::{Array, Mesh, P, NamedSharding, jit, sharding::with_sharding_constraint};
+    /// # fn main() -> oxla::Result<()> {
+    /// oxla::set_cpu_device_count(4)?;                      // before the first array
+    /// let rows = NamedSharding::new(&Mesh::new(&[("b", 4)])?, P!["b"]);
+    /// let f = jit(move |y: Array| with_sharding_constraint(&(&y * 2.0), &rows));
+    /// // y comes from the host, unconstrained: the partitioner splits it too.
+    /// let y = Array::from_slice(&[0.0f32; 8], &[8])?;
+    /// assert_eq!(f.input_shardings(&y)?[0].as_ref().map(|s| s.spec().to_string()), Some("P('b')".into()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn input_shardings(&self, args: &In) -> Result<Vec<Option<NamedSharding>>> {
+        let location = Location::from_caller(std::panic::Location::caller());
+        let (leaves, key) = self.key(args)?;
+        let compiled = self.compiled(args, key, location)?;
+        let Executable::Spmd(program) = &compiled.executable else {
+            return Ok(vec![None; leaves.len()]);
+        };
+        let consts = compiled.consts.len();
+        Ok(leaves
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let rank = x.ndim_or_zero();
+                program.parameters.get(consts + i).and_then(|hlo| {
+                    crate::sharding::ShardLayout::of_hlo(&program.mesh, hlo, rank).named
+                })
+            })
+            .collect())
+    }
+
     fn compiled(&self, args: &In, key: CacheKey, location: Location) -> Result<Arc<Compiled>> {
         if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return Ok(hit);
@@ -857,11 +897,13 @@ fn top_level_leaves(tree: &TreeDef) -> Vec<std::ops::Range<usize>> {
 }
 
 /// The parameter and result shardings of a program that runs on a mesh:
-/// parameters without one (constants, arrays on one device, scalars) are
-/// replicated on it, and a result that reuses a donated parameter's buffer
-/// gets that parameter's layout unless one was asked for (XLA aliases
-/// buffers of the same per-device size only). Unchanged when the program
-/// runs on one device.
+/// constants are replicated on it; input leaves without a sharding (arrays
+/// on one device, scalars) stay unconstrained, as JAX leaves them, so the
+/// partitioner chooses their layout and each call lays the argument out
+/// so; and a result that reuses a donated parameter's buffer gets that
+/// parameter's layout unless one was asked for (XLA aliases buffers of
+/// the same per-device size only). Unchanged when the program runs on one
+/// device.
 #[allow(clippy::type_complexity)]
 fn program_layouts(
     jaxpr: &Jaxpr,
@@ -872,13 +914,16 @@ fn program_layouts(
     let Some(mesh) = oxla_lower::program_mesh(jaxpr, &args, &results)? else {
         return Ok((args, results));
     };
+    let consts = jaxpr.constvars.len();
     let args: Vec<Option<ShardingDesc>> = args
         .into_iter()
-        .map(|s| {
-            Some(s.unwrap_or_else(|| ShardingDesc {
+        .enumerate()
+        .map(|(i, s)| match s {
+            None if i < consts => Some(ShardingDesc {
                 mesh: mesh.clone(),
                 dims: Vec::new().into(),
-            }))
+            }),
+            s => s,
         })
         .collect();
     for &(param, output) in aliases {

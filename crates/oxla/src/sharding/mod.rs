@@ -28,7 +28,7 @@ pub use named::NamedSharding;
 /// `desc`, `hlo` and `from_hlo` take and return them).
 pub use oxla_core::{MeshDesc, ShardingDesc};
 pub use oxla_pjrt::HloSharding;
-pub(crate) use placement::Sharded;
+pub(crate) use placement::{ShardLayout, Sharded};
 pub use placement::{device_put, device_put_tree};
 pub use pmap::{Pmap, pmap};
 pub use shard_map::{ShardMap, shard_map};

@@ -256,3 +256,65 @@ fn a_jits_shardings_survive_inside_jit_grad_and_vmap_as_in_jax() {
 fn lax_square(x: &Array) -> Array {
     oxla::lax::square(x)
 }
+
+/// The specs JAX's compiled program takes case `name`'s inputs in.
+fn input_specs(name: &str) -> Vec<String> {
+    crate::reference(name)["input_specs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `f`'s compiled input layouts and output, against JAX's case `name`.
+fn check_unconstrained<In: oxla::Pytree + Clone, F: Fn(In) -> Array>(
+    name: &str,
+    f: oxla::Jit<In, Array, F>,
+    args: In,
+) {
+    let want = expected(name);
+    let specs: Vec<String> = f
+        .input_shardings(&args)
+        .unwrap()
+        .iter()
+        .map(|s| s.as_ref().map(|s| s.spec().to_string()).unwrap_or_default())
+        .collect();
+    assert_eq!(specs, input_specs(name), "{name}");
+    let out = f.call(args).unwrap();
+    assert_close(&out.to_vec::<f32>().unwrap(), &want.value);
+    assert_eq!(
+        out.sharding().unwrap().spec().to_string(),
+        want.spec,
+        "{name}"
+    );
+}
+
+#[test]
+fn inputs_without_a_sharding_are_laid_out_by_the_partitioner_as_in_jax() {
+    let (x, _) = inputs();
+    let (xs, _) = sharded_inputs();
+    let columns = named(P![None, "model"]);
+    check_unconstrained(
+        "unconstrained_from_out_sharding",
+        jit(|y: Array| jnp::tanh(&y) + 1.0).out_shardings(vec![Some(columns)]),
+        x.clone(),
+    );
+    let rows = named(P!["data"]);
+    check_unconstrained(
+        "unconstrained_from_constraint",
+        jit(move |y: Array| {
+            jnp::sum(
+                &with_sharding_constraint(&(&y * 2.0), &rows),
+                Some(&[1]),
+                false,
+            )
+        }),
+        x.clone(),
+    );
+    check_unconstrained(
+        "unconstrained_beside_sharded",
+        jit(|(a, b): (Array, Array)| &a * &b + 1.0),
+        (xs, x),
+    );
+}

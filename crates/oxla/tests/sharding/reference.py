@@ -82,6 +82,32 @@ cases = {
     "elementwise": run(lambda x: jnp.exp(x) + 1.0, xs),
 }
 
+# Inputs without a sharding stay unconstrained: the partitioner chooses
+# their layout (JAX's compiled.input_shardings), and the outputs follow.
+def equivalent_spec(sharding, ndim):
+    """The spec (as spec_text prints it) of a NamedSharding on mesh
+    equivalent to a compiled input sharding."""
+    entries = [None, "data", "model", ("data", "model"), ("model", "data")]
+    for d0 in entries:
+        for d1 in entries:
+            candidate = named(d0, d1)
+            try:
+                if sharding.is_equivalent_to(candidate, ndim):
+                    return spec_text(candidate)
+            except ValueError:
+                continue
+    raise AssertionError(f"no spec for {sharding}")
+
+
+def unconstrained(name, f, *args, **jit_kwargs):
+    jitted = jax.jit(f, **jit_kwargs)
+    out = jitted(*args)
+    ins = jitted.lower(*args).compile().input_shardings[0]
+    cases[name] = {"value": np.asarray(out).ravel().tolist(), "shape": list(out.shape),
+                   "spec": spec_text(out.sharding),
+                   "input_specs": [equivalent_spec(s, np.ndim(a)) for s, a in zip(ins, args)]}
+
+
 # The per-shard view: each mesh device (in mesh order) with its block.
 def indices(spec, shape):
     sharding = named(*spec)
@@ -238,6 +264,11 @@ cases["sm_grad_all_gather_invariant"] = flat(
 x3 = np.stack([x, x * 2.0, x - 1.0])
 cases["sm_vmap"] = flat(jax.jit(jax.vmap(smap(lambda x: jax.lax.psum(jnp.sin(x), "data"), grid, P(None, "model"))))(x3))
 cases["shard_views"] = shard_views
+unconstrained("unconstrained_from_out_sharding", lambda y: jnp.tanh(y) + 1.0, x,
+              out_shardings=named(None, "model"))
+unconstrained("unconstrained_from_constraint",
+              lambda y: jax.lax.with_sharding_constraint(y * 2.0, named("data")).sum(1), x)
+unconstrained("unconstrained_beside_sharded", lambda a, b: a * b + 1.0, xs, x)
 
 # pmap with in_axes, out_axes, static arguments and devices.
 pm_in = jax.pmap(lambda a, b: a * b + jax.lax.psum(a, "i"), axis_name="i", in_axes=(1, None))
