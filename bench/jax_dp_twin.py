@@ -1,10 +1,13 @@
 """JAX's side of oxla's data-parallel benchmark: the MLP SGD step of
 bench/src/mlp.rs (784-512-512-10) on a global batch of 1024 split over 8 CPU
 devices (mesh ('data': 8), parameters replicated), timed the same way (see
-bench/src/bin/dp_vs_jax.rs).
+bench/src/bin/dp_vs_jax.rs): as a jit that XLA partitions ("jit"), and as
+a shard_map whose body takes the gradient on its block with JAX's default
+check_vma=True, so the replicated parameters' cotangents are summed over
+the devices ("shard_map").
 
-Prints JSON (one line) with the first loss, then serves timing blocks of
-the compiled step (see jax_twin.serve_blocks).
+Prints JSON (one line) with the first losses, then serves timing blocks of
+the compiled steps (see jax_twin.serve_named).
 """
 
 import json
@@ -17,7 +20,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P  # noqa: E402
 
-from jax_twin import mlp_loss, serve_blocks  # noqa: E402
+from jax_twin import mlp_loss, serve_named  # noqa: E402
 
 BATCH, LEARNING_RATE = 1024, 0.01
 
@@ -25,6 +28,20 @@ BATCH, LEARNING_RATE = 1024, 0.01
 def train_step(params, x, y):
     loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
     return [(w - LEARNING_RATE * gw, b - LEARNING_RATE * gb) for (w, b), (gw, gb) in zip(params, grads)], loss
+
+
+def shard_map_step(mesh):
+    """The SGD step as a per-device body: the mean of the devices'
+    gradients (JAX sums them, check_vma=True; the body divides)."""
+    devices = mesh.shape["data"]
+
+    def body(params, x, y):
+        loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
+        updated = [(w - LEARNING_RATE * gw / devices, b - LEARNING_RATE * gb / devices)
+                   for (w, b), (gw, gb) in zip(params, grads)]
+        return updated, jax.lax.pmean(loss, "data")
+
+    return jax.shard_map(body, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=(P(), P()))
 
 
 def main():
@@ -35,19 +52,26 @@ def main():
     sizes = [784, 512, 512, 10]
     params = [(rng.standard_normal((a, b)).astype(np.float32) * 0.05, np.zeros(b, np.float32))
               for a, b in zip(sizes[:-1], sizes[1:])]
-    params = jax.device_put(params, replicated)
     x = jax.device_put(rng.standard_normal((BATCH, 784)).astype(np.float32), rows)
     y = jax.device_put(np.eye(10, dtype=np.float32)[rng.integers(0, 10, BATCH)], rows)
-    step = jax.jit(train_step, donate_argnums=(0,))
-    state = {"params": params}
-    state["params"], loss = step(state["params"], x, y)
-    print(json.dumps({"loss": float(loss), "devices": len(jax.devices())}), flush=True)
+    steps = {"jit": jax.jit(train_step, donate_argnums=(0,)),
+             "shard_map": jax.jit(shard_map_step(mesh), donate_argnums=(0,))}
+    # Each step owns (and donates) its own copy of the parameters.
+    state = {name: jax.device_put(params, replicated) for name in steps}
+    losses = {}
+    for name, step in steps.items():
+        state[name], loss = step(state[name], x, y)
+        losses[name] = float(loss)
+    print(json.dumps({"loss": losses["jit"], "shard_map_loss": losses["shard_map"],
+                      "devices": len(jax.devices())}), flush=True)
 
-    def one():
-        state["params"], loss = step(state["params"], x, y)
-        return loss
+    def one(name):
+        def run():
+            state[name], loss = steps[name](state[name], x, y)
+            return loss
+        return run
 
-    serve_blocks(one)
+    serve_named({name: one(name) for name in steps})
 
 
 if __name__ == "__main__":
