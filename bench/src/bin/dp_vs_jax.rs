@@ -18,14 +18,17 @@ use oxla_bench::mlp::{LEARNING_RATE, Layer, mlp_batch, mlp_loss, mlp_params, tra
 use oxla_bench::twin::Twin;
 
 const BATCH: i64 = 1024;
+
+/// Parameters and a batch: what a step takes.
+type StepArgs = (Vec<Layer>, Array, Array);
+/// Updated parameters and the loss: what a step gives.
+type StepOut = oxla::Result<(Vec<Layer>, Array)>;
 const DEVICES: usize = 8;
 
 /// The SGD step as a per-device body over `mesh`: the mean of the
 /// devices' gradients (check_vma sums them; the body divides), as
 /// bench/jax_dp_twin.py's `shard_map_step`.
-fn shard_map_step(
-    mesh: &Mesh,
-) -> impl Fn((Vec<Layer>, Array, Array)) -> oxla::Result<(Vec<Layer>, Array)> + Clone + use<> {
+fn shard_map_step(mesh: &Mesh) -> impl Fn(StepArgs) -> StepOut + Clone + use<> {
     let mesh = mesh.clone();
     move |(params, x, y): (Vec<Layer>, Array, Array)| {
         let body =
