@@ -7,7 +7,6 @@
 use melior::ir::{Location, Value};
 use oxla_core::{Aval, AxisGroup, DType, Jaxpr, ReduceOp, Scalar, ShardingDesc};
 
-use crate::MESH_SYMBOL;
 use crate::emit::{Emitter, LowerError};
 
 type Values<'c, 'a> = Vec<Value<'c, 'a>>;
@@ -261,13 +260,17 @@ pub(crate) fn axis_index<'c, 'a>(
 }
 
 /// `#sdy.sharding_per_value<[<@mesh, [...]>, ...]>` of values of `avals`.
-fn per_value(shardings: &[ShardingDesc], avals: &[&Aval]) -> String {
+fn per_value(
+    e: &Emitter<'_, '_>,
+    shardings: &[ShardingDesc],
+    avals: &[&Aval],
+) -> Result<String, LowerError> {
     let items: Vec<String> = shardings
         .iter()
         .zip(avals)
-        .map(|(s, a)| s.sdy_body(MESH_SYMBOL, a.shape.len()))
-        .collect();
-    format!("#sdy.sharding_per_value<[{}]>", items.join(", "))
+        .map(|(s, a)| Ok(s.sdy_body(&e.mesh_symbol(&s.mesh)?, a.shape.len())))
+        .collect::<Result<_, LowerError>>()?;
+    Ok(format!("#sdy.sharding_per_value<[{}]>", items.join(", ")))
 }
 
 /// `shard_map`: an `sdy.manual_computation` over every mesh axis whose
@@ -289,6 +292,10 @@ pub(crate) fn shard_map<'c, 'a>(
         .ok_or_else(|| LowerError::Sharding("a shard_map with no operands or results".into()))?;
     let manual: Vec<String> = mesh.axes.iter().map(|(n, _)| format!("\"{n}\"")).collect();
     let block_avals: Vec<&Aval> = body.invars.iter().map(|v| body.aval(*v)).collect();
+    let shardings = (
+        per_value(e, in_shardings, in_avals)?,
+        per_value(e, out_shardings, out_avals)?,
+    );
     let region = e.region_returning(&block_avals, "sdy.return", loc, |inner, args| {
         crate::body::lower_body(inner, body, args)
     })?;
@@ -297,8 +304,8 @@ pub(crate) fn shard_map<'c, 'a>(
         inputs,
         out_avals,
         &[
-            ("in_shardings", per_value(in_shardings, in_avals)),
-            ("out_shardings", per_value(out_shardings, out_avals)),
+            ("in_shardings", shardings.0),
+            ("out_shardings", shardings.1),
             (
                 "manual_axes",
                 format!("#sdy<manual_axes{{{}}}>", manual.join(", ")),

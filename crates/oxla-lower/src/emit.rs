@@ -82,16 +82,28 @@ pub(crate) struct Emitter<'c, 'a> {
     /// The last order value of this block's effectful host callbacks,
     /// which the next one takes, so XLA keeps them in program order.
     effect_chain: Option<Value<'c, 'a>>,
+    /// The program's meshes, in the order of their symbols.
+    meshes: Rc<[oxla_core::MeshDesc]>,
 }
 
 impl<'c, 'a> Emitter<'c, 'a> {
-    pub(crate) fn new(context: &'c Context, block: &'a Block<'c>) -> Self {
+    pub(crate) fn new(
+        context: &'c Context,
+        block: &'a Block<'c>,
+        meshes: &[oxla_core::MeshDesc],
+    ) -> Self {
         Self {
             context,
             block,
             exported: Rc::default(),
             effect_chain: None,
+            meshes: meshes.into(),
         }
+    }
+
+    /// The symbol the program declares `mesh` under.
+    pub(crate) fn mesh_symbol(&self, mesh: &oxla_core::MeshDesc) -> Result<String, LowerError> {
+        crate::symbol_of(&self.meshes, mesh)
     }
 
     /// An emitter for a nested block of the same program.
@@ -101,6 +113,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             block,
             exported: self.exported.clone(),
             effect_chain: None,
+            meshes: self.meshes.clone(),
         }
     }
 

@@ -84,32 +84,65 @@ fn check_mesh(function: &ExportedFunction, mesh: Option<&MeshDesc>) -> Result<()
     )))
 }
 
-/// The one mesh a program with these shardings and constraints runs on:
-/// `None` for a single-device program; an error when two differ.
+/// The mesh a program with these shardings and constraints runs on (the
+/// first met): `None` for a single-device program; an error when two
+/// meshes lay out different devices (see [`program_meshes`]).
 pub fn program_mesh(
     jaxpr: &Jaxpr,
     arg_shardings: &[Option<ShardingDesc>],
     result_shardings: &[Option<ShardingDesc>],
 ) -> Result<Option<MeshDesc>, LowerError> {
+    Ok(program_meshes(jaxpr, arg_shardings, result_shardings)?
+        .into_iter()
+        .next())
+}
+
+/// Every mesh of a program's shardings and constraints, each once, in the
+/// order met. Meshes of different shapes or axis names may meet in one
+/// program when they lay out the same devices in the same order, as JAX
+/// allows (each is declared under its own symbol); otherwise an error.
+pub fn program_meshes(
+    jaxpr: &Jaxpr,
+    arg_shardings: &[Option<ShardingDesc>],
+    result_shardings: &[Option<ShardingDesc>],
+) -> Result<Vec<MeshDesc>, LowerError> {
     let mut meshes: Vec<MeshDesc> = Vec::new();
     let given = arg_shardings.iter().chain(result_shardings).flatten();
     for mesh in given
         .map(|s| s.mesh.clone())
         .chain(oxla_core::sharding::program_meshes(jaxpr))
     {
+        if let Some(first) = meshes.first()
+            && first.device_ids != mesh.device_ids
+        {
+            return Err(LowerError::Sharding(format!(
+                "one program uses two meshes over different devices, {first} on devices {:?} and                  {mesh} on devices {:?}; put every sharded value of a jit on meshes of the same                  devices in the same order",
+                first.device_ids, mesh.device_ids
+            )));
+        }
         if !meshes.contains(&mesh) {
             meshes.push(mesh);
         }
     }
-    match meshes.as_slice() {
-        [] => Ok(None),
-        [one] => Ok(Some(one.clone())),
-        [first, second, ..] => Err(LowerError::Sharding(format!(
-            "one program uses two meshes, {first} on devices {:?} and {second} on devices {:?}; \
-             put every sharded value of a jit on the same mesh",
-            first.device_ids, second.device_ids
-        ))),
+    Ok(meshes)
+}
+
+/// The symbol the program declares mesh `index` of its meshes under:
+/// `mesh`, then `mesh_0`, `mesh_1`, ... (as JAX names them).
+pub fn mesh_symbol(index: usize) -> String {
+    match index {
+        0 => MESH_SYMBOL.to_string(),
+        i => format!("{MESH_SYMBOL}_{}", i - 1),
     }
+}
+
+/// The symbol of `mesh` among a program's `meshes`.
+pub(crate) fn symbol_of(meshes: &[MeshDesc], mesh: &MeshDesc) -> Result<String, LowerError> {
+    meshes
+        .iter()
+        .position(|m| m == mesh)
+        .map(mesh_symbol)
+        .ok_or_else(|| LowerError::Sharding(format!("{mesh} is not a mesh of this program")))
 }
 
 /// Lowers `jaxpr` to the text of a StableHLO module whose `main` takes the
@@ -137,9 +170,10 @@ fn value_attributes(
     ranks: &[usize],
     shardings: &[Option<ShardingDesc>],
     aliases: &[(usize, usize)],
-) -> Option<String> {
+    meshes: &[MeshDesc],
+) -> Result<Option<String>, LowerError> {
     if shardings.iter().all(Option::is_none) && aliases.is_empty() {
-        return None;
+        return Ok(None);
     }
     let dicts: Vec<String> = (0..ranks.len())
         .map(|i| {
@@ -148,22 +182,23 @@ fn value_attributes(
                 entries.push(format!("tf.aliasing_output = {output} : i32"));
             }
             if let Some(Some(sharding)) = shardings.get(i) {
+                let symbol = symbol_of(meshes, &sharding.mesh)?;
                 entries.push(format!(
                     "sdy.sharding = {}",
-                    sharding.sdy_attribute(MESH_SYMBOL, ranks[i])
+                    sharding.sdy_attribute(&symbol, ranks[i])
                 ));
             }
-            format!("{{{}}}", entries.join(", "))
+            Ok(format!("{{{}}}", entries.join(", ")))
         })
-        .collect();
-    Some(format!("[{}]", dicts.join(", ")))
+        .collect::<Result<_, LowerError>>()?;
+    Ok(Some(format!("[{}]", dicts.join(", "))))
 }
 
 /// Lowers `jaxpr` as [`lower_to_text`] does, with `lowering`'s aliases and
 /// shardings; a program with shardings declares its mesh (`sdy.mesh`) and
 /// its number of partitions, for XLA's Shardy partitioner.
 pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerError> {
-    let mesh = program_mesh(jaxpr, lowering.arg_shardings, lowering.result_shardings)?;
+    let meshes = program_meshes(jaxpr, lowering.arg_shardings, lowering.result_shardings)?;
     let context = Context::new();
     context.set_allow_unregistered_dialects(true);
     let unknown = Location::unknown(&context);
@@ -214,7 +249,7 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
                     .map_err(emit::melior_error)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let mut emitter = emit::Emitter::new(&context, &block);
+        let mut emitter = emit::Emitter::new(&context, &block, &meshes);
         let args = match embedded {
             Some(values) => {
                 let mut all = jaxpr
@@ -245,10 +280,15 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
         .iter()
         .map(|a| jaxpr.atom_aval(a).shape.len())
         .collect();
-    if let Some(text) = value_attributes(&param_ranks, lowering.arg_shardings, lowering.aliases) {
+    if let Some(text) = value_attributes(
+        &param_ranks,
+        lowering.arg_shardings,
+        lowering.aliases,
+        &meshes,
+    )? {
         attributes.push((Identifier::new(&context, "arg_attrs"), parse(&text)?));
     }
-    if let Some(text) = value_attributes(&result_ranks, lowering.result_shardings, &[]) {
+    if let Some(text) = value_attributes(&result_ranks, lowering.result_shardings, &[], &meshes)? {
         attributes.push((Identifier::new(&context, "res_attrs"), parse(&text)?));
     }
     let function = melior::ir::operation::OperationBuilder::new("func.func", unknown)
@@ -272,12 +312,12 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
         .build()
         .map_err(emit::melior_error)?;
     let mut module = module;
-    if let Some(mesh) = &mesh {
+    for (index, mesh) in meshes.iter().enumerate() {
         let declaration = melior::ir::operation::OperationBuilder::new("sdy.mesh", unknown)
             .add_attributes(&[
                 (
                     Identifier::new(&context, "sym_name"),
-                    StringAttribute::new(&context, MESH_SYMBOL).into(),
+                    StringAttribute::new(&context, &mesh_symbol(index)).into(),
                 ),
                 (
                     Identifier::new(&context, "mesh"),
@@ -287,6 +327,8 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
             .build()
             .map_err(emit::melior_error)?;
         module.body().append_operation(declaration);
+    }
+    if let Some(mesh) = meshes.first() {
         module.as_operation_mut().set_attribute(
             "mhlo.num_partitions",
             parse(&format!("{} : i32", mesh.size()))?,
@@ -300,7 +342,7 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
     }
     module.body().append_operation(function);
     for function in &exported {
-        check_mesh(function, mesh.as_ref())?;
+        check_mesh(function, meshes.first())?;
         merge::merge_into(&context, &module, function)?;
     }
     // With debug info, each op keeps its `loc("file.rs":line:col)`, so a

@@ -961,16 +961,19 @@ pub(crate) fn lower_equation<'c, 'a>(
             crate::collectives::ppermute(e, group, perm, inputs[0], out, loc)
         }
         Primitive::AxisIndex { group } => crate::collectives::axis_index(e, group, out, loc),
-        Primitive::ShardingConstraint { sharding } => e.op(
-            "sdy.sharding_constraint",
-            inputs,
-            out_avals,
-            &[(
-                "sharding",
-                sharding.sdy_attribute(crate::MESH_SYMBOL, out_avals[0].shape.len()),
-            )],
-            loc,
-        ),
+        Primitive::ShardingConstraint { sharding } => {
+            let symbol = e.mesh_symbol(&sharding.mesh)?;
+            e.op(
+                "sdy.sharding_constraint",
+                inputs,
+                out_avals,
+                &[(
+                    "sharding",
+                    sharding.sdy_attribute(&symbol, out_avals[0].shape.len()),
+                )],
+                loc,
+            )
+        }
         Primitive::OptimizationBarrier => e.op(
             "stablehlo.optimization_barrier",
             inputs,

@@ -318,3 +318,30 @@ fn inputs_without_a_sharding_are_laid_out_by_the_partitioner_as_in_jax() {
         (xs, x),
     );
 }
+
+#[test]
+fn arrays_on_two_meshes_of_the_same_devices_meet_in_one_program_as_in_jax() {
+    let (x, _) = inputs();
+    let (xs, _) = sharded_inputs();
+    let wide = oxla::Mesh::new(&[("a", 2), ("b", 4)]).unwrap();
+    let x_wide = oxla::device_put(&x, &oxla::NamedSharding::new(&wide, P!["a", "b"])).unwrap();
+    let f = jit(|(a, b): (Array, Array)| &a * &b + 1.0);
+    let out = f.call((x_wide.clone(), xs.clone())).unwrap();
+    let want = expected("two_meshes");
+    assert_close(&out.to_vec::<f32>().unwrap(), &want.value);
+    assert_eq!(out.sharding().unwrap().spec().to_string(), want.spec);
+    let text = f.lower(&(x_wide.clone(), xs.clone())).unwrap();
+    assert!(
+        text.contains(r#"sym_name = "mesh""#) && text.contains(r#"sym_name = "mesh_0""#),
+        "{text}"
+    );
+    // The same devices in another order: an error naming both meshes.
+    let mut devices = oxla::client().unwrap().addressable_devices().unwrap();
+    devices.reverse();
+    let reversed = oxla::Mesh::with_devices(devices, &[("data", 4), ("model", 2)]).unwrap();
+    let x_reversed =
+        oxla::device_put(&x, &oxla::NamedSharding::new(&reversed, P!["data"])).unwrap();
+    let err = f.call((x_wide, x_reversed)).unwrap_err().to_string();
+    assert!(err.contains("meshes over different devices"), "{err}");
+    assert!(err.contains("[7, 6, 5, 4, 3, 2, 1, 0]"), "{err}");
+}

@@ -264,6 +264,14 @@ cases["sm_grad_all_gather_invariant"] = flat(
 x3 = np.stack([x, x * 2.0, x - 1.0])
 cases["sm_vmap"] = flat(jax.jit(jax.vmap(smap(lambda x: jax.lax.psum(jnp.sin(x), "data"), grid, P(None, "model"))))(x3))
 cases["shard_views"] = shard_views
+# Arrays on two meshes over the same devices in the same order meet in one
+# program (the output is laid out on the first); devices in another order
+# are an error.
+wide = jax.sharding.Mesh(np.array(jax.devices()).reshape(2, 4), ("a", "b"))
+x_wide = jax.device_put(x, NamedSharding(wide, P("a", "b")))
+two_meshes = jax.jit(lambda a, b: a * b + 1.0)(x_wide, xs)
+cases["two_meshes"] = {"value": np.asarray(two_meshes).ravel().tolist(), "shape": list(two_meshes.shape),
+                       "spec": spec_text(two_meshes.sharding)}
 unconstrained("unconstrained_from_out_sharding", lambda y: jnp.tanh(y) + 1.0, x,
               out_shardings=named(None, "model"))
 unconstrained("unconstrained_from_constraint",
