@@ -64,9 +64,46 @@ pub struct ShardingDesc {
     pub mesh: MeshDesc,
     /// Per dimension, the mesh axes splitting it, major first.
     pub dims: Arc<[Arc<[Arc<str>]>]>,
+    /// Dimensions left to the partitioner (JAX's `P.UNCONSTRAINED`, in
+    /// sharding constraints): it may split them over mesh axes the other
+    /// dimensions leave free. Their `dims` entry is empty.
+    pub unconstrained: Arc<[usize]>,
 }
 
 impl ShardingDesc {
+    /// The sharding splitting dimension `i` over the mesh axes `dims[i]`,
+    /// every dimension constrained.
+    pub fn new(mesh: MeshDesc, dims: Arc<[Arc<[Arc<str>]>]>) -> ShardingDesc {
+        ShardingDesc {
+            mesh,
+            dims,
+            unconstrained: Arc::from([]),
+        }
+    }
+
+    /// Every device holds the whole array.
+    pub fn replicated(mesh: MeshDesc) -> ShardingDesc {
+        ShardingDesc::new(mesh, Arc::from([]))
+    }
+
+    /// The sharding with a new dimension at `at`, split over `axes`
+    /// (the dimensions after it shift by one).
+    pub fn with_dim_inserted(&self, at: usize, axes: Arc<[Arc<str>]>) -> ShardingDesc {
+        let mut dims: Vec<Arc<[Arc<str>]>> = self.dims.to_vec();
+        while dims.len() < at {
+            dims.push(Arc::from([]));
+        }
+        dims.insert(at, axes);
+        ShardingDesc {
+            mesh: self.mesh.clone(),
+            dims: dims.into(),
+            unconstrained: self
+                .unconstrained
+                .iter()
+                .map(|&d| if d >= at { d + 1 } else { d })
+                .collect(),
+        }
+    }
     /// The sharding of an array of rank `rank` as Shardy writes it, on the
     /// mesh called `mesh_symbol`: `#sdy.sharding<@mesh, [{"data"}, {}]>`
     /// (one entry per dimension; those past the spec are not split).
@@ -79,6 +116,9 @@ impl ShardingDesc {
     pub fn sdy_body(&self, mesh_symbol: &str, rank: usize) -> String {
         let dims: Vec<String> = (0..rank.max(self.dims.len()))
             .map(|d| {
+                if self.unconstrained.contains(&d) {
+                    return "{?}".to_string();
+                }
                 let names: Vec<String> = self
                     .dims
                     .get(d)
@@ -90,9 +130,19 @@ impl ShardingDesc {
         format!("<@{mesh_symbol}, [{}]>", dims.join(", "))
     }
 
-    /// The spec part, as JAX prints a `PartitionSpec`: `P('data', None)`.
+    /// The spec part, as JAX prints a `PartitionSpec`: `P('data', None)`,
+    /// `P('data', UNCONSTRAINED)`.
     pub fn spec_text(&self) -> String {
-        spec_text(self.dims.iter().map(|axes| axes.iter()))
+        let entries: Vec<String> = self
+            .dims
+            .iter()
+            .enumerate()
+            .map(|(d, axes)| match self.unconstrained.contains(&d) {
+                true => "UNCONSTRAINED".to_string(),
+                false => entry_text(axes.iter()),
+            })
+            .collect();
+        format!("P({})", entries.join(", "))
     }
 
     /// How many pieces dimension `dim` is cut into.
@@ -316,21 +366,24 @@ impl AxisGroup {
 pub fn spec_text<'a, A: AsRef<str> + ?Sized + 'a>(
     entries: impl IntoIterator<Item = impl IntoIterator<Item = &'a A>>,
 ) -> String {
-    let parts: Vec<String> = entries
-        .into_iter()
-        .map(|axes| {
-            let names: Vec<String> = axes
-                .into_iter()
-                .map(|a| format!("'{}'", a.as_ref()))
-                .collect();
-            match names.len() {
-                0 => "None".to_string(),
-                1 => names[0].clone(),
-                _ => format!("({})", names.join(", ")),
-            }
-        })
-        .collect();
+    let parts: Vec<String> = entries.into_iter().map(entry_text).collect();
     format!("P({})", parts.join(", "))
+}
+
+/// One entry of a partition spec as JAX prints it: `None`, `'data'` or
+/// `('data', 'model')`.
+pub fn entry_text<'a, A: AsRef<str> + ?Sized + 'a>(
+    axes: impl IntoIterator<Item = &'a A>,
+) -> String {
+    let names: Vec<String> = axes
+        .into_iter()
+        .map(|a| format!("'{}'", a.as_ref()))
+        .collect();
+    match names.len() {
+        0 => "None".to_string(),
+        1 => names[0].clone(),
+        _ => format!("({})", names.join(", ")),
+    }
 }
 
 /// That `sharding` fits an array of type `aval`: one entry per dimension at
@@ -466,6 +519,7 @@ mod tests {
     #[test]
     fn shardy_and_jax_spellings() {
         let s = ShardingDesc {
+            unconstrained: Arc::from([]),
             mesh: mesh(),
             dims: vec![
                 Arc::from(vec![Arc::from("data")]),

@@ -116,7 +116,9 @@ pub fn program_meshes(
             && first.device_ids != mesh.device_ids
         {
             return Err(LowerError::Sharding(format!(
-                "one program uses two meshes over different devices, {first} on devices {:?} and                  {mesh} on devices {:?}; put every sharded value of a jit on meshes of the same                  devices in the same order",
+                "one program uses two meshes over different devices, {first} on devices {:?} and \
+                 {mesh} on devices {:?}; put every sharded value of a jit on meshes of the same \
+                 devices in the same order",
                 first.device_ids, mesh.device_ids
             )));
         }

@@ -367,7 +367,9 @@ fn expand_mask(
     }
     if mask.is_traced() {
         return Err(fail(format!(
-            "a boolean index needs concrete values, and this {} is traced (under jit, vmap or              grad); select with `where_`, or index with a fixed number of positions (JAX's              NonConcreteBooleanIndexError)",
+            "a boolean index needs concrete values, and this {} is traced (under jit, vmap or \
+             grad); select with `where_`, or index with a fixed number of positions (JAX's \
+             NonConcreteBooleanIndexError)",
             mask.aval()?
         )));
     }

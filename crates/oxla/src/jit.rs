@@ -919,10 +919,7 @@ fn program_layouts(
         .into_iter()
         .enumerate()
         .map(|(i, s)| match s {
-            None if i < consts => Some(ShardingDesc {
-                mesh: mesh.clone(),
-                dims: Vec::new().into(),
-            }),
+            None if i < consts => Some(ShardingDesc::replicated(mesh.clone())),
             s => s,
         })
         .collect();

@@ -138,10 +138,7 @@ fn eager_program(
         None => EagerProgram::Single(crate::runtime::compile(&jaxpr, primitive.name())?.0),
         Some(desc) => {
             let mesh = spmd::mesh_of(&desc, meshes)?;
-            let replicated = ShardingDesc {
-                mesh: desc,
-                dims: Vec::new().into(),
-            };
+            let replicated = ShardingDesc::replicated(desc);
             let args: Vec<Option<ShardingDesc>> = shardings
                 .iter()
                 .map(|s| Some(s.clone().unwrap_or_else(|| replicated.clone())))

@@ -58,7 +58,7 @@ pub(crate) fn with_sharding_constraint_at(
         Ok(aval) => aval.clone(),
         Err(e) => return Array::error(e),
     };
-    if let Err(e) = sharding.check(&aval, &format!("a value of {aval}"), location) {
+    if let Err(e) = sharding.check_constraint(&aval, &format!("a value of {aval}"), location) {
         return Array::error(e);
     }
     let primitive = Primitive::ShardingConstraint {

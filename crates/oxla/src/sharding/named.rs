@@ -50,22 +50,43 @@ impl NamedSharding {
 
     /// The sharding as the IR records it.
     pub fn desc(&self) -> ShardingDesc {
+        let spec = self.spec.trimmed();
         ShardingDesc {
             mesh: self.mesh.desc().clone(),
-            dims: self
-                .spec
-                .trimmed()
+            dims: spec
                 .entries()
                 .iter()
-                .map(|e| e.0.iter().map(|a| Arc::from(a.as_str())).collect())
+                .map(|e| e.names().iter().map(|a| Arc::from(a.as_str())).collect())
                 .collect(),
+            unconstrained: spec.unconstrained_dims().into(),
         }
     }
 
-    /// That the sharding fits an array of type `aval` (known axes, each
-    /// once, block counts that divide their dimensions); the error names
-    /// the spec, the mesh, the array and `what` is sharded.
+    /// That the sharding lays out an array of type `aval` (known axes,
+    /// each once, block counts that divide their dimensions, no
+    /// unconstrained dimension); the error names the spec, the mesh, the
+    /// array and `what` is sharded.
     pub fn check(&self, aval: &Aval, what: &str, location: oxla_core::Location) -> Result<()> {
+        if !self.spec.unconstrained_dims().is_empty() {
+            return Err(Error::Sharding {
+                message: format!(
+                    "cannot shard {what} as {self}: unconstrained dimensions are only allowed in \
+                     with_sharding_constraint, as in JAX"
+                ),
+                location: Some(location),
+            });
+        }
+        self.check_constraint(aval, what, location)
+    }
+
+    /// [`NamedSharding::check`] for a sharding constraint, which may
+    /// leave dimensions unconstrained.
+    pub(crate) fn check_constraint(
+        &self,
+        aval: &Aval,
+        what: &str,
+        location: oxla_core::Location,
+    ) -> Result<()> {
         let fail = |message: String| Error::Sharding {
             message: format!("cannot shard {what} as {self}: {message}"),
             location: Some(location),
@@ -139,7 +160,14 @@ impl NamedSharding {
                 }
             }
             for candidate in orderings(&entries) {
-                let spec = PartitionSpec::new(candidate.into_iter().map(SpecEntry).collect());
+                let spec = PartitionSpec::new(
+                    candidate
+                        .iter()
+                        .map(|axes| {
+                            SpecEntry::axes(&axes.iter().map(String::as_str).collect::<Vec<_>>())
+                        })
+                        .collect(),
+                );
                 let sharding = NamedSharding::new(mesh, spec.trimmed());
                 if normalized(&sharding.hlo(rank)) == target {
                     return Some(sharding);

@@ -5,36 +5,82 @@
 use std::fmt;
 
 /// The mesh axes that split one array dimension: none (the dimension is
-/// whole on every device), one, or several (major first).
+/// whole on every device), one, or several (major first); or
+/// [`SpecEntry::UNCONSTRAINED`], left to the partitioner.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct SpecEntry(pub Vec<String>);
+pub struct SpecEntry {
+    axes: Vec<String>,
+    unconstrained: bool,
+}
+
+impl SpecEntry {
+    /// JAX's `P.UNCONSTRAINED`: a dimension the partitioner may split over
+    /// any mesh axes the other dimensions leave free (in
+    /// `with_sharding_constraint` only, as in JAX).
+    pub const UNCONSTRAINED: SpecEntry = SpecEntry {
+        axes: Vec::new(),
+        unconstrained: true,
+    };
+
+    /// The entry splitting its dimension over `axes`, major first.
+    pub fn axes(axes: &[&str]) -> SpecEntry {
+        SpecEntry {
+            axes: axes.iter().map(|a| a.to_string()).collect(),
+            unconstrained: false,
+        }
+    }
+
+    /// The mesh axes splitting the dimension (none when unconstrained).
+    pub fn names(&self) -> &[String] {
+        &self.axes
+    }
+
+    /// Whether the dimension is left to the partitioner.
+    pub fn is_unconstrained(&self) -> bool {
+        self.unconstrained
+    }
+
+    /// As JAX prints it: `None`, `'data'`, `('data', 'model')` or
+    /// `UNCONSTRAINED`.
+    fn text(&self) -> String {
+        match self.unconstrained {
+            true => "UNCONSTRAINED".to_string(),
+            false => oxla_core::sharding::entry_text(self.axes.iter()),
+        }
+    }
+}
 
 impl From<&str> for SpecEntry {
     fn from(axis: &str) -> Self {
-        SpecEntry(vec![axis.to_string()])
+        SpecEntry::axes(&[axis])
     }
 }
 
 impl From<Option<&str>> for SpecEntry {
     fn from(axis: Option<&str>) -> Self {
-        SpecEntry(axis.into_iter().map(str::to_string).collect())
+        SpecEntry::axes(axis.as_slice())
     }
 }
 
 impl<const N: usize> From<[&str; N]> for SpecEntry {
     fn from(axes: [&str; N]) -> Self {
-        SpecEntry(axes.iter().map(|a| a.to_string()).collect())
+        SpecEntry::axes(&axes)
     }
 }
 
 /// For each leading dimension of an array, the mesh axes that split it;
 /// dimensions beyond the spec's length are not split. `P!["data", None]`
 /// splits dimension 0 over mesh axis `data` and keeps dimension 1 whole;
-/// `P![["data", "model"]]` splits dimension 0 over both axes.
+/// `P![["data", "model"]]` splits dimension 0 over both axes;
+/// `P!["data", PartitionSpec::UNCONSTRAINED]` leaves dimension 1 to the
+/// partitioner (in `with_sharding_constraint`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct PartitionSpec(Vec<SpecEntry>);
 
 impl PartitionSpec {
+    /// JAX's `P.UNCONSTRAINED` (see [`SpecEntry::UNCONSTRAINED`]).
+    pub const UNCONSTRAINED: SpecEntry = SpecEntry::UNCONSTRAINED;
+
     /// A spec from its entries.
     pub fn new(entries: Vec<SpecEntry>) -> Self {
         PartitionSpec(entries)
@@ -52,14 +98,24 @@ impl PartitionSpec {
 
     /// The mesh axes of dimension `dim` (none beyond the spec's length).
     pub fn axes_of(&self, dim: usize) -> &[String] {
-        self.0.get(dim).map_or(&[], |e| e.0.as_slice())
+        self.0.get(dim).map_or(&[], |e| e.axes.as_slice())
+    }
+
+    /// The dimensions left to the partitioner.
+    pub fn unconstrained_dims(&self) -> Vec<usize> {
+        (0..self.0.len())
+            .filter(|&d| self.0[d].unconstrained)
+            .collect()
     }
 
     /// The spec without trailing unsplit entries (`P('x', None)` and
     /// `P('x')` mean the same).
     pub(crate) fn trimmed(&self) -> PartitionSpec {
         let mut entries = self.0.clone();
-        while entries.last().is_some_and(|e| e.0.is_empty()) {
+        while entries
+            .last()
+            .is_some_and(|e| e.axes.is_empty() && !e.unconstrained)
+        {
             entries.pop();
         }
         PartitionSpec(entries)
@@ -69,9 +125,8 @@ impl PartitionSpec {
 impl fmt::Display for PartitionSpec {
     /// `P('data', None)`, as JAX prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&oxla_core::sharding::spec_text(
-            self.0.iter().map(|e| e.0.iter()),
-        ))
+        let entries: Vec<String> = self.0.iter().map(SpecEntry::text).collect();
+        write!(f, "P({})", entries.join(", "))
     }
 }
 

@@ -424,10 +424,6 @@ fn sharding_constraint(
     size: i64,
 ) -> Result<Batched> {
     let (x, b) = operand(&args[0], bdims[0], size);
-    let mut dims: Vec<std::sync::Arc<[std::sync::Arc<str>]>> = sharding.dims.to_vec();
-    while dims.len() < b {
-        dims.push(std::sync::Arc::from(Vec::new()));
-    }
     let spmd_axes = super::batching::rule_axis(size)
         .spmd_axis_name
         .unwrap_or_else(|| std::sync::Arc::from(Vec::new()));
@@ -446,12 +442,8 @@ fn sharding_constraint(
             ),
         ));
     }
-    dims.insert(b, spmd_axes);
     let batched = Primitive::ShardingConstraint {
-        sharding: oxla_core::ShardingDesc {
-            mesh: sharding.mesh.clone(),
-            dims: dims.into(),
-        },
+        sharding: sharding.with_dim_inserted(b, spmd_axes),
     };
     done(vec![bind1(batched, &[&x])?], vec![Some(b)])
 }

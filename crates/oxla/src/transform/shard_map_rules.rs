@@ -47,10 +47,7 @@ impl ShardMapParams<'_> {
             .or(self.outs.first())
             .map(|s| s.mesh.clone())
             .ok_or_else(|| Error::InvalidArgument("internal: a shard_map without a mesh".into()))?;
-        Ok(ShardingDesc {
-            mesh,
-            dims: Vec::new().into(),
-        })
+        Ok(ShardingDesc::replicated(mesh))
     }
 }
 
@@ -79,12 +76,7 @@ fn location() -> oxla_core::Location {
 
 /// A sharding with an unsplit dimension in front.
 fn with_leading_dim(s: &ShardingDesc) -> ShardingDesc {
-    let mut dims = vec![std::sync::Arc::from(Vec::new())];
-    dims.extend(s.dims.iter().cloned());
-    ShardingDesc {
-        mesh: s.mesh.clone(),
-        dims: dims.into(),
-    }
+    s.with_dim_inserted(0, std::sync::Arc::from([]))
 }
 
 /// Primal outputs and output tangents of a `shard_map`.

@@ -345,3 +345,45 @@ fn arrays_on_two_meshes_of_the_same_devices_meet_in_one_program_as_in_jax() {
     assert!(err.contains("meshes over different devices"), "{err}");
     assert!(err.contains("[7, 6, 5, 4, 3, 2, 1, 0]"), "{err}");
 }
+
+#[test]
+fn unconstrained_dimensions_of_a_constraint_are_left_to_the_partitioner_as_in_jax() {
+    use oxla::PartitionSpec;
+    let (x, _) = inputs();
+    let (xs, _) = sharded_inputs();
+    let x_grid = oxla::device_put(&x, &named(P!["data", "model"])).unwrap();
+    let keeps = named(P![PartitionSpec::UNCONSTRAINED, "model"]);
+    assert_eq!(keeps.spec().to_string(), "P(UNCONSTRAINED, 'model')");
+    let closed = named(P![PartitionSpec::UNCONSTRAINED, None]);
+    for (name, sharding, input) in [
+        ("constraint_unconstrained_keeps", keeps.clone(), xs),
+        ("constraint_unconstrained_closed", closed, x_grid),
+    ] {
+        let want = expected(name);
+        let f = jit(move |y: Array| with_sharding_constraint(&(&y * 2.0), &sharding));
+        let text = f.lower(&input).unwrap();
+        assert!(text.contains("{?}"), "{text}");
+        let out = f.call(input).unwrap();
+        assert_close(&out.to_vec::<f32>().unwrap(), &want.value);
+        assert_eq!(
+            out.sharding().unwrap().spec().to_string(),
+            want.spec,
+            "{name}"
+        );
+    }
+    // Elsewhere, as in JAX, an error.
+    let placed = oxla::device_put(&x, &keeps).unwrap_err().to_string();
+    assert!(
+        placed.contains("only allowed in with_sharding_constraint"),
+        "{placed}"
+    );
+    let out = jit(|y: Array| &y * 2.0)
+        .out_shardings(vec![Some(keeps)])
+        .call(x)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        out.contains("only allowed in with_sharding_constraint"),
+        "{out}"
+    );
+}

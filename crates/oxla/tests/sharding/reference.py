@@ -272,6 +272,13 @@ x_wide = jax.device_put(x, NamedSharding(wide, P("a", "b")))
 two_meshes = jax.jit(lambda a, b: a * b + 1.0)(x_wide, xs)
 cases["two_meshes"] = {"value": np.asarray(two_meshes).ravel().tolist(), "shape": list(two_meshes.shape),
                        "spec": spec_text(two_meshes.sharding)}
+# P.UNCONSTRAINED in a sharding constraint: the partitioner keeps (or
+# picks) the layout of those dimensions.
+x_grid = jax.device_put(x, named("data", "model"))
+cases["constraint_unconstrained_keeps"] = run(
+    lambda y: jax.lax.with_sharding_constraint(y * 2.0, named(P.UNCONSTRAINED, "model")), xs)
+cases["constraint_unconstrained_closed"] = run(
+    lambda y: jax.lax.with_sharding_constraint(y * 2.0, named(P.UNCONSTRAINED, None)), x_grid)
 unconstrained("unconstrained_from_out_sharding", lambda y: jnp.tanh(y) + 1.0, x,
               out_shardings=named(None, "model"))
 unconstrained("unconstrained_from_constraint",
