@@ -109,6 +109,7 @@ pjrt_args! {
     PJRT_Buffer_Dimensions_Args { last: num_dims },
     PJRT_Buffer_OnDeviceSizeInBytes_Args { last: on_device_size_in_bytes },
     PJRT_Buffer_Device_Args { last: device },
+    PJRT_Buffer_CopyToDevice_Args { last: dst_buffer },
     PJRT_Buffer_Delete_Args { last: buffer },
     PJRT_Buffer_IsDeleted_Args { last: is_deleted },
     PJRT_Buffer_ToHostBuffer_Args { last: event },

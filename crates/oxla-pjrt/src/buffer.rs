@@ -102,6 +102,17 @@ impl Buffer {
         Ok(Device::new(self.client.clone(), args.device))
     }
 
+    /// A copy of the buffer on `device` of the same client, made by the
+    /// plugin without passing through the host (the plugin refuses a copy
+    /// to the buffer's own device).
+    pub fn copy_to_device(&self, device: &Device) -> Result<Buffer> {
+        let mut args = ffi::PJRT_Buffer_CopyToDevice_Args::new();
+        args.buffer = self.raw;
+        args.dst_device = device.raw();
+        pjrt_call!(&self.client.api, PJRT_Buffer_CopyToDevice, &mut args)?;
+        Buffer::from_raw(self.client.clone(), args.dst_buffer)
+    }
+
     /// An event that is ready when the buffer's value is computed (or failed).
     pub fn ready_event(&self) -> Result<Event> {
         let mut args = ffi::PJRT_Buffer_ReadyEvent_Args::new();

@@ -26,6 +26,7 @@ use crate::config::{explain_cache_misses, log_compiles, x64_enabled};
 use crate::error::{Error, Result};
 use crate::pytree::{Pytree, TreeDef};
 use crate::sharding::NamedSharding;
+use crate::sharding::jit_layouts::{Layouts, top_level_leaves};
 use crate::sharding::spmd::{self, SpmdProgram};
 
 /// What a compiled function is specialized on: a [`Jit`] keeps one
@@ -84,6 +85,10 @@ pub struct CacheKey {
     pub default_matmul_precision: Option<oxla_core::Precision>,
     /// Each input leaf's sharding over a mesh (`None`: on one device).
     pub shardings: Vec<Option<ShardingDesc>>,
+    /// The id of the device a single-device program runs on, when an
+    /// argument was put on one other than the default (`None`: the
+    /// default device).
+    pub device: Option<i64>,
 }
 
 /// The compiled program of one signature.
@@ -204,8 +209,8 @@ pub struct Jit<In, Out, F> {
     f: F,
     name: String,
     donate_argnums: Vec<usize>,
-    in_shardings: Vec<Option<NamedSharding>>,
-    out_shardings: Vec<Option<NamedSharding>>,
+    in_shardings: Layouts,
+    out_shardings: Layouts,
     cache: Mutex<HashMap<CacheKey, Arc<Compiled>>>,
     order: Mutex<Vec<CacheKey>>,
     _signature: PhantomData<fn(In) -> Out>,
@@ -247,8 +252,8 @@ pub fn jit<In: Pytree, Out: Pytree, F: Fn(In) -> Out>(f: F) -> Jit<In, Out, F> {
         f,
         name: short_name(std::any::type_name::<F>()),
         donate_argnums: Vec::new(),
-        in_shardings: Vec::new(),
-        out_shardings: Vec::new(),
+        in_shardings: Layouts::Unspecified,
+        out_shardings: Layouts::Unspecified,
         cache: Mutex::new(HashMap::new()),
         order: Mutex::new(Vec::new()),
         _signature: PhantomData,
@@ -344,14 +349,53 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// are split accordingly at each call; an array already split another
     /// way is an error (as `jax.jit(f, in_shardings=...)`).
     pub fn in_shardings(mut self, shardings: Vec<Option<NamedSharding>>) -> Self {
-        self.in_shardings = shardings;
+        self.in_shardings = Layouts::PerArgument(shardings);
+        self
+    }
+
+    /// Lays out each input leaf as `sharding(path, aval)` says (`None`: as
+    /// the leaf is), JAX's `in_shardings` given as a pytree of shardings:
+    /// `path` is the leaf's key path as JAX's `keystr` writes it
+    /// (`[0].layers[1].kernel` for leaf `layers[1].kernel` of argument 0).
+    ///
+    /// ```
+    /// use oxla::{Array, Mesh, NamedSharding, P, jit};
+    /// # fn main() -> oxla::Result<()> {
+    /// oxla::set_cpu_device_count(4)?;                      // before the first array
+    /// let mesh = Mesh::new(&[("model", 4)])?;
+    /// let columns = NamedSharding::new(&mesh, P![None, "model"]);
+    /// // Kernels split by columns, everything else as it is.
+    /// let f = jit(|(w, b): (Array, Array)| &w + &b)
+    ///     .in_shardings_by(move |path, _| (path == "[0]").then(|| columns.clone()));
+    /// let w = Array::from_slice(&[0.0f32; 8], &[2, 4])?;
+    /// let b = Array::from_slice(&[1.0f32; 4], &[4])?;
+    /// let shardings = f.input_shardings(&(w, b))?;
+    /// assert_eq!(shardings[0].as_ref().unwrap().spec().to_string(), "P(None, 'model')");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn in_shardings_by(
+        mut self,
+        sharding: impl Fn(&str, &Aval) -> Option<NamedSharding> + Send + Sync + 'static,
+    ) -> Self {
+        self.in_shardings = Layouts::PerLeaf(Arc::new(sharding));
         self
     }
 
     /// Lays out top-level output `i` (every leaf of it; the whole output
     /// when it is not a tuple) as `shardings[i]` (`None`: as XLA chooses).
     pub fn out_shardings(mut self, shardings: Vec<Option<NamedSharding>>) -> Self {
-        self.out_shardings = shardings;
+        self.out_shardings = Layouts::PerArgument(shardings);
+        self
+    }
+
+    /// Lays out each output leaf as `sharding(path, aval)` says (`None`: as
+    /// XLA chooses), JAX's `out_shardings` given as a pytree of shardings.
+    pub fn out_shardings_by(
+        mut self,
+        sharding: impl Fn(&str, &Aval) -> Option<NamedSharding> + Send + Sync + 'static,
+    ) -> Self {
+        self.out_shardings = Layouts::PerLeaf(Arc::new(sharding));
         self
     }
 
@@ -360,7 +404,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     #[track_caller]
     pub fn memory_stats(&self, args: &In) -> Result<oxla_pjrt::CompiledMemoryStats> {
         let location = Location::from_caller(std::panic::Location::caller());
-        let (_, key) = self.key(args)?;
+        let (_, key) = self.key(args, location)?;
         Ok(self
             .compiled(args, key, location)?
             .executable
@@ -435,45 +479,50 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         let mut args: Vec<Option<ShardingDesc>> = vec![None; traced.jaxpr.constvars.len()];
         args.extend(key.shardings.iter().cloned());
         let consts = traced.jaxpr.constvars.len();
-        for (argnum, leaves) in top_level_leaves(&key.tree).into_iter().enumerate() {
-            let Some(Some(wanted)) = self.in_shardings.get(argnum) else {
+        let in_avals: Vec<&Aval> = key.avals.iter().collect();
+        let wanted_in = self.in_shardings.per_leaf(&key.tree, &in_avals);
+        for (leaf, wanted) in wanted_in.into_iter().enumerate() {
+            let Some((argnum, wanted)) = wanted else {
                 continue;
             };
-            for leaf in leaves {
-                let what = format!(
-                    "argument {argnum}{} of {}",
-                    paths
-                        .get(leaf)
-                        .map(|p| format!(" ({p})"))
-                        .unwrap_or_default(),
-                    self.name
-                );
-                wanted.check(&key.avals[leaf], &what, location)?;
-                let slot = &mut args[consts + leaf];
-                if let Some(has) = slot.as_ref()
-                    && *has != wanted.desc()
-                {
-                    return Err(Error::Sharding {
-                        message: format!(
-                            "{what} is an array sharded as {has}, but in_shardings asks for \
-                             {wanted}; reshard it with device_put first"
-                        ),
-                        location: Some(location),
-                    });
-                }
-                *slot = Some(wanted.desc());
+            let what = format!(
+                "argument {argnum}{} of {}",
+                paths
+                    .get(leaf)
+                    .map(|p| format!(" ({p})"))
+                    .unwrap_or_default(),
+                self.name
+            );
+            wanted.check(&key.avals[leaf], &what, location)?;
+            let slot = &mut args[consts + leaf];
+            if let Some(has) = slot.as_ref()
+                && *has != wanted.desc()
+            {
+                return Err(Error::Sharding {
+                    message: format!(
+                        "{what} is an array sharded as {has}, but in_shardings asks for \
+                         {wanted}; reshard it with device_put first"
+                    ),
+                    location: Some(location),
+                });
             }
+            *slot = Some(wanted.desc());
         }
-        let mut results: Vec<Option<ShardingDesc>> = vec![None; traced.jaxpr.outvars.len()];
-        for (outnum, leaves) in top_level_leaves(&traced.out_tree).into_iter().enumerate() {
-            let Some(Some(wanted)) = self.out_shardings.get(outnum) else {
+        let out_avals: Vec<&Aval> = traced
+            .jaxpr
+            .outvars
+            .iter()
+            .map(|a| traced.jaxpr.atom_aval(a))
+            .collect();
+        let mut results: Vec<Option<ShardingDesc>> = vec![None; out_avals.len()];
+        let wanted_out = self.out_shardings.per_leaf(&traced.out_tree, &out_avals);
+        for (leaf, wanted) in wanted_out.into_iter().enumerate() {
+            let Some((outnum, wanted)) = wanted else {
                 continue;
             };
-            for leaf in leaves {
-                let aval = traced.jaxpr.atom_aval(&traced.jaxpr.outvars[leaf]);
-                wanted.check(aval, &format!("output {outnum} of {}", self.name), location)?;
-                results[leaf] = Some(wanted.desc());
-            }
+            let what = format!("output {outnum} of {}", self.name);
+            wanted.check(out_avals[leaf], &what, location)?;
+            results[leaf] = Some(wanted.desc());
         }
         Ok((args, results))
     }
@@ -483,10 +532,13 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         self.cache.lock().map(|c| c.len()).unwrap_or(0)
     }
 
-    fn key(&self, args: &In) -> Result<(Vec<Array>, CacheKey)> {
+    fn key(&self, args: &In, location: Location) -> Result<(Vec<Array>, CacheKey)> {
         let (leaves, tree) = args.flatten();
         let avals = abstract_leaves(&leaves)?;
         let shardings = leaves.iter().map(Array::program_sharding).collect();
+        let device = crate::sharding::committed::program_device(&leaves, location)?
+            .map(|d| d.id().map(i64::from))
+            .transpose()?;
         Ok((
             leaves,
             CacheKey {
@@ -496,6 +548,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
                 threefry_partitionable: crate::random::threefry_partitionable(),
                 default_matmul_precision: crate::config::default_matmul_precision(),
                 shardings,
+                device,
             },
         ))
     }
@@ -504,7 +557,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     #[track_caller]
     pub fn trace(&self, args: &In) -> Result<Traced> {
         let location = Location::from_caller(std::panic::Location::caller());
-        let (_, key) = self.key(args)?;
+        let (_, key) = self.key(args, location)?;
         trace(&self.f, args, &key.avals, location)
     }
 
@@ -527,7 +580,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         Vec<Option<ShardingDesc>>,
         Vec<Option<ShardingDesc>>,
     )> {
-        let (_, key) = self.key(args)?;
+        let (_, key) = self.key(args, location)?;
         let traced = trace(&self.f, args, &key.avals, location)?;
         let (args, results) = self.shardings(&traced, &key, location)?;
         let (args, results) = program_layouts(&traced.jaxpr, args, results, &[])?;
@@ -538,7 +591,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     #[track_caller]
     pub fn lower(&self, args: &In) -> Result<String> {
         let location = Location::from_caller(std::panic::Location::caller());
-        let (_, key) = self.key(args)?;
+        let (_, key) = self.key(args, location)?;
         let traced = trace(&self.f, args, &key.avals, location)?;
         let (aliases, _) = self.aliases(&traced, &key);
         let (args, results) = self.shardings(&traced, &key, location)?;
@@ -573,7 +626,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     #[track_caller]
     pub fn compile(&self, args: &In) -> Result<CompileReport> {
         let location = Location::from_caller(std::panic::Location::caller());
-        let (_, key) = self.key(args)?;
+        let (_, key) = self.key(args, location)?;
         self.compiled(args, key, location).map(|c| c.report)
     }
 
@@ -599,7 +652,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     #[track_caller]
     pub fn input_shardings(&self, args: &In) -> Result<Vec<Option<NamedSharding>>> {
         let location = Location::from_caller(std::panic::Location::caller());
-        let (leaves, key) = self.key(args)?;
+        let (leaves, key) = self.key(args, location)?;
         let compiled = self.compiled(args, key, location)?;
         let Executable::Spmd(program) = &compiled.executable else {
             return Ok(vec![None; leaves.len()]);
@@ -644,7 +697,8 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
                     oxla_lower::lower_with_aliases(&traced.jaxpr, &aliases)?
                 };
                 let lowered_at = start.elapsed();
-                let (executable, source) = crate::runtime::compile_text(text, &self.name)?;
+                let (executable, source) =
+                    crate::runtime::compile_text_on(text, &self.name, key.device)?;
                 (Executable::Single(executable), source, lowered_at)
             }
             Some(desc) => {
@@ -653,13 +707,8 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
                     .0
                     .iter()
                     .filter_map(|x| x.mesh().cloned())
-                    .chain(self.in_shardings.iter().flatten().map(|s| s.mesh().clone()))
-                    .chain(
-                        self.out_shardings
-                            .iter()
-                            .flatten()
-                            .map(|s| s.mesh().clone()),
-                    )
+                    .chain(self.in_shardings.meshes())
+                    .chain(self.out_shardings.meshes())
                     .collect();
                 let known: Vec<&crate::sharding::Mesh> = known.iter().collect();
                 let mesh = spmd::mesh_of(&desc, &known)?;
@@ -740,8 +789,10 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// # Ok(())
     /// # }
     /// ```
+    #[track_caller]
     pub fn explain_miss(&self, args: &In) -> Result<Option<String>> {
-        let (_, key) = self.key(args)?;
+        let location = Location::from_caller(std::panic::Location::caller());
+        let (_, key) = self.key(args, location)?;
         if self
             .cache
             .lock()
@@ -782,16 +833,20 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         if crate::trace::is_tracing() {
             return self.call_traced(args, location);
         }
-        let (leaves, key) = self.key(&args)?;
+        let (leaves, key) = self.key(&args, location)?;
+        let on_other_device = key.device.is_some();
         let compiled = self.compiled(&args, key, location)?;
         let arrays: Vec<Array> = match &compiled.executable {
             Executable::Single(executable) => {
-                let buffers = compiled
-                    .consts
-                    .iter()
-                    .chain(&leaves)
-                    .map(|x| x.buffer_at(location))
-                    .collect::<Result<Vec<_>>>()?;
+                let device = match on_other_device {
+                    true => executable.addressable_devices().into_iter().next(),
+                    false => None,
+                };
+                let buffers = crate::sharding::committed::buffers_on(
+                    compiled.consts.iter().chain(&leaves),
+                    device.as_ref(),
+                    location,
+                )?;
                 let refs: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
                 let outputs = {
                     let _span = tracing::info_span!("execute", function = %self.name).entered();
@@ -838,10 +893,10 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
     /// constraints do under grad (the cotangents laid out alike) and vmap
     /// (the batch dimension unsplit).
     fn call_traced(&self, args: In, location: Location) -> Result<Out::Value> {
-        let (leaves, key) = self.key(&args)?;
+        let (leaves, key) = self.key(&args, location)?;
         let traced = trace(&self.f, &args, &key.avals, location)?;
         let (arg_shardings, result_shardings) =
-            if self.in_shardings.is_empty() && self.out_shardings.is_empty() {
+            if self.in_shardings.is_unspecified() && self.out_shardings.is_unspecified() {
                 (Vec::new(), Vec::new())
             } else {
                 self.shardings(&traced, &key, location)?
@@ -876,24 +931,6 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             .collect::<Result<Vec<_>>>()?;
         Out::unflatten_from(&traced.out_tree, &mut outs.into_iter())?.into_value()
     }
-}
-
-/// The leaves of each top-level element of `tree` (each argument of a
-/// tuple of arguments; the whole tree when it is not a tuple).
-fn top_level_leaves(tree: &TreeDef) -> Vec<std::ops::Range<usize>> {
-    let children: Vec<&TreeDef> = match tree {
-        TreeDef::Tuple(c) => c.iter().collect(),
-        other => vec![other],
-    };
-    let mut start = 0;
-    children
-        .into_iter()
-        .map(|child| {
-            let range = start..start + child.num_leaves();
-            start = range.end;
-            range
-        })
-        .collect()
 }
 
 /// The parameter and result shardings of a program that runs on a mesh:
@@ -954,6 +991,7 @@ fn distance(a: &CacheKey, b: &CacheKey) -> usize {
         + usize::from(a.x64 != b.x64)
         + usize::from(a.threefry_partitionable != b.threefry_partitionable)
         + usize::from(a.default_matmul_precision != b.default_matmul_precision)
+        + usize::from(a.device != b.device)
 }
 
 /// A sentence per difference between an earlier key and a new one.
@@ -979,6 +1017,15 @@ fn explain_difference(old: &CacheKey, new: &CacheKey) -> String {
             "config flag default_matmul_precision changed from {} to {}",
             name(old.default_matmul_precision),
             name(new.default_matmul_precision)
+        ));
+    }
+    if old.device != new.device {
+        let name =
+            |d: Option<i64>| d.map_or("the default device".to_string(), |d| format!("device {d}"));
+        reasons.push(format!(
+            "the arguments moved from {} to {}",
+            name(old.device),
+            name(new.device)
         ));
     }
     if old.tree != new.tree {

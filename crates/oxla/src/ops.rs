@@ -21,9 +21,9 @@ use crate::sharding::spmd::{self, SpmdProgram};
 use crate::trace::{self, TraceKind};
 use crate::transform::{batching, jvp};
 
-/// A primitive, its input types and, for inputs split over a mesh, their
-/// shardings.
-type EagerKey = (Primitive, Vec<Aval>, Vec<Option<ShardingDesc>>);
+/// A primitive, its input types, for inputs split over a mesh their
+/// shardings, and the id of the device it runs on when not the default.
+type EagerKey = (Primitive, Vec<Aval>, Vec<Option<ShardingDesc>>, Option<i64>);
 
 /// A compiled one-equation program: for one device, or for a mesh when an
 /// input is sharded or the op pins a sharding.
@@ -118,8 +118,14 @@ fn eager_program(
     avals: &[Aval],
     shardings: &[Option<ShardingDesc>],
     meshes: &[&crate::sharding::Mesh],
+    device: Option<i64>,
 ) -> Result<Arc<EagerProgram>> {
-    let key = (primitive.clone(), avals.to_vec(), shardings.to_vec());
+    let key = (
+        primitive.clone(),
+        avals.to_vec(),
+        shardings.to_vec(),
+        device,
+    );
     if let Some(e) = eager_cache()
         .lock()
         .ok()
@@ -135,7 +141,9 @@ fn eager_program(
     let outputs = builder.add_equation(primitive.clone(), inputs, None)?;
     let jaxpr = builder.finish(outputs.into_iter().map(Atom::Var).collect());
     let program = match oxla_lower::program_mesh(&jaxpr, shardings, &[])? {
-        None => EagerProgram::Single(crate::runtime::compile(&jaxpr, primitive.name())?.0),
+        None => {
+            EagerProgram::Single(crate::runtime::compile_on(&jaxpr, primitive.name(), device)?.0)
+        }
         Some(desc) => {
             let mesh = spmd::mesh_of(&desc, meshes)?;
             let replicated = ShardingDesc::replicated(desc);
@@ -368,12 +376,15 @@ fn eager(primitive: Primitive, inputs: &[&Array], location: Location) -> Result<
     let meshes: Vec<crate::sharding::Mesh> =
         inputs.iter().filter_map(|x| x.mesh().cloned()).collect();
     let meshes: Vec<&crate::sharding::Mesh> = meshes.iter().collect();
-    match &*eager_program(&primitive, &avals, &shardings, &meshes)? {
+    let device = crate::sharding::committed::program_device(inputs.iter().copied(), location)?;
+    let device_id = device.as_ref().map(|d| d.id().map(i64::from)).transpose()?;
+    match &*eager_program(&primitive, &avals, &shardings, &meshes, device_id)? {
         EagerProgram::Single(executable) => {
-            let buffers = inputs
-                .iter()
-                .map(|x| x.buffer_at(location))
-                .collect::<Result<Vec<_>>>()?;
+            let buffers = crate::sharding::committed::buffers_on(
+                inputs.iter().copied(),
+                device.as_ref(),
+                location,
+            )?;
             let args: Vec<&oxla_pjrt::Buffer> = buffers.iter().map(|b| b.get()).collect();
             let outputs = executable.execute(&args).map_err(Error::from)?;
             // The outputs are registered as made at the op's line.

@@ -131,8 +131,18 @@ pub fn compile_jaxpr(jaxpr: &Jaxpr, name: &str) -> Result<LoadedExecutable> {
 
 /// Lowers and compiles a jaxpr for one device of the default client.
 pub(crate) fn compile(jaxpr: &Jaxpr, function: &str) -> Result<(LoadedExecutable, String)> {
+    compile_on(jaxpr, function, None)
+}
+
+/// [`compile`] for the device with id `device` (the default device when
+/// `None`).
+pub(crate) fn compile_on(
+    jaxpr: &Jaxpr,
+    function: &str,
+    device: Option<i64>,
+) -> Result<(LoadedExecutable, String)> {
     let text = oxla_lower::lower_to_text(jaxpr)?;
-    Ok((compile_text(text.clone(), function)?.0, text))
+    Ok((compile_text_on(text.clone(), function, device)?.0, text))
 }
 
 fn disk_cache_slot() -> &'static Mutex<Option<Arc<oxla_cache::DiskCache>>> {
@@ -177,25 +187,28 @@ pub(crate) fn prepare_compile(
     Ok(disk_cache())
 }
 
-/// Compiles StableHLO text for one device of the default client, through
-/// the persistent cache; reports cache problems once as diagnostics.
-pub(crate) fn compile_text(
+/// Compiles StableHLO text for one device of the default client (the
+/// device with id `device`, or the default one when `None`), through the
+/// persistent cache; reports cache problems once as diagnostics.
+pub(crate) fn compile_text_on(
     text: String,
     function: &str,
+    device: Option<i64>,
 ) -> Result<(LoadedExecutable, oxla_cache::Source)> {
+    let options = match device {
+        None => client()?.default_compile_options(),
+        Some(id) => client()?
+            .default_compile_options()
+            .device_assignment(oxla_pjrt::DeviceAssignment::new(&[vec![id]])?),
+    };
     let cache = prepare_compile(client()?, &text)?;
     let span = tracing::info_span!("compile", function = %function, source = tracing::field::Empty)
         .entered();
-    let compiled = oxla_cache::compile(
-        client()?,
-        &Program::mlir(text),
-        &client()?.default_compile_options(),
-        cache.as_deref(),
-    )
-    .map_err(|e| Error::Compile {
-        function: function.to_string(),
-        source: Arc::new(e),
-    })?;
+    let compiled = oxla_cache::compile(client()?, &Program::mlir(text), &options, cache.as_deref())
+        .map_err(|e| Error::Compile {
+            function: function.to_string(),
+            source: Arc::new(e),
+        })?;
     span.record("source", tracing::field::debug(&compiled.source));
     for warning in &compiled.warnings {
         crate::config::diagnostic(warning);

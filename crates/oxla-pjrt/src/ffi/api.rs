@@ -86,7 +86,7 @@ pjrt_structs! {
         PJRT_Buffer_Memory: PjrtSlot,
         PJRT_Buffer_Delete: PjrtFn<PJRT_Buffer_Delete_Args>,
         PJRT_Buffer_IsDeleted: PjrtFn<PJRT_Buffer_IsDeleted_Args>,
-        PJRT_Buffer_CopyToDevice: PjrtSlot,
+        PJRT_Buffer_CopyToDevice: PjrtFn<PJRT_Buffer_CopyToDevice_Args>,
         PJRT_Buffer_ToHostBuffer: PjrtFn<PJRT_Buffer_ToHostBuffer_Args>,
         PJRT_Buffer_IsOnCpu: PjrtSlot,
         PJRT_Buffer_ReadyEvent: PjrtFn<PJRT_Buffer_ReadyEvent_Args>,

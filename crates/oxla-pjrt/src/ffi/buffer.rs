@@ -94,6 +94,15 @@ pjrt_structs! {
         device: *mut PJRT_Device,
     }
 
+    /// Arguments of `PJRT_Buffer_CopyToDevice`: a copy of `buffer` on
+    /// `dst_device` of the same client (an error if it is already there);
+    /// the caller owns `dst_buffer`.
+    args PJRT_Buffer_CopyToDevice_Args / PJRT_Buffer_CopyToDevice_Args_STRUCT_SIZE {
+        buffer: *mut PJRT_Buffer,
+        dst_device: *mut PJRT_Device,
+        dst_buffer: *mut PJRT_Buffer,
+    }
+
     /// Arguments of `PJRT_Buffer_Delete`: frees the device memory now; the
     /// handle stays.
     args PJRT_Buffer_Delete_Args / PJRT_Buffer_Delete_Args_STRUCT_SIZE {

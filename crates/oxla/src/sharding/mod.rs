@@ -12,6 +12,9 @@
 
 pub(crate) mod axis_env;
 pub mod collectives;
+pub(crate) mod committed;
+pub(crate) mod jit_layouts;
+mod layouts;
 mod mesh;
 mod named;
 mod placement;
@@ -22,6 +25,8 @@ mod spec;
 pub(crate) mod spmd;
 mod visualize;
 
+pub use jit_layouts::LeafSharding;
+pub use layouts::Sharding;
 pub use mesh::Mesh;
 pub use named::NamedSharding;
 /// The descriptions a [`Mesh`] and a [`NamedSharding`] lower to (their
@@ -86,10 +91,28 @@ impl Array {
         self.sharded().map(|s| &s.layout.mesh)
     }
 
+    /// How the array is laid out (JAX's `x.sharding`): on one device, as a
+    /// named sharding of its mesh, or, for a tile layout no partition spec
+    /// of the mesh expresses, XLA's layout; `None` for a tracer.
+    pub fn sharding(&self) -> Option<Sharding> {
+        if let Some(s) = self.sharded() {
+            return Some(match &s.layout.named {
+                Some(named) => Sharding::Named(named.clone()),
+                None => Sharding::Gspmd {
+                    mesh: s.layout.mesh.clone(),
+                    hlo: s.layout.hlo.clone(),
+                },
+            });
+        }
+        let buffer = self.buffer().ok()?;
+        let device = buffer.get().device().ok()?;
+        Some(Sharding::SingleDevice(device))
+    }
+
     /// The named sharding of an array split over a mesh (`None` for an
     /// array on one device, a tracer, or a layout no partition spec of its
     /// mesh expresses).
-    pub fn sharding(&self) -> Option<NamedSharding> {
+    pub fn named_sharding(&self) -> Option<NamedSharding> {
         self.sharded().and_then(|s| s.layout.named.clone())
     }
 

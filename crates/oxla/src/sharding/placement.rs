@@ -4,8 +4,9 @@
 
 use oxla_core::{Aval, Location};
 use oxla_npy::HostArray;
-use oxla_pjrt::{Buffer, HloSharding};
+use oxla_pjrt::{Buffer, Device, HloSharding};
 
+use super::layouts::Sharding;
 use super::mesh::Mesh;
 use super::named::{NamedSharding, normalized};
 use crate::array::{Array, BufferRef};
@@ -112,19 +113,68 @@ pub(crate) fn scatter(whole: &HostArray, mesh: &Mesh, layout: &HloSharding) -> R
         .collect()
 }
 
-/// `x` laid out as `sharding` (checked against its shape). An array
-/// already split over the same mesh moves device to device: a program
-/// whose result is constrained to `sharding`, in which XLA's partitioner
-/// moves the blocks (slices, all-gathers, all-to-alls); the same sharding
-/// is the array itself. Otherwise the blocks are copied to their devices
-/// from the host. Inside `jit`, a sharding constraint instead (as JAX's
-/// `device_put` under `jit`).
+/// `x` laid out as `sharding` (a [`NamedSharding`], a device, or any
+/// [`Sharding`]), as JAX's `jax.device_put`. To a named sharding (checked
+/// against the shape): an array already split over the same mesh moves
+/// device to device, in a program whose result is constrained to
+/// `sharding`, where XLA's partitioner moves the blocks (slices,
+/// all-gathers, all-to-alls); the same sharding is the array itself;
+/// otherwise the blocks are copied to their devices from the host. To one
+/// device: an array on another device is copied there by the plugin, one
+/// split over a mesh is gathered there. Inside `jit`, a named sharding is
+/// a sharding constraint (as JAX's `device_put` under `jit`) and a device
+/// changes nothing.
 #[track_caller]
-pub fn device_put(x: &Array, sharding: &NamedSharding) -> Result<Array> {
-    device_put_at(x, sharding, super::mesh::here())
+pub fn device_put(x: &Array, sharding: impl Into<Sharding>) -> Result<Array> {
+    put_at(x, sharding.into(), super::mesh::here())
 }
 
 /// [`device_put`] for a call at `location`.
+fn put_at(x: &Array, sharding: Sharding, location: Location) -> Result<Array> {
+    match sharding {
+        Sharding::Named(named) => device_put_at(x, &named, location),
+        Sharding::SingleDevice(device) => to_device(x, &device, location),
+        Sharding::Gspmd { .. } if x.is_traced() => Ok(x.clone()),
+        Sharding::Gspmd { mesh, hlo } => {
+            let layout = ShardLayout::of_hlo(&mesh, &hlo, x.ndim_or_zero());
+            from_host(x, layout)
+        }
+    }
+}
+
+/// `x`'s value copied from the host to the devices of `layout`.
+fn from_host(x: &Array, layout: ShardLayout) -> Result<Array> {
+    let aval = x.aval()?.clone();
+    let shards = scatter(&x.to_host()?, &layout.mesh, &layout.hlo)?;
+    Ok(Array::wrap_sharded(Sharded { shards, layout }, aval))
+}
+
+/// `x` whole on `device`.
+fn to_device(x: &Array, device: &Device, location: Location) -> Result<Array> {
+    if x.is_traced() {
+        return Ok(x.clone());
+    }
+    x.check_not_donated(location)?;
+    let aval = x.aval()?.clone();
+    if x.sharded().is_none() {
+        let buffer = x.buffer_at(location)?;
+        if buffer.get().device()? == *device {
+            return Ok(x.clone());
+        }
+        let copy = buffer.get().copy_to_device(device)?;
+        return Ok(Array::wrap_buffer(copy, aval));
+    }
+    let whole = x.to_host()?;
+    let buffer = client()?.buffer_from_bytes(
+        &whole.bytes,
+        whole.element_type(),
+        &whole.dims,
+        Some(device),
+    )?;
+    Ok(Array::wrap_buffer(buffer, aval))
+}
+
+/// [`device_put`] to a named sharding, for a call at `location`.
 fn device_put_at(x: &Array, sharding: &NamedSharding, location: Location) -> Result<Array> {
     if x.is_traced() {
         return super::with_sharding_constraint_at(x, sharding, location)
@@ -134,29 +184,26 @@ fn device_put_at(x: &Array, sharding: &NamedSharding, location: Location) -> Res
     let aval = x.aval()?.clone();
     sharding.check(&aval, &format!("an array of {aval}"), location)?;
     if x.mesh() == Some(sharding.mesh()) {
-        if x.sharding().as_ref() == Some(sharding) {
+        if x.named_sharding().as_ref() == Some(sharding) {
             return Ok(x.clone());
         }
         let moved = super::with_sharding_constraint_at(x, sharding, location)
             .check()
             .cloned()?;
-        if moved.sharding().as_ref() == Some(sharding) {
+        if moved.named_sharding().as_ref() == Some(sharding) {
             return Ok(moved);
         }
     }
-    let layout = ShardLayout::of_named(sharding, aval.shape.len());
-    let whole = x.to_host()?;
-    let shards = scatter(&whole, sharding.mesh(), &layout.hlo)?;
-    Ok(Array::wrap_sharded(Sharded { shards, layout }, aval))
+    from_host(x, ShardLayout::of_named(sharding, aval.shape.len()))
 }
 
 /// Every leaf of `tree` laid out as `sharding(path, leaf)` says (`path` is
 /// the leaf's pytree path, `layers[0].kernel`), as `jax.device_put` of a
 /// pytree with a pytree of shardings.
 #[track_caller]
-pub fn device_put_tree<T: crate::pytree::Pytree>(
+pub fn device_put_tree<T: crate::pytree::Pytree, S: Into<Sharding>>(
     tree: &T,
-    sharding: impl Fn(&str, &Array) -> NamedSharding,
+    sharding: impl Fn(&str, &Array) -> S,
 ) -> Result<T> {
     let location = super::mesh::here();
     let (leaves, def) = tree.flatten();
@@ -165,9 +212,9 @@ pub fn device_put_tree<T: crate::pytree::Pytree>(
         .iter()
         .zip(&paths)
         .map(|(leaf, path)| {
-            device_put_at(
+            put_at(
                 leaf,
-                &sharding(path.trim_start_matches('.'), leaf),
+                sharding(path.trim_start_matches('.'), leaf).into(),
                 location,
             )
         })

@@ -57,8 +57,8 @@ pub fn inputs() -> (Array, Array) {
 pub fn sharded_inputs() -> (Array, Array) {
     let (x, w) = inputs();
     (
-        oxla::device_put(&x, &named(P!["data", None])).unwrap(),
-        oxla::device_put(&w, &named(P![None, "model"])).unwrap(),
+        oxla::device_put(&x, named(P!["data", None])).unwrap(),
+        oxla::device_put(&w, named(P![None, "model"])).unwrap(),
     )
 }
 

@@ -16,9 +16,13 @@ fn device_put_splits_an_array_and_to_vec_puts_it_back_together() {
         P![["data", "model"]],
         P![],
     ] {
-        let sharded = oxla::device_put(&x, &named(spec.clone())).unwrap();
+        let sharded = oxla::device_put(&x, named(spec.clone())).unwrap();
         assert_eq!(sharded.shape(), &[8, 4]);
-        assert_eq!(sharded.sharding().unwrap(), named(spec.clone()), "{spec}");
+        assert_eq!(
+            sharded.named_sharding().unwrap(),
+            named(spec.clone()),
+            "{spec}"
+        );
         assert_eq!(
             sharded.to_vec::<f32>().unwrap(),
             x.to_vec::<f32>().unwrap(),
@@ -31,7 +35,7 @@ fn device_put_splits_an_array_and_to_vec_puts_it_back_together() {
 #[test]
 fn visualize_sharding_draws_which_devices_hold_which_block() {
     let (x, _) = inputs();
-    let by_rows = oxla::device_put(&x, &named(P!["data", None])).unwrap();
+    let by_rows = oxla::device_put(&x, named(P!["data", None])).unwrap();
     let drawing = visualize_sharding(&by_rows).unwrap();
     let cells: Vec<&str> = drawing
         .lines()
@@ -45,7 +49,7 @@ fn visualize_sharding_draws_which_devices_hold_which_block() {
         "{drawing}"
     );
 
-    let grid = oxla::device_put(&x, &named(P!["data", "model"])).unwrap();
+    let grid = oxla::device_put(&x, named(P!["data", "model"])).unwrap();
     let drawing = visualize_sharding(&grid).unwrap();
     let rows: Vec<Vec<String>> = drawing
         .lines()
@@ -90,7 +94,7 @@ fn bad_meshes_are_errors() {
 #[test]
 fn a_spec_naming_an_unknown_axis_is_an_error_naming_the_mesh_axes() {
     let (x, _) = inputs();
-    let err = oxla::device_put(&x, &named(P!["batch"])).unwrap_err();
+    let err = oxla::device_put(&x, named(P!["batch"])).unwrap_err();
     let text = err.to_string();
     assert!(text.contains("'batch'"), "{text}");
     assert!(text.contains("'data', 'model'"), "{text}");
@@ -102,7 +106,7 @@ fn a_spec_naming_an_unknown_axis_is_an_error_naming_the_mesh_axes() {
 fn an_axis_that_does_not_divide_a_dimension_is_an_error_with_the_sizes() {
     let (_, w) = inputs();
     // Dimension 0 of w has size 4; ('data', 'model') splits it 8 ways.
-    let err = oxla::device_put(&w, &named(P![["data", "model"]])).unwrap_err();
+    let err = oxla::device_put(&w, named(P![["data", "model"]])).unwrap_err();
     let text = err.to_string();
     assert!(text.contains("dimension 0"), "{text}");
     assert!(text.contains("size 4"), "{text}");
@@ -112,21 +116,21 @@ fn an_axis_that_does_not_divide_a_dimension_is_an_error_with_the_sizes() {
 #[test]
 fn a_spec_longer_than_the_rank_or_using_an_axis_twice_is_an_error() {
     let (x, _) = inputs();
-    let long = oxla::device_put(&x, &named(P!["data", None, "model"]))
+    let long = oxla::device_put(&x, named(P!["data", None, "model"]))
         .unwrap_err()
         .to_string();
     assert!(long.contains("rank at least 3"), "{long}");
     // Trailing `None`s count, as in JAX: P('data', None) needs rank 2.
     let vector = Array::from_slice(&[0.0f32; 8], &[8]).unwrap();
     let line = line!() + 1;
-    let trailing = oxla::device_put(&vector, &named(P!["data", None]));
+    let trailing = oxla::device_put(&vector, named(P!["data", None]));
     let trailing = trailing.unwrap_err().to_string();
     assert!(
         trailing.contains("rank at least 2") && trailing.contains(&format!("placement.rs:{line}")),
         "{trailing}"
     );
-    assert!(oxla::device_put(&vector, &named(P!["data"])).is_ok());
-    let twice = oxla::device_put(&x, &named(P!["data", "data"]))
+    assert!(oxla::device_put(&vector, named(P!["data"])).is_ok());
+    let twice = oxla::device_put(&x, named(P!["data", "data"]))
         .unwrap_err()
         .to_string();
     assert!(twice.contains("'data' twice"), "{twice}");
@@ -150,16 +154,16 @@ fn specs_print_as_jax_prints_them() {
 #[test]
 fn device_put_of_a_sharded_array_reshards_it_on_the_devices() {
     let (x, _) = inputs();
-    let by_rows = oxla::device_put(&x, &named(P!["data", None])).unwrap();
+    let by_rows = oxla::device_put(&x, named(P!["data", None])).unwrap();
     // The same sharding: the array itself.
-    let same = oxla::device_put(&by_rows, &named(P!["data", None])).unwrap();
+    let same = oxla::device_put(&by_rows, named(P!["data", None])).unwrap();
     assert_eq!(same.sharding(), by_rows.sharding());
     let dir = tempfile::tempdir().unwrap();
     // A layout no other test asks for, so its program is compiled here.
     let target = named(P!["model", "data"]);
     let (moved, trace) =
         oxla::profiler::trace(dir.path(), || oxla::device_put(&by_rows, &target).unwrap()).unwrap();
-    assert_eq!(moved.sharding().unwrap(), target);
+    assert_eq!(moved.named_sharding().unwrap(), target);
     assert_eq!(moved.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
     // It ran as a program on the mesh (XLA moved the blocks): this thread
     // made no host transfer (the trace's `tid` is the profiler's hash of
@@ -179,10 +183,10 @@ fn device_put_of_a_sharded_array_reshards_it_on_the_devices() {
         .collect();
     assert!(transfers.is_empty(), "{transfers:?}");
     // Replicated and back.
-    let everywhere = oxla::device_put(&moved, &named(P![])).unwrap();
-    assert_eq!(everywhere.sharding().unwrap(), named(P![]));
-    let back = oxla::device_put(&everywhere, &named(P![None, "model"])).unwrap();
-    assert_eq!(back.sharding().unwrap(), named(P![None, "model"]));
+    let everywhere = oxla::device_put(&moved, named(P![])).unwrap();
+    assert_eq!(everywhere.named_sharding().unwrap(), named(P![]));
+    let back = oxla::device_put(&everywhere, named(P![None, "model"])).unwrap();
+    assert_eq!(back.named_sharding().unwrap(), named(P![None, "model"]));
     assert_eq!(back.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
 }
 
@@ -245,7 +249,7 @@ fn arrays_made_from_blocks_and_their_shards_match_jax() {
         )
     })
     .unwrap();
-    assert_eq!(made.sharding().unwrap(), sharding);
+    assert_eq!(made.named_sharding().unwrap(), sharding);
     assert_eq!(made.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
     let shards: Vec<serde_json::Value> = made
         .addressable_shards()
@@ -280,7 +284,7 @@ fn arrays_made_from_blocks_and_their_shards_match_jax() {
     let again =
         oxla::sharding::make_array_from_single_device_arrays(&[8, 4], &sharding, blocks).unwrap();
     assert_eq!(again.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
-    assert_eq!(again.sharding().unwrap(), sharding);
+    assert_eq!(again.named_sharding().unwrap(), sharding);
     let wrong = vec![Array::from_slice(&[0.0f32; 4], &[2, 2]).unwrap(); 7];
     let err = oxla::sharding::make_array_from_single_device_arrays(&[8, 4], &sharding, wrong)
         .unwrap_err();
@@ -301,4 +305,80 @@ fn arrays_made_from_blocks_and_their_shards_match_jax() {
     let one = x.addressable_shards().unwrap();
     assert_eq!(one.len(), 1);
     assert_eq!(one[0].index, vec![0..8, 0..4]);
+}
+
+#[test]
+fn device_put_to_one_device_gives_a_single_device_sharding() {
+    use oxla::sharding::Sharding;
+    let (x, _) = inputs();
+    let devices = oxla::client().unwrap().addressable_devices().unwrap();
+    let on_three = oxla::device_put(&x, &devices[3]).unwrap();
+    assert_eq!(
+        on_three.sharding(),
+        Some(Sharding::SingleDevice(devices[3].clone()))
+    );
+    assert_eq!(on_three.device_ids().unwrap(), vec![3]);
+    assert_eq!(
+        on_three.sharding().unwrap().to_string(),
+        "SingleDeviceSharding(device=3)"
+    );
+    assert_eq!(
+        on_three.to_vec::<f32>().unwrap(),
+        x.to_vec::<f32>().unwrap()
+    );
+    // Device to device, and a sharded array gathered onto one device.
+    let on_five = oxla::device_put(&on_three, &devices[5]).unwrap();
+    assert_eq!(on_five.device_ids().unwrap(), vec![5]);
+    assert_eq!(on_five.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+    let (xs, _) = crate::sharded_inputs();
+    let gathered = oxla::device_put(&xs, &devices[2]).unwrap();
+    assert_eq!(gathered.device_ids().unwrap(), vec![2]);
+    assert_eq!(
+        gathered.to_vec::<f32>().unwrap(),
+        x.to_vec::<f32>().unwrap()
+    );
+    // A computation follows its committed argument's device, as in JAX.
+    let doubled = oxla::jit(|v: Array| &v * 2.0)
+        .call(on_five.clone())
+        .unwrap();
+    assert_eq!(doubled.device_ids().unwrap(), vec![5]);
+    let eager = &on_five + 1.0;
+    assert_eq!(eager.device_ids().unwrap(), vec![5]);
+}
+
+#[test]
+fn a_layout_no_spec_expresses_is_a_gspmd_sharding() {
+    use oxla::sharding::{HloSharding, Sharding};
+    let (x, _) = inputs();
+    let ring = oxla::Mesh::new(&[("i", 8)]).unwrap();
+    // Rows in pairs swapped between neighbouring devices: no spec of the
+    // mesh puts row 0 on device 1.
+    let swapped = HloSharding::Tiled {
+        tile_dims: vec![8, 1],
+        devices: vec![1, 0, 3, 2, 5, 4, 7, 6],
+        array_rank: 2,
+    };
+    let layout = Sharding::Gspmd {
+        mesh: ring.clone(),
+        hlo: swapped.clone(),
+    };
+    let placed = oxla::device_put(&x, &layout).unwrap();
+    assert_eq!(placed.sharding(), Some(layout.clone()));
+    assert!(placed.named_sharding().is_none());
+    assert!(!layout.is_fully_replicated());
+    assert_eq!(layout.shard_shape(&[8, 4]).unwrap(), vec![1, 4]);
+    let rows: Vec<f32> = x.to_vec().unwrap();
+    for shard in placed.addressable_shards().unwrap() {
+        let row = shard.index[0].start as usize;
+        let id = shard.device.id().unwrap() as usize;
+        assert_eq!(row, id ^ 1, "device {id}");
+        assert_eq!(
+            shard.data.to_vec::<f32>().unwrap(),
+            rows[row * 4..row * 4 + 4].to_vec()
+        );
+    }
+    assert_eq!(placed.to_vec::<f32>().unwrap(), rows);
+    let doubled = oxla::jit(|v: Array| &v * 2.0).call(placed).unwrap();
+    let want: Vec<f32> = rows.iter().map(|v| v * 2.0).collect();
+    assert_eq!(doubled.to_vec::<f32>().unwrap(), want);
 }

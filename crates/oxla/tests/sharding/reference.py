@@ -279,6 +279,20 @@ cases["constraint_unconstrained_keeps"] = run(
     lambda y: jax.lax.with_sharding_constraint(y * 2.0, named(P.UNCONSTRAINED, "model")), xs)
 cases["constraint_unconstrained_closed"] = run(
     lambda y: jax.lax.with_sharding_constraint(y * 2.0, named(P.UNCONSTRAINED, None)), x_grid)
+# in_shardings / out_shardings as pytrees of shardings.
+bias = (np.arange(6, dtype=np.float32) - 2.0) / 5.0
+
+
+def pytree_layer(params, v):
+    kernel, b = params
+    return jnp.tanh(v @ kernel + b), (v @ kernel).sum(0)
+
+
+pytree_out = jax.jit(pytree_layer, in_shardings=((named(None, "model"), named("model")), named("data")),
+                     out_shardings=(named("data", "model"), named()))((w, bias), x)
+for i, out in enumerate(pytree_out):
+    cases[f"pytree_shardings_{i}"] = {"value": np.asarray(out).ravel().tolist(), "shape": list(out.shape),
+                                      "spec": spec_text(out.sharding)}
 unconstrained("unconstrained_from_out_sharding", lambda y: jnp.tanh(y) + 1.0, x,
               out_shardings=named(None, "model"))
 unconstrained("unconstrained_from_constraint",

@@ -1,0 +1,88 @@
+//! Where a computation on arrays of one device each runs, as JAX's
+//! committed arrays decide: arrays on the client's default device go
+//! wherever the computation runs (as JAX's uncommitted arrays), and an
+//! array put on another device (`device_put(x, &device)`) takes the
+//! computation there; arrays on two different such devices are an error.
+
+use std::sync::OnceLock;
+
+use oxla_core::Location;
+use oxla_pjrt::Device;
+
+use crate::array::{Array, BufferRef};
+use crate::error::{Error, Result};
+use crate::runtime::client;
+
+/// The device a program on `arrays` runs on, when not the default one
+/// (`None`: the default device, or arrays over a mesh, which the mesh
+/// places).
+pub(crate) fn program_device<'a>(
+    arrays: impl IntoIterator<Item = &'a Array>,
+    location: Location,
+) -> Result<Option<Device>> {
+    let default = default_device()?;
+    let mut chosen: Option<Device> = None;
+    for x in arrays {
+        if x.is_traced() || x.sharded().is_some() {
+            continue;
+        }
+        let device = x.buffer_at(location)?.get().device()?;
+        if device == default {
+            continue;
+        }
+        match &chosen {
+            Some(other) if *other != device => {
+                return Err(Error::Sharding {
+                    message: format!(
+                        "the arguments are on different devices, {} and {}; device_put them \
+                         onto one device",
+                        other.id()?,
+                        device.id()?
+                    ),
+                    location: Some(location),
+                });
+            }
+            Some(_) => {}
+            None => chosen = Some(device),
+        }
+    }
+    Ok(chosen)
+}
+
+/// The buffers of `arrays` for a program on `device` (what
+/// [`program_device`] chose): each array's own where it already is, else a
+/// copy the plugin makes. With `None` every array is on the default device
+/// already, as [`program_device`] found.
+pub(crate) fn buffers_on<'a>(
+    arrays: impl IntoIterator<Item = &'a Array>,
+    device: Option<&Device>,
+    location: Location,
+) -> Result<Vec<BufferRef<'a>>> {
+    arrays
+        .into_iter()
+        .map(|x| {
+            let buffer = x.buffer_at(location)?;
+            match device {
+                Some(target) if buffer.get().device()? != *target => {
+                    Ok(BufferRef::Owned(buffer.get().copy_to_device(target)?))
+                }
+                Some(_) | None => Ok(buffer),
+            }
+        })
+        .collect()
+}
+
+/// The client's default device (its first addressable one), looked up
+/// once.
+fn default_device() -> Result<Device> {
+    static DEFAULT: OnceLock<Device> = OnceLock::new();
+    if let Some(device) = DEFAULT.get() {
+        return Ok(device.clone());
+    }
+    let device = client()?
+        .addressable_devices()?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::InvalidArgument("the client has no addressable device".into()))?;
+    Ok(DEFAULT.get_or_init(|| device).clone())
+}
