@@ -195,10 +195,10 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
     }
 
     /// Mesh axes the batch dimension is split over in every sharding
-    /// constraint inside the function (JAX's `spmd_axis_name`): under `jit`
-    /// on a mesh, each device then holds its share of the examples. (A
-    /// `shard_map` inside the function keeps the batch dimension whole on
-    /// each device.)
+    /// constraint and `shard_map` inside the function (JAX's
+    /// `spmd_axis_name`): under `jit` on a mesh, each device then holds its
+    /// share of the examples, and a `shard_map`'s body maps over that share
+    /// (the axes may not appear in its specs, and must divide the batch).
     pub fn spmd_axis_name(mut self, mesh_axes: &[&str]) -> Self {
         self.spmd_axis_name = Some(mesh_axes.iter().map(|a| Arc::from(*a)).collect());
         self

@@ -151,7 +151,25 @@ pub(crate) fn batch_jaxpr(
     axis_size: i64,
     location: Location,
 ) -> Result<(Jaxpr, Vec<Array>)> {
-    let in_avals: Vec<Aval> = jaxpr
+    let in_avals = batched_invar_avals(jaxpr, in_bdims, axis_size);
+    batch_jaxpr_typed(
+        jaxpr,
+        in_avals,
+        in_bdims,
+        rule_axis(axis_size),
+        location,
+        Ok,
+    )
+}
+
+/// The types of `jaxpr`'s inputs with their batch dimensions of
+/// `axis_size` at `in_bdims`.
+pub(crate) fn batched_invar_avals(
+    jaxpr: &Jaxpr,
+    in_bdims: &[Option<usize>],
+    axis_size: i64,
+) -> Vec<Aval> {
+    jaxpr
         .invars
         .iter()
         .zip(in_bdims)
@@ -162,22 +180,37 @@ pub(crate) fn batch_jaxpr(
             }
             aval
         })
-        .collect();
+        .collect()
+}
+
+/// [`batch_jaxpr`] over `axis`, tracing from inputs of `in_avals` (the
+/// batched types, which may carry other varying axes than the body's) and
+/// passing the batched outputs (every one at 0) through `finish`.
+pub(crate) fn batch_jaxpr_typed(
+    jaxpr: &Jaxpr,
+    in_avals: Vec<Aval>,
+    in_bdims: &[Option<usize>],
+    axis: BatchAxis,
+    location: Location,
+    finish: impl FnOnce(Vec<Array>) -> Result<Vec<Array>>,
+) -> Result<(Jaxpr, Vec<Array>)> {
     super::eval::trace_flat(&in_avals, true, location, |args| {
         let outs = vmap_flat(
             |inputs| super::eval::eval_jaxpr(jaxpr, &[], inputs),
             args,
             in_bdims,
-            rule_axis(axis_size),
+            axis,
             &|_| Some(0),
         )?;
-        outs.into_iter()
+        let outs = outs
+            .into_iter()
             .map(|r| {
                 r.map_err(|_| {
                     crate::error::Error::InvalidArgument("internal: unbatched output".into())
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        finish(outs)
     })
 }
 
@@ -192,18 +225,7 @@ pub(crate) fn batch_jaxpr_partial(
     force: &[bool],
 ) -> Result<(Jaxpr, Vec<Array>, Vec<bool>)> {
     let location = crate::ops::rule_location().unwrap_or(super::eval::UNKNOWN_LOCATION);
-    let in_avals: Vec<Aval> = jaxpr
-        .invars
-        .iter()
-        .zip(in_bdims)
-        .map(|(v, b)| {
-            let mut aval = jaxpr.aval(*v).clone();
-            if let Some(b) = b {
-                aval.shape.insert(*b, axis_size);
-            }
-            aval
-        })
-        .collect();
+    let in_avals = batched_invar_avals(jaxpr, in_bdims, axis_size);
     let mut out_batched = Vec::new();
     let (j, consts) = super::eval::trace_flat(&in_avals, true, location, |args| {
         let guard = TraceGuard::open(TraceKind::Batch {

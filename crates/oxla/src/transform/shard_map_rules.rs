@@ -14,8 +14,11 @@
 //!   by the number of copies its out spec leaves (the mesh axes it does
 //!   not name), and an operand's cotangent is summed over the mesh axes its
 //!   in spec does not name (each copy contributed to it).
-//! - vmap: the batch dimension goes in front, unsplit, of every batched
-//!   operand and of every result.
+//! - vmap: the batch dimension goes in front of every batched operand and
+//!   of every result, unsplit, or, under a vmap with `spmd_axis_name`,
+//!   split over those mesh axes: the body then maps over each device's
+//!   share of the examples, and (checking varying axes) its batched
+//!   values vary over those axes.
 
 use oxla_core::partial_eval::partial_eval;
 use oxla_core::{Atom, Jaxpr, Primitive, ShardingDesc, SubJaxpr};
@@ -321,7 +324,20 @@ pub(crate) fn batch(
     bdims: &[Option<usize>],
     axis_size: i64,
 ) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
-    let moved: Vec<Array> = args
+    let axis = super::batching::rule_axis(axis_size);
+    if let Some(spmd) = axis.spmd_axis_name.clone().filter(|a| !a.is_empty()) {
+        return batch_over_mesh_axes(p, args, bdims, axis, &spmd);
+    }
+    let (moved, body_bdims) = batch_in_front(args, bdims);
+    let (batched, consts) =
+        super::batching::batch_jaxpr(p.body, &body_bdims, axis_size, location())?;
+    bind_batched(p, batched, consts, moved, bdims, &with_leading_dim)
+}
+
+/// The operands with their batch dimensions in front, and the body's
+/// batch dims (0 for each batched operand).
+fn batch_in_front(args: &[Array], bdims: &[Option<usize>]) -> (Vec<Array>, Vec<Option<usize>>) {
+    let moved = args
         .iter()
         .zip(bdims)
         .map(|(x, b)| match b {
@@ -329,19 +345,153 @@ pub(crate) fn batch(
             None => x.clone(),
         })
         .collect();
-    let body_bdims: Vec<Option<usize>> = bdims.iter().map(|b| b.map(|_| 0)).collect();
-    let (batched, consts) =
-        super::batching::batch_jaxpr(p.body, &body_bdims, axis_size, location())?;
+    (moved, bdims.iter().map(|b| b.map(|_| 0)).collect())
+}
+
+/// The `shard_map` of the batched body on the moved operands (after the
+/// batched body's captured values): batched operands and every result
+/// laid out as `batched_spec` makes their spec.
+fn bind_batched(
+    p: &ShardMapParams<'_>,
+    batched: Jaxpr,
+    consts: Vec<Array>,
+    moved: Vec<Array>,
+    bdims: &[Option<usize>],
+    batched_spec: &dyn Fn(&ShardingDesc) -> ShardingDesc,
+) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
     let batched = with_consts_as_inputs(batched);
     let mut ins: Vec<ShardingDesc> = vec![p.replicated()?; consts.len()];
     ins.extend(p.ins.iter().zip(bdims).map(|(s, b)| match b {
-        Some(_) => with_leading_dim(s),
+        Some(_) => batched_spec(s),
         None => s.clone(),
     }));
-    let outs: Vec<ShardingDesc> = p.outs.iter().map(with_leading_dim).collect();
+    let outs: Vec<ShardingDesc> = p.outs.iter().map(batched_spec).collect();
     let mut operands = consts;
     operands.extend(moved);
     let results = bind(batched, ins, outs, p.check_vma, &operands)?;
     let n = results.len();
     Ok((results, vec![Some(0); n]))
+}
+
+/// [`batch`] under a vmap whose batch dimension is split over the mesh
+/// axes `spmd` (JAX's `spmd_axis_name`): each device's body maps over its
+/// share of the examples.
+fn batch_over_mesh_axes(
+    p: &ShardMapParams<'_>,
+    args: &[Array],
+    bdims: &[Option<usize>],
+    axis: crate::trace::BatchAxis,
+    spmd: &std::sync::Arc<[std::sync::Arc<str>]>,
+) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let mesh = p.replicated()?.mesh;
+    let fail = |message: String| Error::Sharding {
+        message,
+        location: Some(location()),
+    };
+    let mut devices: i64 = 1;
+    for name in spmd.iter() {
+        let size = mesh.axis_size(name).ok_or_else(|| {
+            fail(format!(
+                "vmap spmd_axis_name names '{name}', which {mesh} lacks"
+            ))
+        })?;
+        devices *= size as i64;
+    }
+    let used = p
+        .ins
+        .iter()
+        .chain(p.outs)
+        .flat_map(|s| s.dims.iter().flat_map(|d| d.iter()));
+    if let Some(name) = used.into_iter().find(|a| spmd.contains(a)) {
+        return Err(fail(format!(
+            "vmap spmd_axis_name '{name}' cannot appear in shard_map in_specs or out_specs (as in \
+             JAX)"
+        )));
+    }
+    if axis.size % devices != 0 {
+        return Err(fail(format!(
+            "the vmap's {} examples do not split evenly over the {devices} devices of its \
+             spmd_axis_name",
+            axis.size
+        )));
+    }
+    if let Some(name) = &axis.name
+        && uses_vmap_axis(p.body, name)
+    {
+        return Err(fail(format!(
+            "a collective over the vmap axis '{name}' inside a shard_map batched with \
+             spmd_axis_name: each device sees only its share of the examples; name the mesh axes \
+             too, or drop spmd_axis_name"
+        )));
+    }
+    let local = crate::trace::BatchAxis {
+        size: axis.size / devices,
+        ..axis
+    };
+    let (moved, body_bdims) = batch_in_front(args, bdims);
+    let vary = |aval: &oxla_core::Aval| aval.with_vma(aval.vma.iter().chain(spmd.iter()).cloned());
+    let in_avals: Vec<oxla_core::Aval> =
+        super::batching::batched_invar_avals(p.body, &body_bdims, local.size)
+            .into_iter()
+            .zip(&body_bdims)
+            .map(|(aval, b)| match (b, p.check_vma) {
+                (Some(_), true) => vary(&aval),
+                _ => aval,
+            })
+            .collect();
+    let group = oxla_core::AxisGroup::devices(mesh.clone(), spmd.clone());
+    let check_vma = p.check_vma;
+    let finish = |outs: Vec<Array>| -> Result<Vec<Array>> {
+        if !check_vma {
+            return Ok(outs);
+        }
+        outs.into_iter()
+            .map(|y| {
+                let missing: Vec<std::sync::Arc<str>> = spmd
+                    .iter()
+                    .filter(|a| !y.aval().is_ok_and(|v| v.vma.contains(a)))
+                    .cloned()
+                    .collect();
+                if missing.is_empty() {
+                    return Ok(y);
+                }
+                let group = oxla_core::AxisGroup {
+                    axes: missing.into(),
+                    ..group.clone()
+                };
+                Ok(bind_all(Primitive::Pvary { group }, &[&y])?.remove(0))
+            })
+            .collect()
+    };
+    let scope = crate::sharding::axis_env::bind_mesh(mesh, check_vma);
+    let batched = super::batching::batch_jaxpr_typed(
+        p.body,
+        in_avals,
+        &body_bdims,
+        local,
+        location(),
+        finish,
+    );
+    drop(scope);
+    let (batched, consts) = batched?;
+    let split = |s: &ShardingDesc| s.with_dim_inserted(0, spmd.clone());
+    bind_batched(p, batched, consts, moved, bdims, &split)
+}
+
+/// Whether `jaxpr` (or a jaxpr it nests) has a collective over the vmap
+/// axis `name`.
+fn uses_vmap_axis(jaxpr: &Jaxpr, name: &str) -> bool {
+    jaxpr.eqns.iter().any(|eqn| {
+        let mut nested = false;
+        eqn.primitive.params(0, &mut |inner, _| {
+            nested |= uses_vmap_axis(inner, name);
+            String::new()
+        });
+        nested
+            || eqn
+                .primitive
+                .axis_group()
+                .and_then(oxla_core::AxisGroup::vmap_axis)
+                .is_some_and(|axis| &**axis == name)
+    })
 }

@@ -351,8 +351,7 @@ fn arrays_on_two_meshes_of_the_same_devices_meet_in_one_program_as_in_jax() {
     let mut devices = oxla::client().unwrap().addressable_devices().unwrap();
     devices.reverse();
     let reversed = oxla::Mesh::with_devices(devices, &[("data", 4), ("model", 2)]).unwrap();
-    let x_reversed =
-        oxla::device_put(&x, oxla::NamedSharding::new(&reversed, P!["data"])).unwrap();
+    let x_reversed = oxla::device_put(&x, oxla::NamedSharding::new(&reversed, P!["data"])).unwrap();
     let err = f.call((x_wide, x_reversed)).unwrap_err().to_string();
     assert!(err.contains("meshes over different devices"), "{err}");
     assert!(err.contains("[7, 6, 5, 4, 3, 2, 1, 0]"), "{err}");

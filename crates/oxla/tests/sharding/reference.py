@@ -293,6 +293,21 @@ pytree_out = jax.jit(pytree_layer, in_shardings=((named(None, "model"), named("m
 for i, out in enumerate(pytree_out):
     cases[f"pytree_shardings_{i}"] = {"value": np.asarray(out).ravel().tolist(), "shape": list(out.shape),
                                       "spec": spec_text(out.sharding)}
+# vmap of a shard_map with spmd_axis_name: the batch is split over 'data'
+# in the shard_map's specs; the replicated w's gradient is summed over it.
+spmd_w = np.array([0.5, -1.5], np.float32)
+
+
+def spmd_example(v, wv):
+    return jax.shard_map(lambda vb, wb: jax.lax.psum(jnp.sin(vb) * wb, "model"), mesh=mesh,
+                         in_specs=(P("model"), P()), out_specs=P())(v, wv)
+
+
+spmd_vmap = jax.vmap(spmd_example, in_axes=(0, None), spmd_axis_name="data")
+spmd_out = jax.jit(spmd_vmap)(x, spmd_w)
+cases["vmap_spmd_shard_map"] = {"value": np.asarray(spmd_out).ravel().tolist(), "shape": list(spmd_out.shape),
+                                "spec": spec_text(spmd_out.sharding)}
+cases["vmap_spmd_shard_map_grad"] = flat(jax.jit(jax.grad(lambda wv: jnp.sum(spmd_vmap(x, wv) ** 2)))(spmd_w))
 unconstrained("unconstrained_from_out_sharding", lambda y: jnp.tanh(y) + 1.0, x,
               out_shardings=named(None, "model"))
 unconstrained("unconstrained_from_constraint",

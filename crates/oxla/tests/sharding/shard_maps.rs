@@ -858,3 +858,69 @@ fn a_loop_carry_that_becomes_varying_needs_pvary_as_in_jax() {
         "{err}"
     );
 }
+
+fn spmd_example(v: Array, w: Array) -> oxla::Result<Array> {
+    shard_map(
+        |(vb, wb): (Array, Array)| psum(&(jnp::sin(&vb) * wb), &["model"]),
+        &mesh(),
+        vec![P!["model"], P![]],
+        vec![P![]],
+    )
+    .call((v, w))
+}
+
+fn spmd_vmap(x: Array, w: Array) -> Array {
+    oxla::vmap(|(v, w): (Array, Array)| spmd_example(v, w).unwrap())
+        .in_axes(&[Some(0), None])
+        .spmd_axis_name(&["data"])
+        .call((x, w))
+        .unwrap()
+}
+
+#[test]
+fn vmap_of_shard_map_with_spmd_axis_name_splits_the_batch_as_in_jax() {
+    let (x, _) = inputs();
+    let w = Array::from_slice(&[0.5f32, -1.5], &[2]).unwrap();
+    let out = jit(|(x, w): (Array, Array)| spmd_vmap(x, w))
+        .call((x.clone(), w.clone()))
+        .unwrap();
+    let want = expected("vmap_spmd_shard_map");
+    assert_eq!(out.shape(), want.shape.as_slice());
+    assert_close(&out.to_vec::<f32>().unwrap(), &want.value);
+    assert_eq!(
+        out.sharding().unwrap().spec().unwrap().to_string(),
+        want.spec
+    );
+    let grad = jit(move |w: Array| {
+        let x = x.clone();
+        oxla::grad(move |w: Array| jnp::sum(&jnp::square(&spmd_vmap(x.clone(), w)), None, false))
+            .call(w)
+            .unwrap()
+    })
+    .call(w)
+    .unwrap();
+    assert_close(
+        &grad.to_vec::<f32>().unwrap(),
+        &expected("vmap_spmd_shard_map_grad").value,
+    );
+    // As JAX: the spmd axes cannot be in the shard_map's specs, and the
+    // batch must split evenly over them.
+    let w = Array::from_slice(&[0.5f32, -1.5], &[2]).unwrap();
+    let in_specs = oxla::vmap(|(v, w): (Array, Array)| spmd_example(v, w))
+        .in_axes(&[Some(0), None])
+        .spmd_axis_name(&["model"])
+        .call((inputs().0, w.clone()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        in_specs.contains("cannot appear in shard_map"),
+        "{in_specs}"
+    );
+    let uneven = oxla::vmap(|(v, w): (Array, Array)| spmd_example(v, w))
+        .in_axes(&[Some(0), None])
+        .spmd_axis_name(&["data"])
+        .call((jnp::ones(&[6, 4], DType::F32), w))
+        .unwrap_err()
+        .to_string();
+    assert!(uneven.contains("do not split evenly"), "{uneven}");
+}
