@@ -2,9 +2,11 @@
 //! `etcd` (package `etcd-server`, which ci/setup installs), one member,
 //! its data in a temporary directory of its own, killed when dropped.
 
+use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// A running etcd; [`endpoint`](Self::endpoint) is its client URL.
@@ -17,12 +19,21 @@ pub struct EtcdServer {
     _data_dir: tempfile::TempDir,
 }
 
-/// A loopback port nobody listens on now.
+/// A loopback port nobody listens on now, never the same twice in one
+/// process: tests running side by side each start servers, and the
+/// system may hand a just-closed port out again before a server binds it.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("no free loopback port")
+    static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("no free loopback port");
+        let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+        if given.insert(port) {
+            return port;
+        }
+    }
 }
 
 /// Whether etcd at `port` answers its health check with `true`.
@@ -44,9 +55,26 @@ fn healthy(port: u16) -> bool {
 
 impl EtcdServer {
     /// Starts etcd on two free loopback ports and waits (up to 30 s) until
-    /// it is healthy. Panics, saying how to install it, when `etcd` is not
-    /// on the PATH.
+    /// it is healthy, on other ports again (three tries) if it exits at
+    /// start because another process took one. Panics, saying how to
+    /// install it, when `etcd` is not on the PATH.
     pub fn start() -> EtcdServer {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match EtcdServer::try_start() {
+                Ok(server) => return server,
+                Err(status) if tries < 3 => {
+                    eprintln!("etcd exited at start ({status}); trying other ports");
+                }
+                Err(status) => panic!("etcd exited at start ({status}), {tries} times"),
+            }
+        }
+    }
+
+    /// One try of [`EtcdServer::start`]: the server, or how its process
+    /// ended at start.
+    fn try_start() -> Result<EtcdServer, std::process::ExitStatus> {
         let data_dir = tempfile::Builder::new()
             .prefix("oxla-etcd-")
             .tempdir()
@@ -82,7 +110,7 @@ impl EtcdServer {
         let start = Instant::now();
         while !healthy(client_port) {
             if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("etcd exited at start ({status})");
+                return Err(status);
             }
             assert!(
                 start.elapsed() < Duration::from_secs(30),
@@ -90,7 +118,12 @@ impl EtcdServer {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        server
+        // The answer must be this server's: one that lost its port to
+        // another process exits at start.
+        if let Ok(Some(status)) = server.child.try_wait() {
+            return Err(status);
+        }
+        Ok(server)
     }
 
     /// The client URL (`http://127.0.0.1:<port>`).

@@ -15,19 +15,23 @@ use crate::runtime::client;
 
 /// The device a program on `arrays` runs on, when not the default one
 /// (`None`: the default device, or arrays over a mesh, which the mesh
-/// places).
+/// places). With one device, nothing is looked up.
 pub(crate) fn program_device<'a>(
     arrays: impl IntoIterator<Item = &'a Array>,
     location: Location,
 ) -> Result<Option<Device>> {
-    let default = default_device()?;
+    let devices = client_devices()?;
+    if devices.count == 1 {
+        return Ok(None);
+    }
+    let default = &devices.default;
     let mut chosen: Option<Device> = None;
     for x in arrays {
         if x.is_traced() || x.sharded().is_some() {
             continue;
         }
         let device = x.buffer_at(location)?.get().device()?;
-        if device == default {
+        if device == *default {
             continue;
         }
         match &chosen {
@@ -72,17 +76,26 @@ pub(crate) fn buffers_on<'a>(
         .collect()
 }
 
-/// The client's default device (its first addressable one), looked up
-/// once.
-fn default_device() -> Result<Device> {
-    static DEFAULT: OnceLock<Device> = OnceLock::new();
-    if let Some(device) = DEFAULT.get() {
-        return Ok(device.clone());
+/// The client's default device (its first addressable one) and how many
+/// it has.
+struct ClientDevices {
+    default: Device,
+    count: usize,
+}
+
+/// The [`ClientDevices`], looked up once.
+fn client_devices() -> Result<&'static ClientDevices> {
+    static DEVICES: OnceLock<ClientDevices> = OnceLock::new();
+    if let Some(devices) = DEVICES.get() {
+        return Ok(devices);
     }
-    let device = client()?
-        .addressable_devices()?
-        .into_iter()
-        .next()
+    let all = client()?.addressable_devices()?;
+    let default = all
+        .first()
+        .cloned()
         .ok_or_else(|| Error::InvalidArgument("the client has no addressable device".into()))?;
-    Ok(DEFAULT.get_or_init(|| device).clone())
+    Ok(DEVICES.get_or_init(|| ClientDevices {
+        default,
+        count: all.len(),
+    }))
 }
