@@ -12,9 +12,9 @@ use super::named::NamedSharding;
 use super::spec::PartitionSpec;
 use crate::error::Result;
 
-/// How an array is laid out over devices; what [`Array::sharding`]
-/// (crate::Array::sharding) gives and [`device_put`](super::device_put)
-/// takes.
+/// How an array is laid out over devices; what
+/// [`Array::sharding`](crate::Array::sharding) gives and
+/// [`device_put`](super::device_put) takes.
 #[derive(Clone, PartialEq)]
 pub enum Sharding {
     /// The whole array on one device (JAX's `SingleDeviceSharding`).
