@@ -1007,15 +1007,6 @@ fn reshape_axis_into(src: usize, dst: usize, x: &Array) -> Array {
     lax::reshape(&moved, &new_shape)
 }
 
-/// JAX's `_reshape_axis_out_of`: dim `src` of `x` split into
-/// [`size1`, rest].
-fn reshape_axis_out_of(src: usize, size1: i64, x: &Array) -> Array {
-    let mut shape = x.shape_or_empty().to_vec();
-    let size2 = if size1 == 0 { 0 } else { shape[src] / size1 };
-    shape.splice(src..=src, [size1, size2]);
-    lax::reshape(x, &shape)
-}
-
 /// JAX's conv_general_dilated batching rule: a batched lhs folds its batch
 /// into the lhs batch dim, a batched rhs into the output features, both
 /// into feature (or batch) groups.
@@ -1077,32 +1068,48 @@ fn conv(
             };
             let new_rhs = reshape_axis_into(rb, rhs_o, rhs);
             let out = conv_with(&new_lhs, &new_rhs, fgc, bgc)?;
-            (reshape_axis_out_of(out_c, size, &out), Some(out_c))
+            (
+                super::support::reshape_axis_out_of(out_c, size, &out).0,
+                Some(out_c),
+            )
         }
         (Some(lb), None) => {
             let new_lhs = if bgc == 1 {
                 reshape_axis_into(lb, lhs_n, lhs)
             } else {
-                let split = reshape_axis_out_of(lhs_n + usize::from(lb <= lhs_n), bgc, lhs);
+                let split =
+                    super::support::reshape_axis_out_of(lhs_n + usize::from(lb <= lhs_n), bgc, lhs)
+                        .0;
                 let merged = reshape_axis_into(lb + usize::from(lhs_n < lb), lhs_n + 1, &split);
                 reshape_axis_into(lhs_n, lhs_n, &merged)
             };
             let out = conv_with(&new_lhs, rhs, fgc, bgc)?;
-            (reshape_axis_out_of(out_n, size, &out), Some(out_n))
+            (
+                super::support::reshape_axis_out_of(out_n, size, &out).0,
+                Some(out_n),
+            )
         }
         (None, Some(rb)) => {
             if fgc == 1 && bgc == 1 {
                 let new_rhs = reshape_axis_into(rb, rhs_o, rhs);
                 let out = conv_with(lhs, &new_rhs, fgc, bgc)?;
-                (reshape_axis_out_of(out_c, size, &out), Some(out_c))
+                (
+                    super::support::reshape_axis_out_of(out_c, size, &out).0,
+                    Some(out_c),
+                )
             } else {
                 let groups = if fgc > 1 { fgc } else { bgc };
-                let split = reshape_axis_out_of(rhs_o + usize::from(rb <= rhs_o), groups, rhs);
+                let split = super::support::reshape_axis_out_of(
+                    rhs_o + usize::from(rb <= rhs_o),
+                    groups,
+                    rhs,
+                )
+                .0;
                 let merged = reshape_axis_into(rb + usize::from(rhs_o < rb), rhs_o + 1, &split);
                 let new_rhs = reshape_axis_into(rhs_o, rhs_o, &merged);
                 let out = conv_with(lhs, &new_rhs, fgc, bgc)?;
-                let out = reshape_axis_out_of(out_c, groups, &out);
-                let out = reshape_axis_out_of(out_c + 1, size, &out);
+                let out = super::support::reshape_axis_out_of(out_c, groups, &out).0;
+                let out = super::support::reshape_axis_out_of(out_c + 1, size, &out).0;
                 (reshape_axis_into(out_c, out_c + 1, &out), Some(out_c))
             }
         }

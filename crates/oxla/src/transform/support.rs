@@ -139,3 +139,18 @@ pub(crate) fn rule_error(
         location: crate::ops::rule_location(),
     }
 }
+
+/// JAX's `_reshape_axis_out_of`: dim `src` of `x` split into
+/// `(size, rest)`, where a `size` of 0 (a batch of no examples, whose dim
+/// is 0) gives `(0, 0)` instead of dividing by zero; the result and its
+/// shape.
+pub(crate) fn reshape_axis_out_of(src: usize, size: i64, x: &Array) -> (Array, Vec<i64>) {
+    let mut shape = x.shape_or_empty().to_vec();
+    let Some(&whole) = shape.get(src) else {
+        // An error array (no shape) passes its error on.
+        return (x.clone(), shape);
+    };
+    let rest = if size == 0 { 0 } else { whole / size };
+    shape.splice(src..=src, [size, rest]);
+    (lax::reshape(x, &shape), shape)
+}

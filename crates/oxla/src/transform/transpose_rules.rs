@@ -1271,15 +1271,6 @@ fn spatial(spec: &[i64], shape: &[i64]) -> Vec<i64> {
     spec[2..].iter().map(|&d| shape[d as usize]).collect()
 }
 
-/// JAX's `_reshape_axis_out_of`: dim `src` of `x` (of `shape`) split into
-/// `(size, rest)`; the result and its shape.
-#[track_caller]
-fn reshape_axis_out_of(src: usize, size: i64, x: &Array, shape: &[i64]) -> (Array, Vec<i64>) {
-    let mut new_shape = shape.to_vec();
-    new_shape.splice(src..=src, [size, shape[src] / size]);
-    (lax::reshape(x, &new_shape), new_shape)
-}
-
 /// JAX's `_reshape_axis_into`: dim `src` of `x` (of `shape`) merged into
 /// dim `dst` (numbered without `src`), as its major part.
 #[track_caller]
@@ -1316,8 +1307,7 @@ fn conv_transpose_lhs(
     let groups = conv.feature_group_count.max(conv.batch_group_count);
     let mut kernel = rhs.clone();
     if groups > 1 {
-        let (split, shape) =
-            reshape_axis_out_of(rhs_spec[0] as usize, groups, rhs, &rhs_aval.shape);
+        let (split, shape) = super::support::reshape_axis_out_of(rhs_spec[0] as usize, groups, rhs);
         (kernel, _) = reshape_axis_into(rhs_spec[0] as usize, rhs_spec[1] as usize, &split, &shape);
     }
     let padding = vjp_lhs_padding(
@@ -1353,10 +1343,7 @@ fn conv_transpose_lhs(
     let batch_groups = conv.batch_group_count;
     if batch_groups > 1 {
         let (batch_dim, feature_dim) = (lhs_spec[0] as usize, lhs_spec[1] as usize);
-        let mut shape = lhs.shape.to_vec();
-        shape[batch_dim] /= batch_groups;
-        shape[feature_dim] *= batch_groups;
-        let (split, shape) = reshape_axis_out_of(feature_dim, batch_groups, &out, &shape);
+        let (split, shape) = super::support::reshape_axis_out_of(feature_dim, batch_groups, &out);
         (out, _) = reshape_axis_into(feature_dim, batch_dim, &split, &shape);
     }
     Ok(out)
