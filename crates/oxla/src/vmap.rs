@@ -105,6 +105,55 @@ pub(crate) fn per_leaf(
     })
 }
 
+/// The mapped dimension of each leaf at `in_axes` (`None`: unmapped), and
+/// the one size of those dimensions (or `axis_size`, which they must
+/// match); an error of `function` when they differ, or when nothing is
+/// mapped and no `axis_size` is given.
+pub(crate) fn mapped_dims(
+    function: &'static str,
+    leaves: &[Array],
+    in_axes: &[Option<i64>],
+    axis_size: Option<i64>,
+    location: Location,
+) -> Result<(i64, Vec<Option<usize>>)> {
+    let mut size: Option<(i64, String)> = axis_size.map(|n| (n, "axis_size".to_string()));
+    let mut dims = Vec::with_capacity(leaves.len());
+    for (i, (x, axis)) in leaves.iter().zip(in_axes).enumerate() {
+        let Some(axis) = axis else {
+            dims.push(None);
+            continue;
+        };
+        let aval = x.aval()?;
+        let what = format!("in_axes of input {i}");
+        let d = normalize_axis(function, *axis, aval.rank(), &what, location)?;
+        let n = aval.shape[d];
+        match &size {
+            Some((s, source)) if *s != n => {
+                return Err(Error::Usage {
+                    function,
+                    message: format!(
+                        "inconsistent sizes of the mapped axis (the mapped axes must have one \
+                         size): input {i} ({aval}) has size {n} along axis {axis}, but {source} \
+                         has {s}"
+                    ),
+                    location,
+                });
+            }
+            Some(_) => {}
+            None => size = Some((n, format!("input {i} ({aval})"))),
+        }
+        dims.push(Some(d));
+    }
+    match size {
+        Some((n, _)) => Ok((n, dims)),
+        None => Err(Error::Usage {
+            function,
+            message: "no input is mapped (every in_axes is None): give axis_size".into(),
+            location,
+        }),
+    }
+}
+
 /// A possibly negative axis of a rank-`rank` array, checked (an error of
 /// `function` otherwise).
 pub(crate) fn normalize_axis(
@@ -217,42 +266,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Vmap<In, Out, F> {
             Some(spec) => per_leaf("vmap", spec, &in_tree, "in_axes", location)?,
             None => vec![Some(0); leaves.len()],
         };
-        let mut size = self.axis_size;
-        let mut bdims = Vec::with_capacity(leaves.len());
-        for (i, (x, axis)) in leaves.iter().zip(&in_axes).enumerate() {
-            let Some(axis) = axis else {
-                bdims.push(None);
-                continue;
-            };
-            let aval = x.aval()?;
-            let d = normalize_axis(
-                "vmap",
-                *axis,
-                aval.rank(),
-                &format!("in_axes of input {i}"),
-                location,
-            )?;
-            let n = aval.shape[d];
-            match size {
-                Some(s) if s != n => {
-                    return Err(Error::Usage {
-                        function: "vmap",
-                        message: format!(
-                            "inconsistent sizes of the mapped axis: input {i} ({aval}) has size \
-                             {n} along axis {axis}, but the batch size is {s}"
-                        ),
-                        location,
-                    });
-                }
-                Some(_) | None => size = Some(n),
-            }
-            bdims.push(Some(d));
-        }
-        let size = size.ok_or_else(|| Error::Usage {
-            function: "vmap",
-            message: "no input is batched: give axis_size".into(),
-            location,
-        })?;
+        let (size, bdims) = mapped_dims("vmap", &leaves, &in_axes, self.axis_size, location)?;
         let out_spec = self.out_axes.clone();
         // Output axes need the output structure, known only after tracing:
         // they are resolved once, at the first output.

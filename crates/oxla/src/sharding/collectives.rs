@@ -37,6 +37,7 @@ use oxla_core::{AxisGroup, Location, Primitive, ReduceOp};
 use super::axis_env::{self, ResolvedAxis};
 use crate::array::Array;
 use crate::error::{Error, Result};
+use crate::lax::canonical_axis_of_rank;
 
 /// The groups of `axes`, in order: each run of consecutive axes of one
 /// `shard_map` mesh is one group, each vmap axis is a group of its own.
@@ -237,10 +238,7 @@ impl<'a> Over<'a> {
     /// An elementwise reduction over every group, one after another.
     fn all_reduce(&self, what: &str, op: ReduceOp, x: &Array, location: Location) -> Array {
         match self.resolve(what, location) {
-            Ok(groups) => groups.into_iter().fold(x.clone(), |acc, group| {
-                let acc = varying_over(&acc, &group, location);
-                bind_at(Primitive::AllReduce { op, group }, &acc, location)
-            }),
+            Ok(groups) => reduce_over(groups, op, x, location),
             Err(e) => Array::error(e),
         }
     }
@@ -254,12 +252,10 @@ impl<'a> Over<'a> {
         location: Location,
         make: impl FnOnce(AxisGroup, &Array) -> Result<Primitive>,
     ) -> Array {
-        let bound = self.resolve_one(what, location).and_then(|group| {
-            let x = varying_over(x, &group, location);
-            let primitive = make(group, &x)?;
-            Ok(bind_at(primitive, &x, location))
-        });
-        bound.unwrap_or_else(Array::error)
+        match self.resolve_one(what, location) {
+            Ok(group) => bind_group(group, x, location, make),
+            Err(e) => Array::error(e),
+        }
     }
 
     /// The sum of `x` over the devices of each group.
@@ -275,7 +271,7 @@ impl<'a> Over<'a> {
         match self.resolve("pmean", location) {
             Ok(groups) => {
                 let n: usize = groups.iter().map(AxisGroup::size).product();
-                self.all_reduce("pmean", ReduceOp::Sum, x, location) / n as f64
+                reduce_over(groups, ReduceOp::Sum, x, location) / n as f64
             }
             Err(e) => Array::error(e),
         }
@@ -313,7 +309,7 @@ impl<'a> Over<'a> {
     ) -> Array {
         self.bind_one(what, x, location, |group, x| {
             let rank = rank_of(x)? + usize::from(!tiled);
-            let dim = canonical(what, "axis", dim, rank, x, location)?;
+            let dim = canonical_axis_of_rank(what, "axis", x, dim, rank, location)?;
             Ok(Primitive::AllGather {
                 group,
                 dim,
@@ -330,12 +326,12 @@ impl<'a> Over<'a> {
     pub fn psum_scatter(&self, x: &Array, dim: i64, tiled: bool) -> Array {
         let location = super::mesh::here();
         self.bind_one("psum_scatter", x, location, |group, x| {
-            let dim = canonical(
+            let dim = canonical_axis_of_rank(
                 "psum_scatter",
                 "scatter_dimension",
+                x,
                 dim,
                 rank_of(x)?,
-                x,
                 location,
             )?;
             Ok(Primitive::ReduceScatter { group, dim, tiled })
@@ -356,17 +352,29 @@ impl<'a> Over<'a> {
             Ok(rank) => rank,
             Err(e) => return Array::error(e),
         };
-        let dims =
-            canonical("all_to_all", "split_axis", split_dim, rank, x, location).and_then(|split| {
-                let concat = canonical("all_to_all", "concat_axis", concat_dim, rank, x, location)?;
+        let dims = canonical_axis_of_rank("all_to_all", "split_axis", x, split_dim, rank, location)
+            .and_then(|split| {
+                let concat = canonical_axis_of_rank(
+                    "all_to_all",
+                    "concat_axis",
+                    x,
+                    concat_dim,
+                    rank,
+                    location,
+                )?;
                 Ok((split, concat))
             });
         let (split, concat) = match dims {
             Ok(dims) => dims,
             Err(e) => return Array::error(e),
         };
+        let group = match self.resolve_one("all_to_all", location) {
+            Ok(group) => group,
+            Err(e) => return Array::error(e),
+        };
+        let n = group.size();
         let bind = |x: &Array, split_dim: usize, concat_dim: usize| {
-            self.bind_one("all_to_all", x, location, |group, _| {
+            bind_group(group.clone(), x, location, |group, _| {
                 Ok(Primitive::AllToAll {
                     group,
                     split_dim,
@@ -377,10 +385,6 @@ impl<'a> Over<'a> {
         if tiled {
             return bind(x, split, concat);
         }
-        let n = match self.resolve_one("all_to_all", location) {
-            Ok(group) => group.size(),
-            Err(e) => return Array::error(e),
-        };
         let size = x.shape_or_empty().get(split).copied().unwrap_or(0);
         if size != n as i64 {
             return Array::error(Error::Sharding {
@@ -422,18 +426,28 @@ fn rank_of(x: &Array) -> Result<usize> {
     Ok(x.aval()?.shape.len())
 }
 
-/// `dim` of a rank-`rank` result or operand, counted from the end when
-/// negative; out of range, an error naming the collective and the
-/// parameter.
-fn canonical(
-    function: &'static str,
-    parameter: &str,
-    dim: i64,
-    rank: usize,
+/// An elementwise reduction of `x` over each of `groups`, one after
+/// another.
+fn reduce_over(groups: Vec<AxisGroup>, op: ReduceOp, x: &Array, location: Location) -> Array {
+    groups.into_iter().fold(x.clone(), |acc, group| {
+        let acc = varying_over(&acc, &group, location);
+        bind_at(Primitive::AllReduce { op, group }, &acc, location)
+    })
+}
+
+/// Binds a collective of `group`, made by `make` from the group and `x`
+/// (made to vary over it first).
+fn bind_group(
+    group: AxisGroup,
     x: &Array,
     location: Location,
-) -> Result<usize> {
-    crate::lax::canonical_axis_of_rank(function, parameter, x, dim, rank, location)
+    make: impl FnOnce(AxisGroup, &Array) -> Result<Primitive>,
+) -> Array {
+    let x = varying_over(x, &group, location);
+    match make(group, &x) {
+        Ok(primitive) => bind_at(primitive, &x, location),
+        Err(e) => Array::error(e),
+    }
 }
 
 /// `x` with a dimension of 1 inserted at `dim`.

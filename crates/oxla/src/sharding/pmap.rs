@@ -13,7 +13,7 @@ use super::spec::{PartitionSpec, SpecEntry};
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::pytree::{Pytree, TreeDef};
-use crate::vmap::{normalize_axis, per_leaf};
+use crate::vmap::{mapped_dims, normalize_axis, per_leaf};
 use oxla_pjrt::Device;
 
 /// A function mapped over an axis of its arguments, one device per index;
@@ -102,44 +102,22 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Pmap<In, Out, F> {
     #[track_caller]
     pub fn call(&self, args: In) -> Result<Out> {
         let location = super::mesh::here();
-        let fail = |message: String| Error::Usage {
-            function: "pmap",
-            message,
-            location,
-        };
         let (leaves, in_tree) = args.flatten();
         let in_axes = match &self.in_axes {
             Some(spec) => per_leaf("pmap", spec, &in_tree, "in_axes", location)?,
             None => vec![Some(0); leaves.len()],
         };
-        let mut size: Option<(usize, String)> = self.axis_size.map(|n| (n, "axis_size".into()));
-        let mut moved = Vec::with_capacity(leaves.len());
-        for (i, (x, axis)) in leaves.iter().zip(&in_axes).enumerate() {
-            let Some(axis) = axis else {
-                moved.push(x.clone());
-                continue;
-            };
-            let aval = x.aval()?;
-            let what = format!("in_axes of input {i}");
-            let d = normalize_axis("pmap", *axis, aval.rank(), &what, location)?;
-            let n = aval.shape[d] as usize;
-            match &size {
-                Some((s, source)) if *s != n => {
-                    return Err(fail(format!(
-                        "the mapped axes must have one size: input {i} ({aval}) has {n} along \
-                         axis {axis}, but {source} has {s}"
-                    )));
-                }
-                Some(_) => {}
-                None => size = Some((n, format!("input {i} ({aval})"))),
-            }
-            moved.push(crate::numpy::moveaxis(x, d as i64, 0));
-        }
-        let Some((n, _)) = size else {
-            return Err(fail(
-                "no input is mapped (every in_axes is None): give axis_size".into(),
-            ));
-        };
+        let axis_size = self.axis_size.map(|n| n as i64);
+        let (n, dims) = mapped_dims("pmap", &leaves, &in_axes, axis_size, location)?;
+        let n = n as usize;
+        let moved: Vec<Array> = leaves
+            .iter()
+            .zip(&dims)
+            .map(|(x, d)| match d {
+                Some(d) => crate::numpy::moveaxis(x, *d as i64, 0),
+                None => x.clone(),
+            })
+            .collect();
         let mesh = self.mesh(n, location)?;
         let mapped = || PartitionSpec::new(vec![SpecEntry::from(self.axis_name.as_str())]);
         let spec_of = move |axis: &Option<i64>, name: &PartitionSpec| match axis {
