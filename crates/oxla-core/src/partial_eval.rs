@@ -7,6 +7,7 @@
 use crate::aval::Aval;
 use crate::jaxpr::{Atom, Equation, Jaxpr, Literal, Scalar, Var};
 use crate::primitive::Primitive;
+use crate::primitive::{call, control, shape};
 use crate::subjaxpr::SubJaxpr;
 
 /// The two halves of a partially evaluated jaxpr.
@@ -232,10 +233,10 @@ fn zeros_atom(jaxpr: &mut Jaxpr, aval: &Aval) -> Atom {
     }
     let v = fresh(&mut jaxpr.avals, aval.clone());
     jaxpr.eqns.push(Equation {
-        primitive: Primitive::BroadcastInDim {
+        primitive: Primitive::Shape(shape::Op::BroadcastInDim {
             shape: aval.shape.clone(),
             broadcast_dimensions: Default::default(),
-        },
+        }),
         inputs: vec![literal],
         outputs: vec![v],
         location: None,
@@ -326,9 +327,9 @@ fn split_cond(
     let mut known_inputs = vec![e.inputs[0].clone()];
     known_inputs.extend(pick(ops, ops_unknown, false));
     let known = Equation {
-        primitive: Primitive::Cond {
+        primitive: Primitive::Control(control::Op::Cond {
             branches: known_branches,
-        },
+        }),
         inputs: known_inputs,
         outputs: pick(&e.outputs, &out_unknowns, false)
             .into_iter()
@@ -340,9 +341,9 @@ fn split_cond(
     unknown_inputs.extend(residuals.iter().map(|v| Atom::Var(*v)));
     unknown_inputs.extend(pick(ops, ops_unknown, true));
     let unknown = Equation {
-        primitive: Primitive::Cond {
+        primitive: Primitive::Control(control::Op::Cond {
             branches: unknown_branches,
-        },
+        }),
         inputs: unknown_inputs,
         outputs: pick(&e.outputs, &out_unknowns, true),
         location: e.location,
@@ -431,14 +432,14 @@ fn split_scan(
     let nc_k = in_unknowns[..nc].iter().filter(|u| !**u).count();
     let nk_k = carry_uk.iter().filter(|u| !**u).count();
     let known_eqn = Equation {
-        primitive: Primitive::Scan {
+        primitive: Primitive::Control(control::Op::Scan {
             jaxpr: SubJaxpr::new(known),
             num_consts: nc_k,
             num_carry: nk_k,
             length: p.length,
             reverse: p.reverse,
             unroll: p.unroll,
-        },
+        }),
         inputs: pick(&e.inputs, &uk, false),
         outputs: pick(
             &e.outputs,
@@ -508,14 +509,14 @@ fn split_scan(
     let mut out_uk = carry_uk;
     out_uk.extend_from_slice(&s.out_unknowns[nk..]);
     let unknown_eqn = Equation {
-        primitive: Primitive::Scan {
+        primitive: Primitive::Control(control::Op::Scan {
             jaxpr: SubJaxpr::new(unknown),
             num_consts: const_res.len() + nc_u,
             num_carry: nk_u,
             length: p.length,
             reverse: p.reverse,
             unroll: p.unroll,
-        },
+        }),
         inputs,
         outputs: pick(&e.outputs, &out_uk, true),
         location: e.location,
@@ -533,17 +534,17 @@ fn split_call(
     saveable: &dyn Fn(&Equation) -> bool,
 ) -> Option<(Equation, Equation)> {
     let (body, make): (&SubJaxpr, Box<dyn Fn(SubJaxpr) -> Primitive>) = match &e.primitive {
-        Primitive::Cond { branches } => {
+        Primitive::Control(control::Op::Cond { branches }) => {
             return split_cond(e, branches, in_unknowns, avals, saveable);
         }
-        Primitive::Scan {
+        Primitive::Control(control::Op::Scan {
             jaxpr,
             num_consts,
             num_carry,
             length,
             reverse,
             unroll,
-        } => {
+        }) => {
             let parts = ScanParts {
                 body: jaxpr.jaxpr(),
                 num_consts: *num_consts,
@@ -554,35 +555,39 @@ fn split_call(
             };
             return split_scan(e, &parts, in_unknowns, avals, saveable);
         }
-        Primitive::Call { jaxpr, name } => {
+        Primitive::Call(call::Op::Call { jaxpr, name }) => {
             let name = name.clone();
             (
                 jaxpr,
-                Box::new(move |j| Primitive::Call {
-                    jaxpr: j,
-                    name: name.clone(),
+                Box::new(move |j| {
+                    Primitive::Call(call::Op::Call {
+                        jaxpr: j,
+                        name: name.clone(),
+                    })
                 }),
             )
         }
-        Primitive::Remat {
+        Primitive::Call(call::Op::Remat {
             jaxpr,
             policy,
             prevent_cse,
-        } => {
+        }) => {
             let (policy, prevent_cse) = (policy.clone(), *prevent_cse);
             (
                 jaxpr,
-                Box::new(move |j| Primitive::Remat {
-                    jaxpr: j,
-                    policy: policy.clone(),
-                    prevent_cse,
+                Box::new(move |j| {
+                    Primitive::Call(call::Op::Remat {
+                        jaxpr: j,
+                        policy: policy.clone(),
+                        prevent_cse,
+                    })
                 }),
             )
         }
         _ => return None,
     };
     let split = match &e.primitive {
-        Primitive::Remat { policy, .. } => {
+        Primitive::Call(call::Op::Remat { policy, .. }) => {
             partial_eval(body.jaxpr(), in_unknowns, &[], &|q| policy.saveable(q))
         }
         _ => partial_eval(body.jaxpr(), in_unknowns, &[], saveable),
@@ -710,14 +715,14 @@ fn keep_outputs(jaxpr: &Jaxpr, keep: &[bool]) -> Jaxpr {
 /// operands they need); `None` for other primitives.
 fn prune(e: &Equation, out_used: &[bool]) -> Option<Equation> {
     match &e.primitive {
-        Primitive::Scan {
+        Primitive::Control(control::Op::Scan {
             jaxpr,
             num_consts,
             num_carry,
             length,
             reverse,
             unroll,
-        } => {
+        }) => {
             let (nc, nk) = (*num_consts, *num_carry);
             let body = jaxpr.jaxpr();
             let mut carry = out_used[..nk].to_vec();
@@ -750,20 +755,20 @@ fn prune(e: &Equation, out_used: &[bool]) -> Option<Equation> {
             body.invars = pick(&body.invars, &keep_in, true);
             let keep_out: Vec<bool> = carry.iter().chain(ys).copied().collect();
             Some(Equation {
-                primitive: Primitive::Scan {
+                primitive: Primitive::Control(control::Op::Scan {
                     jaxpr: SubJaxpr::new(body),
                     num_consts: keep_in[..nc].iter().filter(|k| **k).count(),
                     num_carry: carry.iter().filter(|k| **k).count(),
                     length: *length,
                     reverse: *reverse,
                     unroll: *unroll,
-                },
+                }),
                 inputs: pick(&e.inputs, &keep_in, true),
                 outputs: pick(&e.outputs, &keep_out, true),
                 location: e.location,
             })
         }
-        Primitive::Cond { branches } => {
+        Primitive::Control(control::Op::Cond { branches }) => {
             let pruned: Vec<Jaxpr> = branches
                 .iter()
                 .map(|b| keep_outputs(b.jaxpr(), out_used))
@@ -784,7 +789,7 @@ fn prune(e: &Equation, out_used: &[bool]) -> Option<Equation> {
             let mut inputs = vec![e.inputs[0].clone()];
             inputs.extend(pick(&e.inputs[1..], &read, true));
             Some(Equation {
-                primitive: Primitive::Cond { branches },
+                primitive: Primitive::Control(control::Op::Cond { branches }),
                 inputs,
                 outputs: pick(&e.outputs, out_used, true),
                 location: e.location,
@@ -797,6 +802,7 @@ fn prune(e: &Equation, out_used: &[bool]) -> Option<Equation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::primitive::{elementwise, host};
     use crate::{Aval, BinaryOp, DType, JaxprBuilder, Primitive, UnaryOp};
 
     /// f(x, t) = (sin x, cos(x) * t): x known, t unknown.
@@ -805,14 +811,22 @@ mod tests {
         let x = b.add_invar(Aval::new(DType::F32, &[3]));
         let t = b.add_invar(Aval::new(DType::F32, &[3]));
         let s = b
-            .add_equation(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(x)], None)
+            .add_equation(
+                Primitive::Elementwise(elementwise::Op::Unary(UnaryOp::Sin)),
+                vec![Atom::Var(x)],
+                None,
+            )
             .unwrap()[0];
         let c = b
-            .add_equation(Primitive::Unary(UnaryOp::Cos), vec![Atom::Var(x)], None)
+            .add_equation(
+                Primitive::Elementwise(elementwise::Op::Unary(UnaryOp::Cos)),
+                vec![Atom::Var(x)],
+                None,
+            )
             .unwrap()[0];
         let ct = b
             .add_equation(
-                Primitive::Binary(BinaryOp::Mul),
+                Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::Mul)),
                 vec![Atom::Var(c), Atom::Var(t)],
                 None,
             )
@@ -848,10 +862,10 @@ mod tests {
         let t = b.add_invar(Aval::new(DType::F32, &[3]));
         let outs = b
             .add_equation(
-                Primitive::Call {
+                Primitive::Call(call::Op::Call {
                     jaxpr: body,
                     name: "f".into(),
-                },
+                }),
                 vec![Atom::Var(x), Atom::Var(t)],
                 None,
             )
@@ -881,8 +895,8 @@ mod tests {
             b.add_invar(f.clone()),
             b.add_invar(f.clone()),
         );
-        let add = Primitive::Binary(BinaryOp::Add);
-        let mul = Primitive::Binary(BinaryOp::Mul);
+        let add = Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::Add));
+        let mul = Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::Mul));
         let n1 = b
             .add_equation(add, vec![Atom::Var(c1), Atom::Var(x)], None)
             .unwrap()[0];
@@ -890,10 +904,18 @@ mod tests {
             .add_equation(mul, vec![Atom::Var(c2), Atom::Var(c2)], None)
             .unwrap()[0];
         let s = b
-            .add_equation(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(x)], None)
+            .add_equation(
+                Primitive::Elementwise(elementwise::Op::Unary(UnaryOp::Sin)),
+                vec![Atom::Var(x)],
+                None,
+            )
             .unwrap()[0];
         let c = b
-            .add_equation(Primitive::Unary(UnaryOp::Cos), vec![Atom::Var(x)], None)
+            .add_equation(
+                Primitive::Elementwise(elementwise::Op::Unary(UnaryOp::Cos)),
+                vec![Atom::Var(x)],
+                None,
+            )
             .unwrap()[0];
         let body = b.finish([n1, n2, s, c].into_iter().map(Atom::Var).collect());
         let mut outer = JaxprBuilder::new();
@@ -902,23 +924,23 @@ mod tests {
         let xs = outer.add_invar(Aval::new(DType::F32, &[5]));
         let outs = outer
             .add_equation(
-                Primitive::Scan {
+                Primitive::Control(control::Op::Scan {
                     jaxpr: SubJaxpr::new(body),
                     num_consts: 0,
                     num_carry: 2,
                     length: 5,
                     reverse: false,
                     unroll: 1,
-                },
+                }),
                 vec![Atom::Var(i1), Atom::Var(i2), Atom::Var(xs)],
                 None,
             )
             .unwrap();
         let mut j = outer.finish(vec![Atom::Var(outs[0]), Atom::Var(outs[2])]);
         dce(&mut j);
-        let Primitive::Scan {
+        let Primitive::Control(control::Op::Scan {
             jaxpr, num_carry, ..
-        } = &j.eqns[0].primitive
+        }) = &j.eqns[0].primitive
         else {
             panic!("a scan")
         };
@@ -938,14 +960,16 @@ mod tests {
 
     #[test]
     fn dce_keeps_effects_and_the_loops_that_hold_them() {
-        let callback = |effectful| Primitive::HostCallback {
-            callback: crate::callback::HostCallback {
-                id: 1,
-                name: "print".into(),
-                effectful,
-                vmap_method: crate::callback::VmapMethod::Sequential,
-            },
-            results: Vec::new(),
+        let callback = |effectful| {
+            Primitive::Host(host::Op::HostCallback {
+                callback: crate::callback::HostCallback {
+                    id: 1,
+                    name: "print".into(),
+                    effectful,
+                    vmap_method: crate::callback::VmapMethod::Sequential,
+                },
+                results: Vec::new(),
+            })
         };
         let mut b = JaxprBuilder::new();
         let x = b.add_invar(Aval::new(DType::F32, &[3]));
@@ -960,14 +984,14 @@ mod tests {
         assert_eq!(j.eqns.len(), 1);
         assert!(j.eqns[0].primitive.is_effectful());
         // A scan whose body prints is an effect though nothing reads it.
-        let scan = Primitive::Scan {
+        let scan = Primitive::Control(control::Op::Scan {
             jaxpr: SubJaxpr::new(body),
             num_consts: 0,
             num_carry: 1,
             length: 2,
             reverse: false,
             unroll: 1,
-        };
+        });
         assert!(scan.is_effectful());
         let mut outer = JaxprBuilder::new();
         let y = outer.add_invar(Aval::new(DType::F32, &[3]));

@@ -4,6 +4,7 @@
 //! oxla's user-facing `Mesh` / `NamedSharding` turn into these; the
 //! lowering writes them as Shardy (`sdy`) attributes.
 
+use crate::primitive::{collective, sharding};
 use std::fmt;
 use std::sync::Arc;
 
@@ -435,21 +436,21 @@ pub fn check_sharding(sharding: &ShardingDesc, aval: &crate::aval::Aval) -> Resu
 fn primitive_mesh(primitive: &crate::primitive::Primitive) -> Option<&MeshDesc> {
     use crate::primitive::Primitive;
     match primitive {
-        Primitive::ShardingConstraint { sharding } => Some(&sharding.mesh),
-        Primitive::ShardMap {
+        Primitive::Sharding(sharding::Op::ShardingConstraint { sharding }) => Some(&sharding.mesh),
+        Primitive::Sharding(sharding::Op::ShardMap {
             in_shardings,
             out_shardings,
             ..
-        } => in_shardings
+        }) => in_shardings
             .first()
             .or(out_shardings.first())
             .map(|s| &s.mesh),
-        Primitive::AllReduce { group, .. }
-        | Primitive::AllGather { group, .. }
-        | Primitive::ReduceScatter { group, .. }
-        | Primitive::AllToAll { group, .. }
-        | Primitive::Ppermute { group, .. }
-        | Primitive::AxisIndex { group } => Some(&group.mesh),
+        Primitive::Collective(collective::Op::AllReduce { group, .. })
+        | Primitive::Collective(collective::Op::AllGather { group, .. })
+        | Primitive::Collective(collective::Op::ReduceScatter { group, .. })
+        | Primitive::Collective(collective::Op::AllToAll { group, .. })
+        | Primitive::Collective(collective::Op::Ppermute { group, .. })
+        | Primitive::Collective(collective::Op::AxisIndex { group }) => Some(&group.mesh),
         _ => None,
     }
 }

@@ -160,6 +160,7 @@ impl fmt::Debug for OpaqueRule {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::primitive::elementwise;
     use crate::{Aval, DType, JaxprBuilder, Primitive, UnaryOp};
 
     fn sin_jaxpr(line: u32) -> Jaxpr {
@@ -172,7 +173,7 @@ mod tests {
         };
         let y = b
             .add_equation(
-                Primitive::Unary(UnaryOp::Sin),
+                Primitive::Elementwise(elementwise::Op::Unary(UnaryOp::Sin)),
                 vec![Atom::Var(x)],
                 Some(loc),
             )
@@ -196,7 +197,7 @@ mod tests {
         let x = b.add_invar(Aval::new(DType::F32, &[]));
         let y = b
             .add_equation(
-                Primitive::Binary(crate::BinaryOp::Add),
+                Primitive::Elementwise(elementwise::Op::Binary(crate::BinaryOp::Add)),
                 vec![Atom::Var(c), Atom::Var(x)],
                 None,
             )

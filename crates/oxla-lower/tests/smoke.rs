@@ -1,6 +1,7 @@
 //! The lowered module of a small jaxpr compiles in the real plugin and
 //! computes what the jaxpr says; its ops carry the user's source lines.
 
+use oxla_core::primitive::{contract, elementwise, reduce};
 use oxla_core::{
     Atom, Aval, BinaryOp, DType, Dims, JaxprBuilder, Literal, Location, Primitive, ReduceOp,
     Scalar, UnaryOp,
@@ -24,7 +25,7 @@ fn a_lowered_jaxpr_runs_in_the_plugin() {
     };
     let s = b
         .add_equation(
-            Primitive::Unary(UnaryOp::Sin),
+            Primitive::Elementwise(elementwise::Op::Unary(UnaryOp::Sin)),
             vec![Atom::Var(x)],
             Some(here),
         )
@@ -35,28 +36,28 @@ fn a_lowered_jaxpr_runs_in_the_plugin() {
     });
     let m = b
         .add_equation(
-            Primitive::Binary(BinaryOp::Mul),
+            Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::Mul)),
             vec![Atom::Var(s), two],
             None,
         )
         .unwrap()[0];
-    let dot = Primitive::DotGeneral {
+    let dot = Primitive::Contract(contract::Op::DotGeneral {
         lhs_contracting: dims(&[1]),
         rhs_contracting: dims(&[0]),
         lhs_batch: dims(&[]),
         rhs_batch: dims(&[]),
         preferred_element_type: None,
         precision: None,
-    };
+    });
     let d = b
         .add_equation(dot, vec![Atom::Var(m), Atom::Var(w)], None)
         .unwrap()[0];
     let r = b
         .add_equation(
-            Primitive::Reduce {
+            Primitive::Reduce(reduce::Op::Reduce {
                 op: ReduceOp::Sum,
                 axes: dims(&[1]),
-            },
+            }),
             vec![Atom::Var(d)],
             None,
         )

@@ -7,6 +7,7 @@
 //! panics, makes the call's execution fail with a message naming the
 //! callback and its source line; the process goes on.
 
+use oxla_core::primitive::host;
 use std::sync::Arc;
 
 use oxla_core::{Aval, HostCallback, Location, Primitive, VmapMethod};
@@ -97,7 +98,7 @@ where
             fill_results(&label, outputs, slots)
         },
     ));
-    let primitive = Primitive::HostCallback {
+    let primitive = Primitive::Host(host::Op::HostCallback {
         callback: HostCallback {
             id,
             name,
@@ -105,7 +106,7 @@ where
             vmap_method,
         },
         results: results.to_vec(),
-    };
+    });
     // Errors of the transformations (grad) name the caller's line.
     crate::ops::with_rule_location(location, || bind_all(primitive, args))
 }

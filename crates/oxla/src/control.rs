@@ -3,6 +3,7 @@
 //! traced into closed sub-jaxprs; what they capture (concrete arrays and
 //! tracers of enclosing transformations) becomes explicit operands.
 
+use oxla_core::primitive::control;
 use oxla_core::{Aval, DType, Jaxpr, Location, Primitive, SubJaxpr};
 
 use crate::array::Array;
@@ -214,7 +215,13 @@ fn switch_clamped<In: Pytree, Out: Pytree>(
     let mut ops = vec![index.clone()];
     ops.extend(consts);
     ops.extend(leaves);
-    bind_tree::<Out>(Primitive::Cond { branches }, &ops, &out_tree, location)?.into_value()
+    bind_tree::<Out>(
+        Primitive::Control(control::Op::Cond { branches }),
+        &ops,
+        &out_tree,
+        location,
+    )?
+    .into_value()
 }
 
 /// `true_fn(operands)` if `pred` else `false_fn(operands)`, inside the
@@ -375,12 +382,12 @@ pub fn while_loop<C: Pytree, P: Pytree<Value = Array>, R: Pytree<Value = C>>(
         &body_jaxpr.out_avals(),
         location,
     )?;
-    let primitive = Primitive::While {
+    let primitive = Primitive::Control(control::Op::While {
         cond_nconsts: cond_consts.len(),
         body_nconsts: body_consts.len(),
         cond_jaxpr: SubJaxpr::new(cond_jaxpr),
         body_jaxpr: SubJaxpr::new(body_jaxpr),
-    };
+    });
     let mut ops = cond_consts;
     ops.extend(body_consts);
     ops.extend(leaves);
@@ -509,14 +516,14 @@ pub fn scan<C: Pytree, X: Pytree, Y: Pytree, R: Pytree<Value = (C, Y)>>(
         &outs[..n_carry],
         location,
     )?;
-    let primitive = Primitive::Scan {
+    let primitive = Primitive::Control(control::Op::Scan {
         num_consts: consts.len(),
         num_carry: n_carry,
         length,
         reverse: options.reverse,
         unroll: options.unroll.max(1),
         jaxpr: SubJaxpr::new(jaxpr),
-    };
+    });
     let mut ops = consts;
     ops.extend(carry);
     ops.extend(x_leaves);

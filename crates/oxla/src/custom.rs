@@ -8,6 +8,7 @@
 mod leaf_jvps;
 
 pub use leaf_jvps::{LeafJvp, custom_jvps};
+use oxla_core::primitive::{call, marker};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
@@ -252,10 +253,10 @@ impl<In: Pytree + 'static, Out: Pytree + 'static, F: Fn(In) -> Out> CustomJvp<In
                 })
                 .clone()
         };
-        let primitive = Primitive::CustomJvpCall {
+        let primitive = Primitive::Call(call::Op::CustomJvpCall {
             jaxpr: SubJaxpr::new(jaxpr),
             rule: handle,
-        };
+        });
         bind_call(primitive, consts, leaves, &out_tree, location)
     }
 }
@@ -394,10 +395,10 @@ where
                 })
                 .clone()
         };
-        let primitive = Primitive::CustomVjpCall {
+        let primitive = Primitive::Call(call::Op::CustomVjpCall {
             jaxpr: SubJaxpr::new(jaxpr),
             rule: handle,
-        };
+        });
         bind_call(primitive, consts, leaves, &out_tree, location)
     }
 }
@@ -481,11 +482,11 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Checkpoint<In, Out, F> {
             out_tree,
             ..
         } = trace_call(&self.f, &args, location)?;
-        let primitive = Primitive::Remat {
+        let primitive = Primitive::Call(call::Op::Remat {
             jaxpr: SubJaxpr::new(jaxpr),
             policy: self.policy.clone(),
             prevent_cse: self.prevent_cse,
-        };
+        });
         bind_call(primitive, consts, leaves, &out_tree, location)
     }
 }
@@ -516,5 +517,8 @@ pub fn checkpoint_name(x: &Array, name: &str) -> Array {
     if !crate::trace::is_tracing() {
         return x.clone();
     }
-    crate::ops::bind(Primitive::CheckpointName { name: name.into() }, &[x])
+    crate::ops::bind(
+        Primitive::Marker(marker::Op::CheckpointName { name: name.into() }),
+        &[x],
+    )
 }

@@ -101,6 +101,10 @@ pub enum Error {
     /// An argument is not what the function needs.
     #[error("{0}")]
     InvalidArgument(String),
+    /// oxla broke one of its own invariants: a bug in oxla, not in the
+    /// caller's program (please report it with the message).
+    #[error("internal error in oxla: {0}")]
+    Internal(String),
     /// A mesh, partition spec or sharding does not fit the devices or the
     /// arrays it is used with.
     #[error("{}{message}", location.map(|l| format!("{l}: ")).unwrap_or_default())]

@@ -13,6 +13,7 @@
 //! compiled as one SPMD program over the mesh's devices; the leaves'
 //! shardings are part of the cache key.
 
+use oxla_core::primitive::{call, sharding};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
@@ -904,9 +905,9 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         let constrain = |x: Array, sharding: Option<&Option<ShardingDesc>>| -> Result<Array> {
             match sharding {
                 Some(Some(sharding)) => Ok(crate::ops::bind_at(
-                    oxla_core::Primitive::ShardingConstraint {
+                    oxla_core::Primitive::Sharding(sharding::Op::ShardingConstraint {
                         sharding: sharding.clone(),
-                    },
+                    }),
                     &[&x],
                     location,
                 )?
@@ -919,10 +920,10 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         for (i, leaf) in leaves.into_iter().enumerate() {
             operands.push(constrain(leaf, arg_shardings.get(consts + i))?);
         }
-        let call = oxla_core::Primitive::Call {
+        let call = oxla_core::Primitive::Call(call::Op::Call {
             jaxpr: oxla_core::SubJaxpr::new(traced.jaxpr),
             name: self.name.as_str().into(),
-        };
+        });
         let refs: Vec<&Array> = operands.iter().collect();
         let outs = crate::ops::bind_at(call, &refs, location)?
             .into_iter()

@@ -20,6 +20,8 @@
 //! its carry's; a mismatch is an error naming the branch or leaf path and
 //! both types.
 
+use oxla_core::primitive::reduce as reduction;
+use oxla_core::primitive::{contract, elementwise, index, marker, shape};
 use oxla_core::promotion::promote as promote_pair;
 use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, UnaryOp};
 
@@ -69,10 +71,10 @@ pub fn convert_element_type_weak(x: &Array, dtype: DType, weak_type: bool) -> Ar
         _ => match x.aval() {
             Ok(a) if a.dtype == dtype && a.weak_type == weak_type => x.clone(),
             Ok(_) => bind(
-                Primitive::ConvertElementType {
+                Primitive::Elementwise(elementwise::Op::ConvertElementType {
                     new_dtype: dtype,
                     weak_type,
-                },
+                }),
                 &[x],
             ),
             Err(e) => Array::error(e),
@@ -126,7 +128,7 @@ macro_rules! unary {
         #[doc = $doc]
         #[track_caller]
         pub fn $name(x: &Array) -> Array {
-            bind(Primitive::Unary(UnaryOp::$op), &[x])
+            bind(Primitive::Elementwise(elementwise::Op::Unary(UnaryOp::$op)), &[x])
         }
     )*};
 }
@@ -179,7 +181,7 @@ macro_rules! binary {
         #[track_caller]
         pub fn $name(x: &Array, y: &Array) -> Array {
             let (x, y) = match_weak(x, y);
-            bind(Primitive::Binary(BinaryOp::$op), &[&x, &y])
+            bind(Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::$op)), &[&x, &y])
         }
     )*};
 }
@@ -210,7 +212,7 @@ macro_rules! compare {
         #[track_caller]
         pub fn $name(x: &Array, y: &Array) -> Array {
             let (x, y) = match_weak(x, y);
-            bind(Primitive::Compare(Comparison::$c), &[&x, &y])
+            bind(Primitive::Elementwise(elementwise::Op::Compare(Comparison::$c)), &[&x, &y])
         }
     )*};
 }
@@ -220,7 +222,10 @@ compare! { eq => Eq; ne => Ne; lt => Lt; le => Le; gt => Gt; ge => Ge; }
 /// x ^ y for a constant integer y.
 #[track_caller]
 pub fn integer_pow(x: &Array, y: i32) -> Array {
-    bind(Primitive::IntegerPow { y }, &[x])
+    bind(
+        Primitive::Elementwise(elementwise::Op::IntegerPow { y }),
+        &[x],
+    )
 }
 
 /// `cases[which]` element by element (`which` bool for two cases, else i32).
@@ -228,7 +233,7 @@ pub fn integer_pow(x: &Array, y: i32) -> Array {
 pub fn select_n(which: &Array, cases: &[&Array]) -> Array {
     let mut operands = vec![which];
     operands.extend_from_slice(cases);
-    bind(Primitive::SelectN, &operands)
+    bind(Primitive::Elementwise(elementwise::Op::SelectN), &operands)
 }
 
 /// min(max(x, lo), hi).
@@ -237,18 +242,21 @@ pub fn clamp(lo: &Array, x: &Array, hi: &Array) -> Array {
     let dtype = x.dtype_or_bool();
     let lo = convert_element_type_weak(lo, dtype, lo.weak_type() && x.weak_type());
     let hi = convert_element_type_weak(hi, dtype, hi.weak_type() && x.weak_type());
-    bind(Primitive::Clamp, &[&lo, x, &hi])
+    bind(
+        Primitive::Elementwise(elementwise::Op::Clamp),
+        &[&lo, x, &hi],
+    )
 }
 
 /// 0, 1, 2, ... along `dimension` of an array of `shape`.
 #[track_caller]
 pub fn iota(dtype: DType, shape: &[i64], dimension: usize) -> Array {
     bind(
-        Primitive::Iota {
+        Primitive::Shape(shape::Op::Iota {
             dtype,
             shape: dims(shape),
             dimension,
-        },
+        }),
         &[],
     )
 }
@@ -257,10 +265,10 @@ pub fn iota(dtype: DType, shape: &[i64], dimension: usize) -> Array {
 #[track_caller]
 pub fn broadcast_in_dim(x: &Array, shape: &[i64], broadcast_dimensions: &[i64]) -> Array {
     bind(
-        Primitive::BroadcastInDim {
+        Primitive::Shape(shape::Op::BroadcastInDim {
             shape: dims(shape),
             broadcast_dimensions: dims(broadcast_dimensions),
-        },
+        }),
         &[x],
     )
 }
@@ -269,9 +277,9 @@ pub fn broadcast_in_dim(x: &Array, shape: &[i64], broadcast_dimensions: &[i64]) 
 #[track_caller]
 pub fn reshape(x: &Array, new_sizes: &[i64]) -> Array {
     bind(
-        Primitive::Reshape {
+        Primitive::Shape(shape::Op::Reshape {
             new_sizes: dims(new_sizes),
-        },
+        }),
         &[x],
     )
 }
@@ -280,9 +288,9 @@ pub fn reshape(x: &Array, new_sizes: &[i64]) -> Array {
 #[track_caller]
 pub fn transpose(x: &Array, permutation: &[i64]) -> Array {
     bind(
-        Primitive::Transpose {
+        Primitive::Shape(shape::Op::Transpose {
             permutation: dims(permutation),
-        },
+        }),
         &[x],
     )
 }
@@ -332,9 +340,9 @@ pub fn squeeze(x: &Array, dimensions: &[i64]) -> Array {
         .collect();
     canonical.sort_unstable();
     bind(
-        Primitive::Squeeze {
+        Primitive::Shape(shape::Op::Squeeze {
             dimensions: dims(&canonical),
-        },
+        }),
         &[x],
     )
 }
@@ -365,9 +373,9 @@ pub fn expand_dims(x: &Array, dimensions: &[i64]) -> Array {
 #[track_caller]
 pub fn rev(x: &Array, dimensions: &[i64]) -> Array {
     bind(
-        Primitive::Rev {
+        Primitive::Shape(shape::Op::Rev {
             dimensions: dims(dimensions),
-        },
+        }),
         &[x],
     )
 }
@@ -382,10 +390,10 @@ pub fn split(x: &Array, sizes: &[i64], axis: i64) -> Vec<Array> {
         Err(e) => return vec![Array::error(e); sizes.len().max(1)],
     };
     crate::ops::bind_n(
-        Primitive::Split {
+        Primitive::Shape(shape::Op::Split {
             axis,
             sizes: dims(sizes),
-        },
+        }),
         &[x],
         sizes.len(),
     )
@@ -394,7 +402,7 @@ pub fn split(x: &Array, sizes: &[i64], axis: i64) -> Vec<Array> {
 /// Joins arrays along a dimension.
 #[track_caller]
 pub fn concatenate(xs: &[&Array], dimension: usize) -> Array {
-    bind(Primitive::Concatenate { dimension }, xs)
+    bind(Primitive::Shape(shape::Op::Concatenate { dimension }), xs)
 }
 
 /// Pads with `value`: per dimension (low, high, interior).
@@ -402,9 +410,9 @@ pub fn concatenate(xs: &[&Array], dimension: usize) -> Array {
 pub fn pad(x: &Array, value: &Array, config: &[(i64, i64, i64)]) -> Array {
     let value = convert_element_type_weak(value, x.dtype_or_bool(), false);
     bind(
-        Primitive::Pad {
+        Primitive::Shape(shape::Op::Pad {
             config: config.to_vec(),
-        },
+        }),
         &[x, &value],
     )
 }
@@ -416,11 +424,11 @@ pub fn slice(x: &Array, start: &[i64], limit: &[i64], strides: Option<&[i64]>) -
         .map(dims)
         .unwrap_or_else(|| start.iter().map(|_| 1).collect());
     bind(
-        Primitive::Slice {
+        Primitive::Index(index::Op::Slice {
             start_indices: dims(start),
             limit_indices: dims(limit),
             strides,
-        },
+        }),
         &[x],
     )
 }
@@ -430,7 +438,7 @@ macro_rules! reduction {
         #[doc = concat!("`", stringify!($name), "` over `axes`.")]
         #[track_caller]
         pub fn $name(x: &Array, axes: &[i64]) -> Array {
-            bind(Primitive::Reduce { op: ReduceOp::$op, axes: dims(axes) }, &[x])
+            bind(Primitive::Reduce(reduction::Op::Reduce { op: ReduceOp::$op, axes: dims(axes) }), &[x])
         }
     )*};
 }
@@ -473,14 +481,14 @@ pub fn dot_general_with_precision(
     let ((lc, rc), (lb, rb)) = dimension_numbers;
     let (x, y) = match_weak(x, y);
     bind(
-        Primitive::DotGeneral {
+        Primitive::Contract(contract::Op::DotGeneral {
             lhs_contracting: dims(lc),
             rhs_contracting: dims(rc),
             lhs_batch: dims(lb),
             rhs_batch: dims(rb),
             preferred_element_type,
             precision: precision.or_else(crate::config::default_matmul_precision),
-        },
+        }),
         &[&x, &y],
     )
 }
@@ -508,9 +516,9 @@ pub fn dynamic_slice(x: &Array, start: &[&Array], slice_sizes: &[i64]) -> Array 
     let mut operands = vec![x];
     operands.extend(indices.iter());
     bind(
-        Primitive::DynamicSlice {
+        Primitive::Index(index::Op::DynamicSlice {
             slice_sizes: dims(slice_sizes),
-        },
+        }),
         &operands,
     )
 }
@@ -522,13 +530,16 @@ pub fn dynamic_update_slice(x: &Array, update: &Array, start: &[&Array]) -> Arra
     let indices = normalize_indices(x, start);
     let mut operands = vec![x, update];
     operands.extend(indices.iter());
-    bind(Primitive::DynamicUpdateSlice, &operands)
+    bind(Primitive::Index(index::Op::DynamicUpdateSlice), &operands)
 }
 
 /// Reinterprets the bits of `x` as `dtype`.
 #[track_caller]
 pub fn bitcast_convert_type(x: &Array, dtype: DType) -> Array {
-    bind(Primitive::BitcastConvertType { new_dtype: dtype }, &[x])
+    bind(
+        Primitive::Elementwise(elementwise::Op::BitcastConvertType { new_dtype: dtype }),
+        &[x],
+    )
 }
 
 macro_rules! cumulative {
@@ -536,7 +547,7 @@ macro_rules! cumulative {
         #[doc = concat!("`", stringify!($name), "` along `axis` (from the end if `reverse`).")]
         #[track_caller]
         pub fn $name(x: &Array, axis: usize, reverse: bool) -> Array {
-            bind(Primitive::Cumulative { op: oxla_core::CumulativeOp::$op, axis, reverse }, &[x])
+            bind(Primitive::Reduce(reduction::Op::Cumulative { op: oxla_core::CumulativeOp::$op, axis, reverse }), &[x])
         }
     )*};
 }
@@ -576,14 +587,14 @@ pub fn reduce_window_dilated(
     window_dilation: &[i64],
 ) -> Array {
     bind(
-        Primitive::ReduceWindow {
+        Primitive::Reduce(reduction::Op::ReduceWindow {
             op,
             window_dimensions: dims(window_dimensions),
             window_strides: dims(window_strides),
             padding: padding.to_vec(),
             base_dilation: dims(base_dilation),
             window_dilation: dims(window_dilation),
-        },
+        }),
         &[x],
     )
 }
@@ -599,11 +610,11 @@ pub fn select_and_scatter_add(
     padding: &[(i64, i64)],
 ) -> Array {
     bind(
-        Primitive::SelectAndScatterAdd {
+        Primitive::Reduce(reduction::Op::SelectAndScatterAdd {
             window_dimensions: dims(window_dimensions),
             window_strides: dims(window_strides),
             padding: padding.to_vec(),
-        },
+        }),
         &[source, operand],
     )
 }
@@ -612,11 +623,11 @@ pub fn select_and_scatter_add(
 #[track_caller]
 pub fn argmax(x: &Array, axis: usize, index_dtype: DType) -> Array {
     bind(
-        Primitive::ArgMinMax {
+        Primitive::Reduce(reduction::Op::ArgMinMax {
             op: oxla_core::ArgOp::Max,
             axis,
             index_dtype,
-        },
+        }),
         &[x],
     )
 }
@@ -625,11 +636,11 @@ pub fn argmax(x: &Array, axis: usize, index_dtype: DType) -> Array {
 #[track_caller]
 pub fn argmin(x: &Array, axis: usize, index_dtype: DType) -> Array {
     bind(
-        Primitive::ArgMinMax {
+        Primitive::Reduce(reduction::Op::ArgMinMax {
             op: oxla_core::ArgOp::Min,
             axis,
             index_dtype,
-        },
+        }),
         &[x],
     )
 }
@@ -648,11 +659,11 @@ pub fn sort(operands: &[&Array], dimension: i64, is_stable: bool, num_keys: usiz
         None => 0,
     };
     bind_n(
-        Primitive::Sort {
+        Primitive::Reduce(reduction::Op::Sort {
             dimension,
             is_stable,
             num_keys,
-        },
+        }),
         operands,
         operands.len(),
     )
@@ -661,7 +672,7 @@ pub fn sort(operands: &[&Array], dimension: i64, is_stable: bool, num_keys: usiz
 /// The `k` largest elements of the last axis, and their indices (i32).
 #[track_caller]
 pub fn top_k(x: &Array, k: i64) -> (Array, Array) {
-    let mut outs = bind_n(Primitive::TopK { k }, &[x], 2);
+    let mut outs = bind_n(Primitive::Reduce(reduction::Op::TopK { k }), &[x], 2);
     let indices = outs.pop().expect("two outputs");
     (outs.pop().expect("two outputs"), indices)
 }
@@ -875,7 +886,7 @@ pub fn conv_general_dilated(
         .collect();
     let (lhs, rhs) = match_weak(lhs, rhs);
     bind(
-        Primitive::ConvGeneralDilated {
+        Primitive::Contract(contract::Op::ConvGeneralDilated {
             window_strides: dims(window_strides),
             padding: padding.pairs(&sizes, &windows, window_strides),
             lhs_dilation: dims(&lhs_dilation),
@@ -884,7 +895,7 @@ pub fn conv_general_dilated(
             feature_group_count: options.feature_group_count,
             batch_group_count: options.batch_group_count,
             preferred_element_type: options.preferred_element_type,
-        },
+        }),
         &[&lhs, &rhs],
     )
 }
@@ -902,12 +913,12 @@ pub fn gather(
     fill_value: Scalar,
 ) -> Array {
     bind(
-        Primitive::Gather {
+        Primitive::Index(index::Op::Gather {
             dimension_numbers,
             slice_sizes: dims(slice_sizes),
             mode,
             fill_value: oxla_core::ScalarKey::of(fill_value),
-        },
+        }),
         &[x, indices],
     )
 }
@@ -925,10 +936,10 @@ pub fn scatter(
 ) -> Array {
     let updates = convert_element_type_weak(updates, x.dtype_or_bool(), false);
     bind(
-        Primitive::Scatter {
+        Primitive::Index(index::Op::Scatter {
             op,
             dimension_numbers,
-        },
+        }),
         &[x, indices, &updates],
     )
 }
@@ -1042,5 +1053,5 @@ pub fn stop_gradient(x: &Array) -> Array {
     if !crate::trace::is_tracing() {
         return x.clone();
     }
-    bind(Primitive::StopGradient, &[x])
+    bind(Primitive::Marker(marker::Op::StopGradient), &[x])
 }

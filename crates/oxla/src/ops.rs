@@ -5,6 +5,7 @@
 //! programs, default 4096). A cached program carries no source location:
 //! it serves every caller, so none of their lines belongs in it.
 
+use oxla_core::primitive::collective;
 use std::cell::Cell;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -244,7 +245,12 @@ fn align_varying_axes(
                 return Ok((*x).clone());
             }
             let group = oxla_core::AxisGroup::devices(mesh.clone(), missing.into());
-            Ok(bind_at(Primitive::Pvary { group }, &[x], location)?.remove(0))
+            Ok(bind_at(
+                Primitive::Collective(collective::Op::Pvary { group }),
+                &[x],
+                location,
+            )?
+            .remove(0))
         })
         .collect::<Result<Vec<_>>>()
         .map(Some)

@@ -4,6 +4,7 @@
 //! the export's structure, `grad` goes through the vjp the export was
 //! serialized with, and `vmap` calls it once per example.
 
+use oxla_core::primitive::call;
 use std::sync::Arc;
 
 use oxla_core::{Aval, DType, ExportedFunction, Location, Primitive};
@@ -406,9 +407,9 @@ impl ExportedFn {
             .map(|&i| &leaves[i])
             .collect();
         crate::transform::support::bind_all(
-            Primitive::CallExported {
+            Primitive::Call(call::Op::CallExported {
                 function: self.0.function.clone(),
-            },
+            }),
             &kept,
         )
     }

@@ -17,6 +17,7 @@ mod tree;
 
 pub use call::ExportedFn;
 
+use oxla_core::primitive::host;
 use oxla_core::{Location, ShardingDesc};
 use oxla_export::{AbstractMesh, AxisType, Exported, NamedSharding, Sharding};
 
@@ -61,7 +62,9 @@ impl ExportOptions {
 /// The name of a host callback `jaxpr` (or a jaxpr inside it) calls.
 fn host_callback_in(jaxpr: &oxla_core::Jaxpr) -> Option<String> {
     jaxpr.eqns.iter().find_map(|e| match &e.primitive {
-        oxla_core::Primitive::HostCallback { callback, .. } => Some(callback.name.clone()),
+        oxla_core::Primitive::Host(host::Op::HostCallback { callback, .. }) => {
+            Some(callback.name.clone())
+        }
         other => {
             let mut found = None;
             other.params(0, &mut |inner, _| {

@@ -5,6 +5,7 @@
 //! every rule of `reduce_sum` and the others); anything else is the
 //! `reduce` primitive with the reducer's jaxpr.
 
+use oxla_core::primitive::{elementwise, reduce};
 use oxla_core::{BinaryOp, Location, Primitive, ReduceOp, Scalar, SubJaxpr};
 
 use crate::array::{Array, Inner};
@@ -87,20 +88,20 @@ pub fn reduce(
         && let Some(op) = monoid(&jaxpr, &inits[0])?
     {
         return Ok(vec![crate::ops::bind(
-            Primitive::Reduce {
+            Primitive::Reduce(reduce::Op::Reduce {
                 op,
                 axes: dimensions.iter().copied().collect(),
-            },
+            }),
             &[x],
         )]);
     }
     let mut inputs: Vec<&Array> = operands.to_vec();
     inputs.extend(inits.iter());
     let outs = crate::ops::bind_at(
-        Primitive::ReduceWith {
+        Primitive::Reduce(reduce::Op::ReduceWith {
             computation: SubJaxpr::new(jaxpr),
             axes: dimensions.iter().copied().collect(),
-        },
+        }),
         &inputs,
         location,
     )?;
@@ -135,19 +136,35 @@ fn monoid(jaxpr: &oxla_core::Jaxpr, init: &Array) -> Result<Option<ReduceOp>> {
         })
     };
     let (op, identity) = match eqn.primitive {
-        Primitive::Binary(BinaryOp::Add) => (ReduceOp::Sum, literal(0.0)),
-        Primitive::Binary(BinaryOp::Mul) => (ReduceOp::Prod, literal(1.0)),
-        Primitive::Binary(BinaryOp::Max) => (ReduceOp::Max, extreme(Scalar::lowest(dtype))),
-        Primitive::Binary(BinaryOp::Min) => (ReduceOp::Min, extreme(Scalar::highest(dtype))),
+        Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::Add)) => {
+            (ReduceOp::Sum, literal(0.0))
+        }
+        Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::Mul)) => {
+            (ReduceOp::Prod, literal(1.0))
+        }
+        Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::Max)) => {
+            (ReduceOp::Max, extreme(Scalar::lowest(dtype)))
+        }
+        Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::Min)) => {
+            (ReduceOp::Min, extreme(Scalar::highest(dtype)))
+        }
         // Every bit set: true, -1, or the largest unsigned value.
-        Primitive::Binary(BinaryOp::And) if dtype.is_unsigned_int() => {
+        Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::And))
+            if dtype.is_unsigned_int() =>
+        {
             (ReduceOp::And, extreme(Scalar::highest(dtype)))
         }
-        Primitive::Binary(BinaryOp::And) if dtype == oxla_core::DType::Bool => {
+        Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::And))
+            if dtype == oxla_core::DType::Bool =>
+        {
             (ReduceOp::And, literal(1.0))
         }
-        Primitive::Binary(BinaryOp::And) => (ReduceOp::And, literal(-1.0)),
-        Primitive::Binary(BinaryOp::Or) => (ReduceOp::Or, literal(0.0)),
+        Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::And)) => {
+            (ReduceOp::And, literal(-1.0))
+        }
+        Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::Or)) => {
+            (ReduceOp::Or, literal(0.0))
+        }
         _ => return Ok(None),
     };
     if init.is_traced() {

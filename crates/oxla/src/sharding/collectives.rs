@@ -30,6 +30,7 @@
 //! spec leaves and sums each operand cotangent over the mesh axes its in
 //! spec does not name, as JAX's `check_vma=False`.
 
+use oxla_core::primitive::{collective, shape};
 use std::sync::Arc;
 
 use oxla_core::{AxisGroup, Location, Primitive, ReduceOp};
@@ -116,7 +117,11 @@ fn varying_over(x: &Array, group: &AxisGroup, location: Location) -> Array {
         axes: missing.into(),
         ..group.clone()
     };
-    bind_at(Primitive::Pvary { group }, x, location)
+    bind_at(
+        Primitive::Collective(collective::Op::Pvary { group }),
+        x,
+        location,
+    )
 }
 
 /// The named axes of a collective, with JAX's keyword options: the
@@ -310,12 +315,12 @@ impl<'a> Over<'a> {
         self.bind_one(what, x, location, |group, x| {
             let rank = rank_of(x)? + usize::from(!tiled);
             let dim = canonical_axis_of_rank(what, "axis", x, dim, rank, location)?;
-            Ok(Primitive::AllGather {
+            Ok(Primitive::Collective(collective::Op::AllGather {
                 group,
                 dim,
                 tiled,
                 invariant,
-            })
+            }))
         })
     }
 
@@ -334,7 +339,11 @@ impl<'a> Over<'a> {
                 rank_of(x)?,
                 location,
             )?;
-            Ok(Primitive::ReduceScatter { group, dim, tiled })
+            Ok(Primitive::Collective(collective::Op::ReduceScatter {
+                group,
+                dim,
+                tiled,
+            }))
         })
     }
 
@@ -375,11 +384,11 @@ impl<'a> Over<'a> {
         let n = group.size();
         let bind = |x: &Array, split_dim: usize, concat_dim: usize| {
             bind_group(group.clone(), x, location, |group, _| {
-                Ok(Primitive::AllToAll {
+                Ok(Primitive::Collective(collective::Op::AllToAll {
                     group,
                     split_dim,
                     concat_dim,
-                })
+                }))
             })
         };
         if tiled {
@@ -431,7 +440,11 @@ fn rank_of(x: &Array) -> Result<usize> {
 fn reduce_over(groups: Vec<AxisGroup>, op: ReduceOp, x: &Array, location: Location) -> Array {
     groups.into_iter().fold(x.clone(), |acc, group| {
         let acc = varying_over(&acc, &group, location);
-        bind_at(Primitive::AllReduce { op, group }, &acc, location)
+        bind_at(
+            Primitive::Collective(collective::Op::AllReduce { op, group }),
+            &acc,
+            location,
+        )
     })
 }
 
@@ -460,7 +473,11 @@ fn expand_dim(x: &Array, dim: usize, location: Location) -> Array {
 /// `x` reshaped to `shape`, bound at `location`.
 fn reshape_at(x: &Array, shape: &[i64], location: Location) -> Array {
     let new_sizes = shape.iter().copied().collect();
-    bind_at(Primitive::Reshape { new_sizes }, x, location)
+    bind_at(
+        Primitive::Shape(shape::Op::Reshape { new_sizes }),
+        x,
+        location,
+    )
 }
 
 /// `x` typed as varying over the mesh axes `axes` (JAX's
@@ -478,7 +495,11 @@ pub fn pvary(x: &Array, axes: &[&str]) -> Array {
         Ok(group) if group.vmap_axis().is_some() || super::axis_env::varying_mesh().is_none() => {
             x.clone()
         }
-        Ok(group) => bind_at(Primitive::Pvary { group }, x, location),
+        Ok(group) => bind_at(
+            Primitive::Collective(collective::Op::Pvary { group }),
+            x,
+            location,
+        ),
         Err(e) => Array::error(e),
     }
 }
@@ -558,10 +579,10 @@ pub fn pswapaxes(x: &Array, axes: &[&str], axis: i64) -> Array {
 #[track_caller]
 pub fn ppermute(x: &Array, axes: &[&str], perm: &[(usize, usize)]) -> Array {
     over(axes).bind_one("ppermute", x, super::mesh::here(), |group, _| {
-        Ok(Primitive::Ppermute {
+        Ok(Primitive::Collective(collective::Op::Ppermute {
             group,
             perm: perm.to_vec(),
-        })
+        }))
     })
 }
 
@@ -590,12 +611,14 @@ pub fn pshuffle(x: &Array, axes: &[&str], perm: &[usize]) -> Array {
 #[track_caller]
 pub fn axis_index(axes: &[&str]) -> Array {
     let location = super::mesh::here();
-    let index =
-        |group: AxisGroup| match crate::ops::bind_at(Primitive::AxisIndex { group }, &[], location)
-        {
-            Ok(mut outs) => outs.swap_remove(0),
-            Err(e) => Array::error(e),
-        };
+    let index = |group: AxisGroup| match crate::ops::bind_at(
+        Primitive::Collective(collective::Op::AxisIndex { group }),
+        &[],
+        location,
+    ) {
+        Ok(mut outs) => outs.swap_remove(0),
+        Err(e) => Array::error(e),
+    };
     match groups("axis_index", axes, location) {
         Ok(groups) => {
             let mut out: Option<Array> = None;

@@ -41,6 +41,7 @@ pub use shards::{Shard, make_array_from_callback, make_array_from_single_device_
 pub use spec::{PartitionSpec, SpecEntry};
 pub use visualize::visualize_sharding;
 
+use oxla_core::primitive::sharding;
 use oxla_core::{Location, Primitive};
 
 use crate::array::Array;
@@ -66,9 +67,9 @@ pub(crate) fn with_sharding_constraint_at(
     if let Err(e) = sharding.check_constraint(&aval, &format!("a value of {aval}"), location) {
         return Array::error(e);
     }
-    let primitive = Primitive::ShardingConstraint {
+    let primitive = Primitive::Sharding(sharding::Op::ShardingConstraint {
         sharding: sharding.desc(),
-    };
+    });
     match crate::ops::bind_at(primitive, &[x], location) {
         Ok(mut outs) => outs.swap_remove(0),
         Err(e) => Array::error(e),

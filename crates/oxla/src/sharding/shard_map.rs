@@ -2,6 +2,7 @@
 //! device of a mesh (JAX's `jax.shard_map`). Inside it, the mesh's axes are
 //! in scope for the collectives of [`super::collectives`].
 
+use oxla_core::primitive::{collective, sharding};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -213,12 +214,12 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> ShardMap<In, Out, F> {
             .iter()
             .map(|s| NamedSharding::new(&self.mesh, s.clone()).desc())
             .collect();
-        let primitive = Primitive::ShardMap {
+        let primitive = Primitive::Sharding(sharding::Op::ShardMap {
             jaxpr: SubJaxpr::new(body),
             in_shardings: all_shardings,
             out_shardings,
             check_vma: self.check_vma,
-        };
+        });
         let mut operands: Vec<&Array> = consts.iter().collect();
         operands.extend(leaves.iter());
         let outs = crate::ops::bind_at(primitive, &operands, location)?;
@@ -258,7 +259,12 @@ impl<In, Out, F> ShardMap<In, Out, F> {
             return Ok(x.clone());
         }
         let group = oxla_core::AxisGroup::devices(self.mesh.desc().clone(), missing.into());
-        Ok(crate::ops::bind_at(Primitive::Pvary { group }, &[x], location)?.remove(0))
+        Ok(crate::ops::bind_at(
+            Primitive::Collective(collective::Op::Pvary { group }),
+            &[x],
+            location,
+        )?
+        .remove(0))
     }
 }
 

@@ -6,6 +6,9 @@
 //! save.
 #![deny(clippy::wildcard_enum_match_arm)]
 
+use oxla_core::primitive::{
+    call, collective, contract, control, elementwise, host, index, marker, reduce, shape, sharding,
+};
 use std::sync::Arc;
 
 use oxla_core::partial_eval::partial_eval;
@@ -107,75 +110,79 @@ enum CallLike<'a> {
 /// `transform` (the rule modules send only these here).
 fn call_like<'a>(primitive: &'a Primitive, transform: &'static str) -> Result<CallLike<'a>> {
     match primitive {
-        Primitive::Call { jaxpr, name } => Ok(CallLike::Call { jaxpr, name }),
-        Primitive::Remat {
+        Primitive::Call(call::Op::Call { jaxpr, name }) => Ok(CallLike::Call { jaxpr, name }),
+        Primitive::Call(call::Op::Remat {
             jaxpr,
             policy,
             prevent_cse,
-        } => Ok(CallLike::Remat {
+        }) => Ok(CallLike::Remat {
             jaxpr,
             policy,
             prevent_cse,
         }),
-        Primitive::CustomJvpCall { jaxpr, rule } => Ok(CallLike::CustomJvp { jaxpr, rule }),
-        Primitive::CustomVjpCall { jaxpr, rule } => Ok(CallLike::CustomVjp { jaxpr, rule }),
-        Primitive::CustomLin {
+        Primitive::Call(call::Op::CustomJvpCall { jaxpr, rule }) => {
+            Ok(CallLike::CustomJvp { jaxpr, rule })
+        }
+        Primitive::Call(call::Op::CustomVjpCall { jaxpr, rule }) => {
+            Ok(CallLike::CustomVjp { jaxpr, rule })
+        }
+        Primitive::Call(call::Op::CustomLin {
             rule,
             num_residuals,
             ..
-        } => Ok(CallLike::CustomLin {
+        }) => Ok(CallLike::CustomLin {
             rule,
             num_residuals,
         }),
-        Primitive::CallExported { .. }
-        | Primitive::HostCallback { .. }
-        | Primitive::Unary(_)
-        | Primitive::Binary(_)
-        | Primitive::Compare(_)
-        | Primitive::IntegerPow { .. }
-        | Primitive::SelectN
-        | Primitive::Clamp
-        | Primitive::ConvertElementType { .. }
-        | Primitive::Iota { .. }
-        | Primitive::BroadcastInDim { .. }
-        | Primitive::Reshape { .. }
-        | Primitive::Transpose { .. }
-        | Primitive::Squeeze { .. }
-        | Primitive::Rev { .. }
-        | Primitive::Concatenate { .. }
-        | Primitive::Split { .. }
-        | Primitive::Pad { .. }
-        | Primitive::Slice { .. }
-        | Primitive::Reduce { .. }
-        | Primitive::DynamicSlice { .. }
-        | Primitive::DynamicUpdateSlice
-        | Primitive::BitcastConvertType { .. }
-        | Primitive::Cumulative { .. }
-        | Primitive::ReduceWindow { .. }
-        | Primitive::SelectAndScatterAdd { .. }
-        | Primitive::ArgMinMax { .. }
-        | Primitive::Sort { .. }
-        | Primitive::ReduceWith { .. }
-        | Primitive::TopK { .. }
-        | Primitive::ConvGeneralDilated { .. }
-        | Primitive::Gather { .. }
-        | Primitive::Scatter { .. }
-        | Primitive::Cond { .. }
-        | Primitive::While { .. }
-        | Primitive::Scan { .. }
-        | Primitive::DotGeneral { .. }
-        | Primitive::StopGradient
-        | Primitive::OptimizationBarrier
-        | Primitive::CheckpointName { .. }
-        | Primitive::ShardingConstraint { .. }
-        | Primitive::Pvary { .. }
-        | Primitive::ShardMap { .. }
-        | Primitive::AllReduce { .. }
-        | Primitive::AllGather { .. }
-        | Primitive::ReduceScatter { .. }
-        | Primitive::AllToAll { .. }
-        | Primitive::Ppermute { .. }
-        | Primitive::AxisIndex { .. } => Err(rule_error(
+        Primitive::Call(call::Op::CallExported { .. })
+        | Primitive::Host(host::Op::HostCallback { .. })
+        | Primitive::Elementwise(elementwise::Op::Unary(_))
+        | Primitive::Elementwise(elementwise::Op::Binary(_))
+        | Primitive::Elementwise(elementwise::Op::Compare(_))
+        | Primitive::Elementwise(elementwise::Op::IntegerPow { .. })
+        | Primitive::Elementwise(elementwise::Op::SelectN)
+        | Primitive::Elementwise(elementwise::Op::Clamp)
+        | Primitive::Elementwise(elementwise::Op::ConvertElementType { .. })
+        | Primitive::Shape(shape::Op::Iota { .. })
+        | Primitive::Shape(shape::Op::BroadcastInDim { .. })
+        | Primitive::Shape(shape::Op::Reshape { .. })
+        | Primitive::Shape(shape::Op::Transpose { .. })
+        | Primitive::Shape(shape::Op::Squeeze { .. })
+        | Primitive::Shape(shape::Op::Rev { .. })
+        | Primitive::Shape(shape::Op::Concatenate { .. })
+        | Primitive::Shape(shape::Op::Split { .. })
+        | Primitive::Shape(shape::Op::Pad { .. })
+        | Primitive::Index(index::Op::Slice { .. })
+        | Primitive::Reduce(reduce::Op::Reduce { .. })
+        | Primitive::Index(index::Op::DynamicSlice { .. })
+        | Primitive::Index(index::Op::DynamicUpdateSlice)
+        | Primitive::Elementwise(elementwise::Op::BitcastConvertType { .. })
+        | Primitive::Reduce(reduce::Op::Cumulative { .. })
+        | Primitive::Reduce(reduce::Op::ReduceWindow { .. })
+        | Primitive::Reduce(reduce::Op::SelectAndScatterAdd { .. })
+        | Primitive::Reduce(reduce::Op::ArgMinMax { .. })
+        | Primitive::Reduce(reduce::Op::Sort { .. })
+        | Primitive::Reduce(reduce::Op::ReduceWith { .. })
+        | Primitive::Reduce(reduce::Op::TopK { .. })
+        | Primitive::Contract(contract::Op::ConvGeneralDilated { .. })
+        | Primitive::Index(index::Op::Gather { .. })
+        | Primitive::Index(index::Op::Scatter { .. })
+        | Primitive::Control(control::Op::Cond { .. })
+        | Primitive::Control(control::Op::While { .. })
+        | Primitive::Control(control::Op::Scan { .. })
+        | Primitive::Contract(contract::Op::DotGeneral { .. })
+        | Primitive::Marker(marker::Op::StopGradient)
+        | Primitive::Marker(marker::Op::OptimizationBarrier)
+        | Primitive::Marker(marker::Op::CheckpointName { .. })
+        | Primitive::Sharding(sharding::Op::ShardingConstraint { .. })
+        | Primitive::Collective(collective::Op::Pvary { .. })
+        | Primitive::Sharding(sharding::Op::ShardMap { .. })
+        | Primitive::Collective(collective::Op::AllReduce { .. })
+        | Primitive::Collective(collective::Op::AllGather { .. })
+        | Primitive::Collective(collective::Op::ReduceScatter { .. })
+        | Primitive::Collective(collective::Op::AllToAll { .. })
+        | Primitive::Collective(collective::Op::Ppermute { .. })
+        | Primitive::Collective(collective::Op::AxisIndex { .. }) => Err(rule_error(
             transform,
             primitive,
             "internal: not a call-like primitive",
@@ -199,10 +206,10 @@ pub(crate) fn jvp(
         CallLike::Call { jaxpr, name } => {
             let name = name.clone();
             jvp_body(jaxpr, primals, tangents, ctx, &|_| true, &|j| {
-                Primitive::Call {
+                Primitive::Call(call::Op::Call {
                     jaxpr: j,
                     name: name.clone(),
-                }
+                })
             })
         }
         CallLike::Remat {
@@ -215,10 +222,12 @@ pub(crate) fn jvp(
             tangents,
             ctx,
             &|e| policy.saveable(e),
-            &|j| Primitive::Remat {
-                jaxpr: j,
-                policy: policy.clone(),
-                prevent_cse: *prevent_cse,
+            &|j| {
+                Primitive::Call(call::Op::Remat {
+                    jaxpr: j,
+                    policy: policy.clone(),
+                    prevent_cse: *prevent_cse,
+                })
             },
         ),
         CallLike::CustomJvp { rule, .. } => custom_jvp(primitive, rule, primals, tangents),
@@ -390,11 +399,11 @@ fn custom_vjp_linearize(
     for (t, p) in tangents[rule.num_consts..].iter().zip(args) {
         operands.push(instantiate(t, p.aval()?));
     }
-    let lin = Primitive::CustomLin {
+    let lin = Primitive::Call(call::Op::CustomLin {
         rule: rule_handle.clone(),
         num_residuals: residuals.len(),
         out_avals: rule.out_avals.clone(),
-    };
+    });
     let touts = bind_all(lin, &refs(&operands))?;
     Ok((outs, touts.into_iter().map(Some).collect()))
 }
@@ -488,10 +497,10 @@ fn transpose_body(
     let mut call_operands = consts;
     call_operands.extend(known);
     call_operands.extend(cts.iter().zip(out_avals).map(|(c, a)| instantiate(c, a)));
-    let call = Primitive::Call {
+    let call = Primitive::Call(call::Op::Call {
         jaxpr: SubJaxpr::new(jaxpr),
         name: name.into(),
-    };
+    });
     let mut in_cts = bind_all(call, &refs(&call_operands))?.into_iter();
     Ok(linear
         .iter()
@@ -530,7 +539,10 @@ pub(crate) fn transpose_jaxpr(
     super::eval::trace_flat(&in_avals, true, location(), |args| {
         let (known_args, ct_args) = args.split_at(n_known);
         let known_args = if prevent_cse && !known_args.is_empty() {
-            bind_all(Primitive::OptimizationBarrier, &refs(known_args))?
+            bind_all(
+                Primitive::Marker(marker::Op::OptimizationBarrier),
+                &refs(known_args),
+            )?
         } else {
             known_args.to_vec()
         };
@@ -671,10 +683,10 @@ pub(crate) fn batch(
         CallLike::Call { jaxpr, name } => {
             let (j, operands) = batched(jaxpr)?;
             bind_all(
-                Primitive::Call {
+                Primitive::Call(call::Op::Call {
                     jaxpr: j,
                     name: name.clone(),
-                },
+                }),
                 &refs(&operands),
             )?
         }
@@ -685,11 +697,11 @@ pub(crate) fn batch(
         } => {
             let (j, operands) = batched(jaxpr)?;
             bind_all(
-                Primitive::Remat {
+                Primitive::Call(call::Op::Remat {
                     jaxpr: j,
                     policy: policy.clone(),
                     prevent_cse: *prevent_cse,
-                },
+                }),
                 &refs(&operands),
             )?
         }
@@ -748,10 +760,10 @@ pub(crate) fn batch(
                 rule: Arc::new(batched_rule),
             };
             bind_all(
-                Primitive::CustomJvpCall {
+                Primitive::Call(call::Op::CustomJvpCall {
                     jaxpr: j,
                     rule: oxla_core::OpaqueRule::new("custom_jvp_batched", Arc::new(new_rule)),
-                },
+                }),
                 &refs(&operands),
             )?
         }
@@ -767,10 +779,10 @@ pub(crate) fn batch(
                 ..batched_rule
             };
             bind_all(
-                Primitive::CustomVjpCall {
+                Primitive::Call(call::Op::CustomVjpCall {
                     jaxpr: j,
                     rule: oxla_core::OpaqueRule::new("custom_vjp_batched", Arc::new(batched_rule)),
-                },
+                }),
                 &refs(&operands),
             )?
         }

@@ -9,6 +9,7 @@
 //! permutation. pmax and pmin pass the tangent of the devices holding the
 //! extreme (averaged over ties).
 
+use oxla_core::primitive::collective;
 use oxla_core::{AxisGroup, Primitive, ReduceOp};
 
 use super::support::{Tangent, bind_all, move_axis, rule_error};
@@ -29,10 +30,10 @@ fn bind1(primitive: Primitive, x: &Array) -> Result<Array> {
 
 fn psum(group: &AxisGroup, x: &Array) -> Result<Array> {
     bind1(
-        Primitive::AllReduce {
+        Primitive::Collective(collective::Op::AllReduce {
             op: ReduceOp::Sum,
             group: group.clone(),
-        },
+        }),
         x,
     )
 }
@@ -43,7 +44,7 @@ pub(crate) fn jvp(
     primals: &[Array],
     tangents: &[Tangent],
 ) -> Result<(Vec<Array>, Vec<Tangent>)> {
-    if let Primitive::AxisIndex { .. } = primitive {
+    if let Primitive::Collective(collective::Op::AxisIndex { .. }) = primitive {
         return Ok((bind_all(primitive.clone(), &[])?, vec![None]));
     }
     let x = &primals[0];
@@ -52,19 +53,19 @@ pub(crate) fn jvp(
         return Ok((vec![out], vec![None]));
     };
     let tangent = match primitive {
-        Primitive::AllReduce {
+        Primitive::Collective(collective::Op::AllReduce {
             op: ReduceOp::Max | ReduceOp::Min,
             group,
-        } => {
+        }) => {
             let at_extreme =
                 lax::convert_element_type_weak(&lax::eq(x, &out), t.dtype_or_bool(), t.weak_type());
             psum(group, &(&t * &at_extreme))? / psum(group, &at_extreme)?
         }
-        Primitive::AllReduce { .. }
-        | Primitive::AllGather { .. }
-        | Primitive::ReduceScatter { .. }
-        | Primitive::AllToAll { .. }
-        | Primitive::Ppermute { .. } => bind1(primitive.clone(), &t)?,
+        Primitive::Collective(collective::Op::AllReduce { .. })
+        | Primitive::Collective(collective::Op::AllGather { .. })
+        | Primitive::Collective(collective::Op::ReduceScatter { .. })
+        | Primitive::Collective(collective::Op::AllToAll { .. })
+        | Primitive::Collective(collective::Op::Ppermute { .. }) => bind1(primitive.clone(), &t)?,
         _ => return Err(rule_error("jvp", primitive, "internal: not a collective")),
     };
     Ok((vec![out], vec![Some(tangent)]))
@@ -83,55 +84,62 @@ pub(crate) fn transpose(
         // Inside a shard_map with varying axes, psum makes a varying value
         // replicated, and its transpose hands each device the cotangent
         // (JAX's psum_invariant → pvary); without them, psum → psum.
-        Primitive::AllReduce {
+        Primitive::Collective(collective::Op::AllReduce {
             op: ReduceOp::Sum,
             group,
-        } if group.axes.iter().any(|a| operand.vma.contains(a)) => Primitive::Pvary {
-            group: group.clone(),
-        },
-        Primitive::AllReduce {
+        }) if group.axes.iter().any(|a| operand.vma.contains(a)) => {
+            Primitive::Collective(collective::Op::Pvary {
+                group: group.clone(),
+            })
+        }
+        Primitive::Collective(collective::Op::AllReduce {
             op: ReduceOp::Sum,
             group,
-        } => Primitive::AllReduce {
+        }) => Primitive::Collective(collective::Op::AllReduce {
             op: ReduceOp::Sum,
             group: group.clone(),
-        },
-        Primitive::AllGather {
+        }),
+        Primitive::Collective(collective::Op::AllGather {
             group,
             dim,
             tiled,
             invariant: true,
-        } => return Ok(vec![Some(own_slice(group, *dim, *tiled, ct)?)]),
-        Primitive::AllGather {
+        }) => return Ok(vec![Some(own_slice(group, *dim, *tiled, ct)?)]),
+        Primitive::Collective(collective::Op::AllGather {
             group,
             dim,
             tiled,
             invariant: false,
-        } => Primitive::ReduceScatter {
+        }) => Primitive::Collective(collective::Op::ReduceScatter {
             group: group.clone(),
             dim: *dim,
             tiled: *tiled,
-        },
-        Primitive::ReduceScatter { group, dim, tiled } => Primitive::AllGather {
-            group: group.clone(),
-            dim: *dim,
-            tiled: *tiled,
-            invariant: false,
-        },
-        Primitive::AllToAll {
+        }),
+        Primitive::Collective(collective::Op::ReduceScatter { group, dim, tiled }) => {
+            Primitive::Collective(collective::Op::AllGather {
+                group: group.clone(),
+                dim: *dim,
+                tiled: *tiled,
+                invariant: false,
+            })
+        }
+        Primitive::Collective(collective::Op::AllToAll {
             group,
             split_dim,
             concat_dim,
-        } => Primitive::AllToAll {
+        }) => Primitive::Collective(collective::Op::AllToAll {
             group: group.clone(),
             split_dim: *concat_dim,
             concat_dim: *split_dim,
-        },
-        Primitive::Ppermute { group, perm } => Primitive::Ppermute {
-            group: group.clone(),
-            perm: perm.iter().map(|&(s, d)| (d, s)).collect(),
-        },
-        Primitive::AllReduce { .. } | Primitive::AxisIndex { .. } => {
+        }),
+        Primitive::Collective(collective::Op::Ppermute { group, perm }) => {
+            Primitive::Collective(collective::Op::Ppermute {
+                group: group.clone(),
+                perm: perm.iter().map(|&(s, d)| (d, s)).collect(),
+            })
+        }
+        Primitive::Collective(collective::Op::AllReduce { .. })
+        | Primitive::Collective(collective::Op::AxisIndex { .. }) => {
             return Err(rule_error(
                 "transpose",
                 primitive,
@@ -156,9 +164,9 @@ fn own_slice(group: &AxisGroup, dim: usize, tiled: bool, ct: &Array) -> Result<A
     let extent = ct.aval()?.shape[dim];
     let block = extent / group.size() as i64;
     let index = bind_all(
-        Primitive::AxisIndex {
+        Primitive::Collective(collective::Op::AxisIndex {
             group: group.clone(),
-        },
+        }),
         &[],
     )?
     .remove(0);
@@ -201,53 +209,56 @@ pub(crate) fn batch(
     };
     let front = || move_axis(x, b, 0);
     let (out, bdim) = match primitive {
-        Primitive::AllReduce { .. } | Primitive::Ppermute { .. } => {
+        Primitive::Collective(collective::Op::AllReduce { .. })
+        | Primitive::Collective(collective::Op::Ppermute { .. }) => {
             (bind1(primitive.clone(), x)?, b)
         }
-        Primitive::AllGather {
+        Primitive::Collective(collective::Op::AllGather {
             group,
             dim,
             tiled,
             invariant,
-        } => (
+        }) => (
             bind1(
-                Primitive::AllGather {
+                Primitive::Collective(collective::Op::AllGather {
                     group: group.clone(),
                     dim: dim + 1,
                     tiled: *tiled,
                     invariant: *invariant,
-                },
+                }),
                 &front(),
             )?,
             0,
         ),
-        Primitive::ReduceScatter { group, dim, tiled } => (
+        Primitive::Collective(collective::Op::ReduceScatter { group, dim, tiled }) => (
             bind1(
-                Primitive::ReduceScatter {
+                Primitive::Collective(collective::Op::ReduceScatter {
                     group: group.clone(),
                     dim: dim + 1,
                     tiled: *tiled,
-                },
+                }),
                 &front(),
             )?,
             0,
         ),
-        Primitive::AllToAll {
+        Primitive::Collective(collective::Op::AllToAll {
             group,
             split_dim,
             concat_dim,
-        } => (
+        }) => (
             bind1(
-                Primitive::AllToAll {
+                Primitive::Collective(collective::Op::AllToAll {
                     group: group.clone(),
                     split_dim: split_dim + 1,
                     concat_dim: concat_dim + 1,
-                },
+                }),
                 &front(),
             )?,
             0,
         ),
-        Primitive::AxisIndex { .. } => (bind_all(primitive.clone(), &[])?.remove(0), b),
+        Primitive::Collective(collective::Op::AxisIndex { .. }) => {
+            (bind_all(primitive.clone(), &[])?.remove(0), b)
+        }
         _ => return Err(rule_error("vmap", primitive, "internal: not a collective")),
     };
     Ok((vec![out], vec![Some(bdim)]))

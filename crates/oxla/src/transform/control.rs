@@ -7,6 +7,7 @@
 //! (cond) or a masked body (while), and finds batched carries by fixed
 //! point.
 
+use oxla_core::primitive::control;
 use oxla_core::{Aval, Jaxpr, Primitive, SubJaxpr, Var};
 
 use super::calls::{location, refs, transpose_jaxpr, with_known_as_consts};
@@ -156,9 +157,9 @@ pub(crate) fn cond_jvp(
     let mut out_is_tangent = vec![false; n_out];
     out_is_tangent.extend(out_nz.iter().filter(|nz| **nz).map(|_| true));
     let (outs, touts) = bind_jvp(
-        Primitive::Cond {
+        Primitive::Control(control::Op::Cond {
             branches: new_branches,
-        },
+        }),
         &ops,
         &is_tangent,
         &out_is_tangent,
@@ -178,9 +179,9 @@ pub(crate) fn cond_transpose(
     let Operand::Known(index) = index else {
         return Err(rule_error(
             "transpose",
-            &Primitive::Cond {
+            &Primitive::Control(control::Op::Cond {
                 branches: branches.to_vec(),
-            },
+            }),
             "the branch index must not be linear",
         ));
     };
@@ -202,9 +203,9 @@ pub(crate) fn cond_transpose(
     ops.extend(known);
     ops.extend(cts.iter().zip(out_avals).map(|(c, a)| instantiate(c, a)));
     let mut in_cts = bind_all(
-        Primitive::Cond {
+        Primitive::Control(control::Op::Cond {
             branches: ct_branches,
-        },
+        }),
         &refs(&ops),
     )?
     .into_iter();
@@ -237,7 +238,10 @@ pub(crate) fn cond_batch(
             let mut ops = vec![index.clone()];
             ops.extend(consts);
             ops.extend_from_slice(operands);
-            let outs = bind_all(Primitive::Cond { branches: batched }, &refs(&ops))?;
+            let outs = bind_all(
+                Primitive::Control(control::Op::Cond { branches: batched }),
+                &refs(&ops),
+            )?;
             Ok((outs, vec![Some(0); n_out]))
         }
         Some(b) => {
@@ -338,12 +342,12 @@ pub(crate) fn while_jvp(
     ops.extend_from_slice(carry);
     ops.extend(nonzero_tangents(carry, carry_tangents, &nz_carry)?);
     let n_body_consts = jconsts.len() + body_nconsts + nz_consts.iter().filter(|x| **x).count();
-    let new = Primitive::While {
+    let new = Primitive::Control(control::Op::While {
         cond_jaxpr: SubJaxpr::new(cond),
         body_jaxpr: SubJaxpr::new(body),
         cond_nconsts,
         body_nconsts: n_body_consts,
-    };
+    });
     let mut outs = bind_all(new, &refs(&ops))?;
     let touts = outs.split_off(carry.len());
     Ok((outs, spread(touts, &nz_carry)))
@@ -445,12 +449,12 @@ pub(crate) fn while_batch(
         body_ops.extend_from_slice(&args[cond_nconsts..consts]);
         ((cond, cond_ops), (body, body_ops))
     };
-    let new = Primitive::While {
+    let new = Primitive::Control(control::Op::While {
         cond_nconsts: cond_ops.len(),
         body_nconsts: body_ops.len(),
         cond_jaxpr: SubJaxpr::new(cond),
         body_jaxpr: SubJaxpr::new(body),
-    };
+    });
     let mut ops = cond_ops;
     ops.extend(body_ops);
     ops.extend(carry);
@@ -545,14 +549,14 @@ impl ScanSpec<'_> {
         num_carry: usize,
         reverse: bool,
     ) -> Primitive {
-        Primitive::Scan {
+        Primitive::Control(control::Op::Scan {
             jaxpr,
             num_consts,
             num_carry,
             length: self.length,
             reverse,
             unroll: self.unroll,
-        }
+        })
     }
 }
 

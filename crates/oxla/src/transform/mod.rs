@@ -14,6 +14,7 @@ pub(crate) mod jvp;
 pub(crate) mod jvp_rules;
 pub(crate) mod linearize;
 pub(crate) mod reduce_with_rules;
+pub(crate) mod rules;
 pub(crate) mod shard_map_rules;
 pub(crate) mod support;
 pub(crate) mod transpose;

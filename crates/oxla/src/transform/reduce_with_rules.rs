@@ -4,6 +4,7 @@
 //! reducer has no derivative of its own over a whole axis. It is not
 //! linear, so it has no transpose.
 
+use oxla_core::primitive::reduce;
 use oxla_core::{Jaxpr, Primitive, SubJaxpr};
 
 use super::support::{Tangent, batch_at, bind_all, instantiate, rule_error};
@@ -37,10 +38,10 @@ pub(crate) fn batch(
     inputs.extend_from_slice(&args[n..]);
     let refs: Vec<&Array> = inputs.iter().collect();
     let outs = bind_all(
-        Primitive::ReduceWith {
+        Primitive::Reduce(reduce::Op::ReduceWith {
             computation: computation.clone(),
             axes: axes.iter().map(|a| a + 1).collect(),
-        },
+        }),
         &refs,
     )?;
     let out_bdims = vec![Some(0); outs.len()];

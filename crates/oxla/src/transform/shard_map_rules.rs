@@ -21,6 +21,7 @@
 //!   values vary over those axes.
 
 use oxla_core::partial_eval::partial_eval;
+use oxla_core::primitive::{collective, sharding};
 use oxla_core::{Atom, Jaxpr, Primitive, ShardingDesc, SubJaxpr};
 
 use super::jvp::JvpContext;
@@ -63,12 +64,12 @@ fn bind(
 ) -> Result<Vec<Array>> {
     let refs: Vec<&Array> = operands.iter().collect();
     bind_all(
-        Primitive::ShardMap {
+        Primitive::Sharding(sharding::Op::ShardMap {
             jaxpr: SubJaxpr::new(body),
             in_shardings,
             out_shardings,
             check_vma,
-        },
+        }),
         &refs,
     )
 }
@@ -301,10 +302,10 @@ fn sum_over_copies(t: Jaxpr, specs: &[&ShardingDesc]) -> Result<Jaxpr> {
                     return Ok(ct.clone());
                 }
                 let group = oxla_core::AxisGroup::devices(s.mesh.clone(), axes.into());
-                let sum = Primitive::AllReduce {
+                let sum = Primitive::Collective(collective::Op::AllReduce {
                     op: oxla_core::ReduceOp::Sum,
                     group,
-                };
+                });
                 Ok(bind_all(sum, &[ct])?.remove(0))
             })
             .collect()
@@ -459,7 +460,11 @@ fn batch_over_mesh_axes(
                     axes: missing.into(),
                     ..group.clone()
                 };
-                Ok(bind_all(Primitive::Pvary { group }, &[&y])?.remove(0))
+                Ok(bind_all(
+                    Primitive::Collective(collective::Op::Pvary { group }),
+                    &[&y],
+                )?
+                .remove(0))
             })
             .collect()
     };

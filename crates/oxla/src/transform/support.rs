@@ -20,6 +20,14 @@ pub(crate) fn bind_all(primitive: Primitive, inputs: &[&Array]) -> Result<Vec<Ar
     crate::ops::bind_at(primitive, inputs, location)
 }
 
+/// The one output of binding `primitive` to `inputs`.
+pub(crate) fn bind_one(primitive: &Primitive, inputs: &[&Array]) -> Result<Array> {
+    bind_all(primitive.clone(), inputs)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Internal(format!("{} gave no output", primitive.name())))
+}
+
 /// A weakly typed-or-not scalar literal of `dtype` (no device transfer).
 pub(crate) fn literal(value: f64, dtype: DType, weak_type: bool) -> Array {
     let value = match dtype {
@@ -153,4 +161,32 @@ pub(crate) fn reshape_axis_out_of(src: usize, size: i64, x: &Array) -> (Array, V
     let rest = if size == 0 { 0 } else { whole / size };
     shape.splice(src..=src, [size, rest]);
     (lax::reshape(x, &shape), shape)
+}
+
+/// `x` with its dims permuted, or `x` itself when `permutation` is the
+/// identity.
+pub(crate) fn transpose_if_needed(x: &Array, permutation: &[i64]) -> Array {
+    if permutation.iter().enumerate().all(|(i, &p)| p == i as i64) {
+        x.clone()
+    } else {
+        lax::transpose(x, permutation)
+    }
+}
+
+/// JAX's `_reshape_axis_into`: dim `src` of `x` merged into dim `dst` (an
+/// index into the shape without `src`) as its major part.
+pub(crate) fn reshape_axis_into(src: usize, dst: usize, x: &Array) -> Array {
+    let shape = x.shape_or_empty();
+    let mut perm: Vec<i64> = (0..shape.len() as i64)
+        .filter(|&d| d != src as i64)
+        .collect();
+    perm.insert(dst, src as i64);
+    let mut new_shape: Vec<i64> = shape
+        .iter()
+        .enumerate()
+        .filter(|&(d, _)| d != src)
+        .map(|(_, &s)| s)
+        .collect();
+    new_shape[dst] *= shape[src];
+    lax::reshape(&transpose_if_needed(x, &perm), &new_shape)
 }

@@ -7,6 +7,7 @@
 //! example. An operand that does not depend on the batch is the same in
 //! every example: its `psum` is `n` times it.
 
+use oxla_core::primitive::collective;
 use oxla_core::{DType, Primitive, ReduceOp};
 
 use super::support::{batch_at, literal, move_axis, rule_error, zeros};
@@ -25,15 +26,17 @@ pub(crate) fn batch(
     bdims: &[Option<usize>],
     size: i64,
 ) -> Result<Batched> {
-    if let Primitive::AxisIndex { .. } = primitive {
+    if let Primitive::Collective(collective::Op::AxisIndex { .. }) = primitive {
         return Ok((vec![lax::iota(DType::I32, &[size], 0)], vec![Some(0)]));
     }
     let (Some(x), Some(&bdim)) = (args.first(), bdims.first()) else {
         return Err(rule_error("vmap", primitive, "internal: no operand"));
     };
     let (out, out_bdim) = match primitive {
-        Primitive::AllReduce { op, .. } => (reduce(primitive, *op, x, bdim, size)?, None),
-        Primitive::AllGather { dim, tiled, .. } => {
+        Primitive::Collective(collective::Op::AllReduce { op, .. }) => {
+            (reduce(primitive, *op, x, bdim, size)?, None)
+        }
+        Primitive::Collective(collective::Op::AllGather { dim, tiled, .. }) => {
             let stacked = batch_at(x, bdim, size, *dim);
             let out = if *tiled {
                 merge_with_next(&stacked, *dim)?
@@ -42,7 +45,7 @@ pub(crate) fn batch(
             };
             (out, None)
         }
-        Primitive::ReduceScatter { dim, tiled, .. } => {
+        Primitive::Collective(collective::Op::ReduceScatter { dim, tiled, .. }) => {
             let summed = reduce(primitive, ReduceOp::Sum, x, bdim, size)?;
             let extent = summed.aval()?.shape.get(*dim).copied();
             let out = match (*tiled, extent) {
@@ -67,15 +70,17 @@ pub(crate) fn batch(
             };
             (out, Some(*dim))
         }
-        Primitive::AllToAll {
+        Primitive::Collective(collective::Op::AllToAll {
             split_dim,
             concat_dim,
             ..
-        } => (
+        }) => (
             all_to_all(primitive, x, bdim, size, *split_dim, *concat_dim)?,
             Some(0),
         ),
-        Primitive::Ppermute { perm, .. } => ppermute(x, bdim, size, perm)?,
+        Primitive::Collective(collective::Op::Ppermute { perm, .. }) => {
+            ppermute(x, bdim, size, perm)?
+        }
         _ => {
             return Err(rule_error("vmap", primitive, "internal: not a collective"));
         }

@@ -1,6 +1,7 @@
 //! Bad input gives errors that name the op, the types and the caller's
 //! line; nothing panics.
 
+use oxla_core::primitive::elementwise;
 use std::cell::RefCell;
 
 use oxla::{Array, DType, Error, jit, numpy as jnp};
@@ -258,7 +259,7 @@ fn a_module_the_plugin_rejects_reports_the_op_the_line_and_the_message() {
         constvars: vec![],
         invars: vec![Var(0)],
         eqns: vec![Equation {
-            primitive: Primitive::Unary(UnaryOp::Abs),
+            primitive: Primitive::Elementwise(elementwise::Op::Unary(UnaryOp::Abs)),
             inputs: vec![Atom::Var(Var(0))],
             outputs: vec![Var(1)],
             location: Some(Location {

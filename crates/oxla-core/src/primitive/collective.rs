@@ -1,0 +1,200 @@
+//! Collectives over named mesh axes inside `shard_map` (JAX's
+//! `jax/_src/lax/parallel.py`), and `pvary`, which changes only the type.
+
+use crate::aval::Aval;
+use crate::dtype::DType;
+use crate::primitive::ReduceOp;
+use crate::shape_rules::RuleResult;
+use crate::shape_rules::expect_arity;
+
+/// A collective (or `pvary`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `pvary`: the operand, now typed as varying over `axes` too (no
+    /// computation; inside a `shard_map` that checks replication). Its
+    /// transpose sums the cotangent over those axes.
+    Pvary {
+        /// The mesh axes added to the operand's varying axes.
+        group: crate::sharding::AxisGroup,
+    },
+    /// `psum`, `pmax`, `pmin`: the elementwise reduction of the operand
+    /// over the devices of each group (inside `shard_map`).
+    AllReduce {
+        /// Sum, Max or Min.
+        op: ReduceOp,
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+    },
+    /// `all_gather`: the group's operands stacked (or, `tiled`,
+    /// concatenated) along `dim`, in the order of the devices' indices.
+    AllGather {
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+        /// Where the gathered dimension goes.
+        dim: usize,
+        /// Concatenate instead of stacking.
+        tiled: bool,
+        /// JAX's `all_gather_invariant`: the result is replicated over the
+        /// group's axes (each device holds the same gathered value), and
+        /// its transpose is each device's own slice of the cotangent, not
+        /// `psum_scatter`.
+        invariant: bool,
+    },
+    /// `psum_scatter`: the sum over the group, of which each device keeps
+    /// its own block along `dim` (with `tiled`; else `dim` has the group's
+    /// size and is removed).
+    ReduceScatter {
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+        /// The scattered dimension.
+        dim: usize,
+        /// Keep the dimension (as a block) instead of removing it.
+        tiled: bool,
+    },
+    /// `all_to_all`: each device splits `split_dim` into one block per
+    /// group member, sends block `j` to member `j`, and concatenates what it
+    /// receives along `concat_dim`.
+    AllToAll {
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+        /// The dimension split and sent.
+        split_dim: usize,
+        /// The dimension received blocks are concatenated along.
+        concat_dim: usize,
+    },
+    /// `ppermute`: device with index `src` along the group sends its
+    /// operand to the device with index `dst`, for each `(src, dst)`;
+    /// devices nobody sends to get zeros.
+    Ppermute {
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+        /// `(source, destination)` indices within a group.
+        perm: Vec<(usize, usize)>,
+    },
+    /// `axis_index`: this device's index along the group's axes (int32).
+    AxisIndex {
+        /// The mesh axes.
+        group: crate::sharding::AxisGroup,
+    },
+}
+
+/// The shape rule: output types (dtype, shape, weak type) of a primitive
+/// of this family on `inputs`.
+pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    match op {
+        Op::Pvary { .. } => {
+            expect_arity(inputs, 1)?;
+            Ok(vec![inputs[0].clone()])
+        }
+        Op::AllReduce { op, .. } => {
+            expect_arity(inputs, 1)?;
+            match op {
+                ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min => Ok(vec![inputs[0].clone()]),
+                ReduceOp::Prod | ReduceOp::And | ReduceOp::Or => Err(format!(
+                    "{op:?} is not a collective reduction (sum, max, min)"
+                )),
+            }
+        }
+        Op::AllGather {
+            group, dim, tiled, ..
+        } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            let n = group.size() as i64;
+            let mut shape = x.shape.to_vec();
+            if *tiled {
+                let d = shape
+                    .get_mut(*dim)
+                    .ok_or_else(|| format!("dimension {dim} is out of range for {x}"))?;
+                *d *= n;
+            } else {
+                if *dim > shape.len() {
+                    return Err(format!("dimension {dim} is out of range for {x}"));
+                }
+                shape.insert(*dim, n);
+            }
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Op::ReduceScatter { group, dim, tiled } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            let n = group.size() as i64;
+            let size = *x
+                .shape
+                .get(*dim)
+                .ok_or_else(|| format!("dimension {dim} is out of range for {x}"))?;
+            let mut shape = x.shape.to_vec();
+            if *tiled {
+                if size % n != 0 {
+                    return Err(format!(
+                        "dimension {dim} of {x} (size {size}) is not divisible by the {n} \
+                         devices of axes {}",
+                        group.names()
+                    ));
+                }
+                shape[*dim] = size / n;
+            } else {
+                if size != n {
+                    return Err(format!(
+                        "dimension {dim} of {x} has size {size}, but axes {} have {n} devices \
+                         (without tiled it must match)",
+                        group.names()
+                    ));
+                }
+                shape.remove(*dim);
+            }
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Op::AllToAll {
+            group,
+            split_dim,
+            concat_dim,
+        } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            let n = group.size() as i64;
+            let rank = x.shape.len();
+            if *split_dim >= rank || *concat_dim >= rank {
+                return Err(format!(
+                    "split dimension {split_dim} or concat dimension {concat_dim} is out of \
+                     range for {x}"
+                ));
+            }
+            if x.shape[*split_dim] % n != 0 {
+                return Err(format!(
+                    "dimension {split_dim} of {x} (size {}) is not divisible by the {n} devices \
+                     of axes {}",
+                    x.shape[*split_dim],
+                    group.names()
+                ));
+            }
+            let mut shape = x.shape.to_vec();
+            shape[*split_dim] /= n;
+            shape[*concat_dim] *= n;
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Op::Ppermute { group, perm } => {
+            expect_arity(inputs, 1)?;
+            let n = group.size();
+            for (i, &(src, dst)) in perm.iter().enumerate() {
+                if src >= n || dst >= n {
+                    return Err(format!(
+                        "pair ({src}, {dst}) names an index beyond the {n} devices of axes {}",
+                        group.names()
+                    ));
+                }
+                if perm[..i].iter().any(|&(s, d)| s == src || d == dst) {
+                    return Err(format!(
+                        "pair ({src}, {dst}) repeats a source or a destination; a permutation \
+                         sends from and to each device at most once"
+                    ));
+                }
+            }
+            Ok(vec![inputs[0].clone()])
+        }
+        Op::AxisIndex { .. } => {
+            expect_arity(inputs, 0)?;
+            Ok(vec![Aval::new(DType::I32, &[])])
+        }
+    }
+}

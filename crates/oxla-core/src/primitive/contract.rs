@@ -1,0 +1,250 @@
+//! Contractions: the generalized matrix product and convolution
+//! (JAX's `dot_general` and `conv_general_dilated`).
+
+use crate::aval::{Aval, Dims};
+use crate::dtype::DType;
+use crate::primitive::TypeClass;
+use crate::shape_rules::{RuleResult, check_axes, expect_arity, expect_class};
+
+/// The layout of a convolution's operands and result: for each, the
+/// position of its batch/feature dims and of each spatial dim (JAX's
+/// `ConvDimensionNumbers`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConvDimensionNumbers {
+    /// Input: [batch dim, feature dim, spatial dims...].
+    pub lhs_spec: Dims,
+    /// Kernel: [out feature dim, in feature dim, spatial dims...].
+    pub rhs_spec: Dims,
+    /// Output: [batch dim, feature dim, spatial dims...].
+    pub out_spec: Dims,
+}
+/// Precision of a matrix product or convolution on accelerators (XLA's
+/// `PrecisionConfig`; CPUs compute in full precision whatever it says).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// The backend's fastest.
+    Default,
+    /// More precise (e.g. bf16_3x on TPUs).
+    High,
+    /// Full f32 precision.
+    Highest,
+}
+impl Precision {
+    /// The StableHLO name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Default => "DEFAULT",
+            Precision::High => "HIGH",
+            Precision::Highest => "HIGHEST",
+        }
+    }
+}
+/// A contraction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Generalized matrix product.
+    DotGeneral {
+        /// Contracting dimensions of the left operand.
+        lhs_contracting: Dims,
+        /// Contracting dimensions of the right operand.
+        rhs_contracting: Dims,
+        /// Batch dimensions of the left operand.
+        lhs_batch: Dims,
+        /// Batch dimensions of the right operand.
+        rhs_batch: Dims,
+        /// The result dtype, if not the operands'.
+        preferred_element_type: Option<DType>,
+        /// Precision of each operand, if set.
+        precision: Option<Precision>,
+    },
+    /// N-dimensional convolution with strides, padding, dilations and groups.
+    ConvGeneralDilated {
+        /// Step per spatial dimension.
+        window_strides: Dims,
+        /// (low, high) padding per spatial dimension.
+        padding: Vec<(i64, i64)>,
+        /// Input dilation per spatial dimension.
+        lhs_dilation: Dims,
+        /// Kernel dilation per spatial dimension.
+        rhs_dilation: Dims,
+        /// Operand and result layouts.
+        dimension_numbers: ConvDimensionNumbers,
+        /// Feature groups.
+        feature_group_count: i64,
+        /// Batch groups.
+        batch_group_count: i64,
+        /// The result dtype, if not the operands'.
+        preferred_element_type: Option<DType>,
+    },
+}
+
+/// The shape rule: output types (dtype, shape, weak type) of a primitive
+/// of this family on `inputs`.
+pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    match op {
+        Op::ConvGeneralDilated {
+            window_strides,
+            padding,
+            lhs_dilation,
+            rhs_dilation,
+            dimension_numbers,
+            feature_group_count,
+            batch_group_count,
+            preferred_element_type,
+        } => {
+            expect_arity(inputs, 2)?;
+            conv_shape(
+                inputs[0],
+                inputs[1],
+                window_strides,
+                padding,
+                lhs_dilation,
+                rhs_dilation,
+                dimension_numbers,
+                *feature_group_count,
+                *batch_group_count,
+                *preferred_element_type,
+            )
+            .map(|a| vec![a])
+        }
+        Op::DotGeneral {
+            lhs_contracting,
+            rhs_contracting,
+            lhs_batch,
+            rhs_batch,
+            preferred_element_type,
+            precision: _,
+        } => {
+            expect_arity(inputs, 2)?;
+            let (l, r) = (inputs[0], inputs[1]);
+            if l.dtype != r.dtype {
+                return Err(format!(
+                    "operands must have the same dtype, got {} and {}",
+                    l.dtype, r.dtype
+                ));
+            }
+            expect_class(TypeClass::Numeric, l)?;
+            if lhs_contracting.len() != rhs_contracting.len() || lhs_batch.len() != rhs_batch.len()
+            {
+                return Err("contracting and batch dimensions must pair up".into());
+            }
+            let lhs_dims: Vec<i64> = lhs_batch.iter().chain(lhs_contracting).copied().collect();
+            let rhs_dims: Vec<i64> = rhs_batch.iter().chain(rhs_contracting).copied().collect();
+            check_axes(&lhs_dims, l.rank(), "lhs dimension")?;
+            check_axes(&rhs_dims, r.rank(), "rhs dimension")?;
+            for (&a, &b) in lhs_dims.iter().zip(&rhs_dims) {
+                if l.shape[a as usize] != r.shape[b as usize] {
+                    return Err(format!(
+                        "lhs dimension {a} (size {}) does not match rhs dimension {b} (size {})",
+                        l.shape[a as usize], r.shape[b as usize]
+                    ));
+                }
+            }
+            let mut shape: Dims = lhs_batch.iter().map(|&d| l.shape[d as usize]).collect();
+            shape.extend(
+                (0..l.rank() as i64)
+                    .filter(|d| !lhs_dims.contains(d))
+                    .map(|d| l.shape[d as usize]),
+            );
+            shape.extend(
+                (0..r.rank() as i64)
+                    .filter(|d| !rhs_dims.contains(d))
+                    .map(|d| r.shape[d as usize]),
+            );
+            let mut out = Aval::new(preferred_element_type.unwrap_or(l.dtype), &shape);
+            out.weak_type = preferred_element_type.is_none() && l.weak_type && r.weak_type;
+            Ok(vec![out])
+        }
+    }
+}
+
+/// The result of a convolution (JAX's `conv_general_dilated` shape rule).
+#[allow(clippy::too_many_arguments)]
+fn conv_shape(
+    lhs: &Aval,
+    rhs: &Aval,
+    strides: &[i64],
+    padding: &[(i64, i64)],
+    lhs_dilation: &[i64],
+    rhs_dilation: &[i64],
+    dn: &crate::primitive::ConvDimensionNumbers,
+    feature_groups: i64,
+    batch_groups: i64,
+    preferred: Option<DType>,
+) -> RuleResult<Aval> {
+    let rank = lhs.rank();
+    if rank < 2 || rhs.rank() != rank {
+        return Err(format!(
+            "operands must have one rank of at least 2, got {lhs} and {rhs}"
+        ));
+    }
+    if lhs.dtype != rhs.dtype {
+        return Err(format!(
+            "operands must have the same dtype, got {} and {}",
+            lhs.dtype, rhs.dtype
+        ));
+    }
+    let spatial = rank - 2;
+    for spec in [&dn.lhs_spec, &dn.rhs_spec, &dn.out_spec] {
+        if spec.len() != rank {
+            return Err(format!(
+                "dimension numbers need {rank} entries, got {spec:?}"
+            ));
+        }
+        check_axes(spec, rank, "dimension number")?;
+    }
+    if [
+        strides.len(),
+        padding.len(),
+        lhs_dilation.len(),
+        rhs_dilation.len(),
+    ]
+    .iter()
+    .any(|&n| n != spatial)
+    {
+        return Err(format!(
+            "strides, padding and dilations need {spatial} entries each"
+        ));
+    }
+    if feature_groups < 1 || batch_groups < 1 || (feature_groups > 1 && batch_groups > 1) {
+        return Err("feature and batch group counts must be positive, and not both above 1".into());
+    }
+    let dim = |a: &Aval, spec: &Dims, i: usize| a.shape[spec[i] as usize];
+    let (batch, in_features) = (dim(lhs, &dn.lhs_spec, 0), dim(lhs, &dn.lhs_spec, 1));
+    let (out_features, kernel_in) = (dim(rhs, &dn.rhs_spec, 0), dim(rhs, &dn.rhs_spec, 1));
+    if in_features != kernel_in * feature_groups {
+        return Err(format!(
+            "input features {in_features} must equal kernel input features {kernel_in} times feature_group_count {feature_groups}"
+        ));
+    }
+    if out_features % feature_groups != 0
+        || out_features % batch_groups != 0
+        || batch % batch_groups != 0
+    {
+        return Err("output features and batch must divide by the group counts".into());
+    }
+    let mut out = vec![0i64; rank];
+    out[dn.out_spec[0] as usize] = batch / batch_groups;
+    out[dn.out_spec[1] as usize] = out_features;
+    for i in 0..spatial {
+        let size = dim(lhs, &dn.lhs_spec, i + 2);
+        let window = dim(rhs, &dn.rhs_spec, i + 2);
+        let dilated_in = if size == 0 {
+            0
+        } else {
+            (size - 1) * lhs_dilation[i] + 1
+        };
+        let padded = dilated_in + padding[i].0 + padding[i].1;
+        let dilated_window = if window == 0 {
+            0
+        } else {
+            (window - 1) * rhs_dilation[i] + 1
+        };
+        out[dn.out_spec[i + 2] as usize] = if padded < dilated_window {
+            0
+        } else {
+            (padded - dilated_window) / strides[i] + 1
+        };
+    }
+    Ok(Aval::new(preferred.unwrap_or(lhs.dtype), &out))
+}

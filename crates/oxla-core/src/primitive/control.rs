@@ -1,0 +1,194 @@
+//! Control flow: `cond`, `while` and `scan` (JAX's
+//! `jax/_src/lax/control_flow/`).
+
+use crate::aval::Aval;
+use crate::dtype::DType;
+use crate::shape_rules::{RuleResult, call_avals};
+use crate::subjaxpr::SubJaxpr;
+
+/// A control-flow primitive.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `branches[index](operands)`: operand 0 is the branch index (an i32
+    /// scalar, already clamped into range), the others every branch's
+    /// inputs (JAX's `cond`).
+    Cond {
+        /// One closed jaxpr per branch, all with the same types.
+        branches: Vec<SubJaxpr>,
+    },
+    /// `while cond(carry): carry = body(carry)`: operands are the cond
+    /// jaxpr's captured values, the body's, then the initial carry.
+    While {
+        /// The predicate: (cond consts, carry) → bool scalar.
+        cond_jaxpr: SubJaxpr,
+        /// The step: (body consts, carry) → carry.
+        body_jaxpr: SubJaxpr,
+        /// How many leading operands are the cond jaxpr's captured values.
+        cond_nconsts: usize,
+        /// How many operands after those are the body's captured values.
+        body_nconsts: usize,
+    },
+    /// A loop over the leading axis of `xs` (JAX's `scan`): operands are
+    /// consts, the initial carry, then xs; results are the final carry,
+    /// then the per-iteration ys stacked along a new leading axis.
+    Scan {
+        /// The step: (consts, carry, x slices) → (carry, y slices).
+        jaxpr: SubJaxpr,
+        /// How many leading operands are constants.
+        num_consts: usize,
+        /// How many operands after those are carried.
+        num_carry: usize,
+        /// The number of iterations.
+        length: i64,
+        /// Whether it runs from the last slice to the first.
+        reverse: bool,
+        /// How many iterations one step of the compiled loop runs.
+        unroll: i64,
+    },
+}
+
+/// The shape rule: output types (dtype, shape, weak type) of a primitive
+/// of this family on `inputs`.
+pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    match op {
+        Op::Cond { branches } => cond_avals(branches, inputs),
+        Op::While {
+            cond_jaxpr,
+            body_jaxpr,
+            cond_nconsts,
+            body_nconsts,
+        } => while_avals(
+            cond_jaxpr.jaxpr(),
+            body_jaxpr.jaxpr(),
+            *cond_nconsts,
+            *body_nconsts,
+            inputs,
+        ),
+        Op::Scan {
+            jaxpr,
+            num_consts,
+            num_carry,
+            length,
+            ..
+        } => scan_avals(jaxpr.jaxpr(), *num_consts, *num_carry, *length, inputs),
+    }
+}
+
+/// Checks that `got` (what a function returns) has the types of `want`
+/// (what it must return), naming the leaf and both types.
+fn check_same_avals(got: &[Aval], want: &[Aval], what: &str) -> RuleResult<()> {
+    if got.len() != want.len() {
+        return Err(format!(
+            "{what} has {} outputs, but must have {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        if g.dtype != w.dtype || g.shape != w.shape {
+            return Err(format!("{what}: output {i} is {g}, but must be {w}"));
+        }
+    }
+    Ok(())
+}
+
+/// `cond`: an i32 index, then every branch's inputs; every branch returns
+/// the first branch's types.
+fn cond_avals(branches: &[crate::subjaxpr::SubJaxpr], inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    let Some((index, operands)) = inputs.split_first() else {
+        return Err("takes a branch index".into());
+    };
+    if index.rank() != 0 || index.dtype != DType::I32 {
+        return Err(format!(
+            "the branch index must be an i32 scalar, got {index}"
+        ));
+    }
+    let Some(first) = branches.first() else {
+        return Err("needs at least one branch".into());
+    };
+    let want = call_avals(first.jaxpr(), operands).map_err(|m| format!("branch 0: {m}"))?;
+    for (i, b) in branches.iter().enumerate().skip(1) {
+        let got = call_avals(b.jaxpr(), operands).map_err(|m| format!("branch {i}: {m}"))?;
+        check_same_avals(&got, &want, &format!("branch {i} and branch 0 differ"))?;
+    }
+    Ok(want)
+}
+
+/// `while`: cond consts, body consts, carry; the cond returns a bool
+/// scalar and the body the carry's types.
+fn while_avals(
+    cond: &crate::jaxpr::Jaxpr,
+    body: &crate::jaxpr::Jaxpr,
+    cond_nconsts: usize,
+    body_nconsts: usize,
+    inputs: &[&Aval],
+) -> RuleResult<Vec<Aval>> {
+    if inputs.len() < cond_nconsts + body_nconsts {
+        return Err("too few operands for the loop's captured values".into());
+    }
+    let carry = &inputs[cond_nconsts + body_nconsts..];
+    let cond_in: Vec<&Aval> = inputs[..cond_nconsts]
+        .iter()
+        .chain(carry)
+        .copied()
+        .collect();
+    let pred = call_avals(cond, &cond_in).map_err(|m| format!("the loop condition: {m}"))?;
+    if pred.len() != 1 || pred[0].dtype != DType::Bool || pred[0].rank() != 0 {
+        return Err(format!(
+            "the loop condition must return one bool scalar, got ({})",
+            pred.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let body_in: Vec<&Aval> = inputs[cond_nconsts..].to_vec();
+    let out = call_avals(body, &body_in).map_err(|m| format!("the loop body: {m}"))?;
+    let carry: Vec<Aval> = carry.iter().map(|a| (*a).clone()).collect();
+    check_same_avals(&out, &carry, "the loop body changes the carry's type")?;
+    Ok(carry)
+}
+
+/// `scan`: consts, carry, xs (leading axis `length`); the body returns the
+/// carry's types then the ys slices.
+fn scan_avals(
+    body: &crate::jaxpr::Jaxpr,
+    num_consts: usize,
+    num_carry: usize,
+    length: i64,
+    inputs: &[&Aval],
+) -> RuleResult<Vec<Aval>> {
+    if inputs.len() < num_consts + num_carry {
+        return Err("too few operands for the scan's constants and carry".into());
+    }
+    let mut body_in: Vec<Aval> = inputs[..num_consts + num_carry]
+        .iter()
+        .map(|a| (*a).clone())
+        .collect();
+    for (i, x) in inputs[num_consts + num_carry..].iter().enumerate() {
+        if x.shape.first() != Some(&length) {
+            return Err(format!(
+                "xs {i} is {x}, but its leading axis must be the length {length}"
+            ));
+        }
+        body_in.push(x.with_shape(&x.shape[1..]));
+    }
+    let refs: Vec<&Aval> = body_in.iter().collect();
+    let outs = call_avals(body, &refs).map_err(|m| format!("the scan body: {m}"))?;
+    if outs.len() < num_carry {
+        return Err("the scan body returns fewer outputs than the carry".into());
+    }
+    let carry = &body_in[num_consts..num_consts + num_carry];
+    check_same_avals(
+        &outs[..num_carry],
+        carry,
+        "the scan body changes the carry's type",
+    )?;
+    let mut result = outs[..num_carry].to_vec();
+    for y in &outs[num_carry..] {
+        let mut shape = vec![length];
+        shape.extend_from_slice(&y.shape);
+        result.push(y.with_shape(&shape));
+    }
+    Ok(result)
+}

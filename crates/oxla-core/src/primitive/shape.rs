@@ -1,0 +1,252 @@
+//! Shape primitives: arrays built or rearranged without arithmetic (iota,
+//! broadcasting, reshaping, transposing, joining, cutting, padding).
+
+use crate::aval::{Aval, Dims};
+use crate::dtype::DType;
+use crate::primitive::TypeClass;
+use crate::shape_rules::RuleResult;
+use crate::shape_rules::{check_axes, expect_arity, expect_class};
+
+/// A shape primitive.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// 0, 1, 2, ... along `dimension` of a new array.
+    Iota {
+        /// Element type.
+        dtype: DType,
+        /// Shape.
+        shape: Dims,
+        /// The counting dimension.
+        dimension: usize,
+    },
+    /// Broadcasts into `shape`, operand dim i going to `broadcast_dimensions[i]`.
+    BroadcastInDim {
+        /// Result shape.
+        shape: Dims,
+        /// Where each operand dimension goes.
+        broadcast_dimensions: Dims,
+    },
+    /// Same elements, new shape.
+    Reshape {
+        /// Result shape.
+        new_sizes: Dims,
+    },
+    /// Permutes the dimensions.
+    Transpose {
+        /// Result dim i is operand dim `permutation[i]`.
+        permutation: Dims,
+    },
+    /// Removes size-1 dimensions.
+    Squeeze {
+        /// The dimensions to remove.
+        dimensions: Dims,
+    },
+    /// Reverses the order of elements along dimensions.
+    Rev {
+        /// The dimensions to reverse.
+        dimensions: Dims,
+    },
+    /// Joins operands along a dimension.
+    Concatenate {
+        /// The dimension.
+        dimension: usize,
+    },
+    /// Cuts the operand along `axis` into consecutive pieces of `sizes`
+    /// (one output each; JAX's `lax.split`, the inverse of concatenate).
+    Split {
+        /// The dimension cut.
+        axis: usize,
+        /// Each piece's extent along `axis` (they sum to the operand's).
+        sizes: Dims,
+    },
+    /// Pads with a value: operands x and the padding scalar.
+    Pad {
+        /// Per dimension: (low, high, interior) padding; low/high may be negative.
+        config: Vec<(i64, i64, i64)>,
+    },
+}
+
+/// The shape rule: output types (dtype, shape, weak type) of a primitive
+/// of this family on `inputs`.
+pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    match op {
+        Op::Iota {
+            dtype,
+            shape,
+            dimension,
+        } => {
+            expect_arity(inputs, 0)?;
+            if *dimension >= shape.len() {
+                return Err(format!(
+                    "dimension {dimension} is out of range for shape {shape:?}"
+                ));
+            }
+            if shape.iter().any(|&d| d < 0) {
+                return Err(format!("negative dimension in shape {shape:?}"));
+            }
+            expect_class(TypeClass::Numeric, &Aval::new(*dtype, &[]))?;
+            Ok(vec![Aval::new(*dtype, shape)])
+        }
+        Op::BroadcastInDim {
+            shape,
+            broadcast_dimensions,
+        } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            if broadcast_dimensions.len() != x.rank() {
+                return Err(format!(
+                    "broadcast_dimensions {broadcast_dimensions:?} must have one entry per operand dimension ({})",
+                    x.rank()
+                ));
+            }
+            if shape.iter().any(|&d| d < 0) {
+                return Err(format!("negative dimension in shape {shape:?}"));
+            }
+            for (i, &b) in broadcast_dimensions.iter().enumerate() {
+                if b < 0 || b as usize >= shape.len() {
+                    return Err(format!(
+                        "broadcast dimension {b} is out of range for shape {shape:?}"
+                    ));
+                }
+                if i > 0 && b <= broadcast_dimensions[i - 1] {
+                    return Err(format!(
+                        "broadcast_dimensions {broadcast_dimensions:?} must be strictly increasing"
+                    ));
+                }
+                if x.shape[i] != 1 && x.shape[i] != shape[b as usize] {
+                    return Err(format!(
+                        "operand dimension {i} of size {} cannot broadcast to size {}",
+                        x.shape[i], shape[b as usize]
+                    ));
+                }
+            }
+            Ok(vec![x.with_shape(shape)])
+        }
+        Op::Reshape { new_sizes } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            if new_sizes.iter().any(|&d| d < 0) || new_sizes.iter().product::<i64>() != x.size() {
+                return Err(format!(
+                    "cannot reshape {x} ({} elements) to {new_sizes:?}",
+                    x.size()
+                ));
+            }
+            Ok(vec![x.with_shape(new_sizes)])
+        }
+        Op::Transpose { permutation } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            check_axes(permutation, x.rank(), "permutation entry")?;
+            if permutation.len() != x.rank() {
+                return Err(format!(
+                    "permutation {permutation:?} must have {} entries",
+                    x.rank()
+                ));
+            }
+            let shape: Dims = permutation.iter().map(|&p| x.shape[p as usize]).collect();
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Op::Squeeze { dimensions } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            check_axes(dimensions, x.rank(), "dimension")?;
+            if let Some(&d) = dimensions.iter().find(|&&d| x.shape[d as usize] != 1) {
+                return Err(format!(
+                    "cannot squeeze dimension {d} of size {}",
+                    x.shape[d as usize]
+                ));
+            }
+            let shape: Dims = (0..x.rank())
+                .filter(|i| !dimensions.contains(&(*i as i64)))
+                .map(|i| x.shape[i])
+                .collect();
+            Ok(vec![x.with_shape(&shape)])
+        }
+        Op::Rev { dimensions } => {
+            expect_arity(inputs, 1)?;
+            check_axes(dimensions, inputs[0].rank(), "dimension")?;
+            Ok(vec![inputs[0].clone()])
+        }
+        Op::Split { axis, sizes } => {
+            expect_arity(inputs, 1)?;
+            let x = inputs[0];
+            if *axis >= x.rank() {
+                return Err(format!("axis {axis} is out of range for {x}"));
+            }
+            if sizes.iter().any(|&s| s < 0) || sizes.iter().sum::<i64>() != x.shape[*axis] {
+                return Err(format!(
+                    "sizes {sizes:?} must be non-negative and sum to dimension {axis} of {x}"
+                ));
+            }
+            Ok(sizes
+                .iter()
+                .map(|&s| {
+                    let mut shape = x.shape.clone();
+                    shape[*axis] = s;
+                    x.with_shape(&shape)
+                })
+                .collect())
+        }
+        Op::Concatenate { dimension } => {
+            let first = inputs.first().ok_or("takes at least one operand")?;
+            if *dimension >= first.rank() {
+                return Err(format!(
+                    "dimension {dimension} is out of range for rank {}",
+                    first.rank()
+                ));
+            }
+            let mut size = 0;
+            for x in inputs {
+                if x.dtype != first.dtype || x.rank() != first.rank() {
+                    return Err(format!(
+                        "operands must have one dtype and rank, got {first} and {x}"
+                    ));
+                }
+                for d in 0..x.rank() {
+                    if d != *dimension && x.shape[d] != first.shape[d] {
+                        return Err(format!(
+                            "operands differ outside dimension {dimension}: {first} and {x}"
+                        ));
+                    }
+                }
+                size += x.shape[*dimension];
+            }
+            let mut shape = first.shape.clone();
+            shape[*dimension] = size;
+            let mut out = first.with_shape(&shape);
+            out.weak_type = inputs.iter().all(|x| x.weak_type);
+            Ok(vec![out])
+        }
+        Op::Pad { config } => {
+            expect_arity(inputs, 2)?;
+            let (x, value) = (inputs[0], inputs[1]);
+            if value.rank() != 0 || value.dtype != x.dtype {
+                return Err(format!(
+                    "the padding value must be a {} scalar, got {value}",
+                    x.dtype
+                ));
+            }
+            if config.len() != x.rank() {
+                return Err(format!(
+                    "padding config has {} entries for rank {}",
+                    config.len(),
+                    x.rank()
+                ));
+            }
+            let mut shape = Dims::new();
+            for (&d, &(lo, hi, interior)) in x.shape.iter().zip(config) {
+                if interior < 0 {
+                    return Err(format!("interior padding {interior} is negative"));
+                }
+                let size = lo + hi + d + (d - 1).max(0) * interior;
+                if size < 0 {
+                    return Err(format!(
+                        "padding ({lo}, {hi}, {interior}) of size {d} leaves a negative size"
+                    ));
+                }
+                shape.push(size);
+            }
+            Ok(vec![x.with_shape(&shape)])
+        }
+    }
+}

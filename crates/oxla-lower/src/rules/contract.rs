@@ -1,0 +1,89 @@
+//! The lowering rules of the contract family (`oxla_core::primitive::contract`)
+//! to StableHLO.
+#![deny(clippy::wildcard_enum_match_arm)]
+
+use super::{Values, first_result};
+use crate::attrs;
+use crate::emit::{Emitter, LowerError};
+use melior::ir::{Location, Value};
+use oxla_core::primitive::contract::Op;
+use oxla_core::{Aval, Primitive};
+
+/// The StableHLO of a primitive of this family.
+pub(crate) fn lower<'c, 'a>(
+    op: &Op,
+    e: &mut Emitter<'c, 'a>,
+    _primitive: &Primitive,
+    inputs: &[Value<'c, 'a>],
+    _in_avals: &[&Aval],
+    out_avals: &[&Aval],
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let out = &first_result(out_avals);
+    match op {
+        Op::ConvGeneralDilated {
+            window_strides,
+            padding,
+            lhs_dilation,
+            rhs_dilation,
+            dimension_numbers: dn,
+            feature_group_count,
+            batch_group_count,
+            ..
+        } => {
+            let spatial = |spec: &[i64]| attrs::i64_list(&spec[2..]);
+            let numbers = format!(
+                "#stablehlo.conv<raw input_batch_dimension = {}, input_feature_dimension = {},                  input_spatial_dimensions = {}, kernel_input_feature_dimension = {},                  kernel_output_feature_dimension = {}, kernel_spatial_dimensions = {},                  output_batch_dimension = {}, output_feature_dimension = {}, output_spatial_dimensions = {}>",
+                dn.lhs_spec[0],
+                dn.lhs_spec[1],
+                spatial(&dn.lhs_spec),
+                dn.rhs_spec[1],
+                dn.rhs_spec[0],
+                spatial(&dn.rhs_spec),
+                dn.out_spec[0],
+                dn.out_spec[1],
+                spatial(&dn.out_spec)
+            );
+            e.op(
+                "stablehlo.convolution",
+                inputs,
+                &[out],
+                &[
+                    ("window_strides", attrs::i64_array(window_strides)),
+                    ("padding", attrs::padding_pairs(padding)),
+                    ("lhs_dilation", attrs::i64_array(lhs_dilation)),
+                    ("rhs_dilation", attrs::i64_array(rhs_dilation)),
+                    ("dimension_numbers", numbers),
+                    ("feature_group_count", attrs::i64_attr(*feature_group_count)),
+                    ("batch_group_count", attrs::i64_attr(*batch_group_count)),
+                ],
+                loc,
+            )
+        }
+        Op::DotGeneral {
+            lhs_contracting,
+            rhs_contracting,
+            lhs_batch,
+            rhs_batch,
+            precision,
+            ..
+        } => {
+            let mut attributes = vec![(
+                "dot_dimension_numbers",
+                format!(
+                    "#stablehlo.dot<lhs_batching_dimensions = {}, rhs_batching_dimensions = {}, \
+                     lhs_contracting_dimensions = {}, rhs_contracting_dimensions = {}>",
+                    attrs::i64_list(lhs_batch),
+                    attrs::i64_list(rhs_batch),
+                    attrs::i64_list(lhs_contracting),
+                    attrs::i64_list(rhs_contracting)
+                ),
+            )];
+            if let Some(p) = precision {
+                let one = format!("#stablehlo<precision {}>", p.name());
+                attributes.push(("precision_config", format!("[{one}, {one}]")));
+            }
+            e.op("stablehlo.dot_general", inputs, &[out], &attributes, loc)
+        }
+    }
+}

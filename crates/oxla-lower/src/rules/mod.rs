@@ -1,0 +1,109 @@
+//! One lowering rule per primitive (an exhaustive match: a new primitive
+//! does not compile until it has a rule here).
+
+mod call;
+mod collective;
+mod contract;
+mod control;
+mod elementwise;
+mod host;
+mod index;
+mod marker;
+mod reduce;
+mod shape;
+mod sharding;
+
+use melior::ir::{Location, Value};
+
+use oxla_core::{Aval, Comparison, DType, Primitive};
+
+use crate::attrs;
+
+use crate::emit::{Emitter, LowerError};
+
+pub(crate) type Values<'c, 'a> = Vec<Value<'c, 'a>>;
+
+pub(crate) fn direction(c: Comparison) -> &'static str {
+    match c {
+        Comparison::Eq => "EQ",
+        Comparison::Ne => "NE",
+        Comparison::Lt => "LT",
+        Comparison::Le => "LE",
+        Comparison::Gt => "GT",
+        Comparison::Ge => "GE",
+    }
+}
+
+/// Lowers one equation; returns the values of its outputs.
+pub(crate) fn lower_equation<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    primitive: &Primitive,
+    inputs: &[Value<'c, 'a>],
+    in_avals: &[&Aval],
+    out_avals: &[&Aval],
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    match primitive {
+        Primitive::Elementwise(op) => {
+            elementwise::lower(op, e, primitive, inputs, in_avals, out_avals, loc)
+        }
+        Primitive::Shape(op) => shape::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
+        Primitive::Index(op) => index::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
+        Primitive::Reduce(op) => reduce::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
+        Primitive::Contract(op) => {
+            contract::lower(op, e, primitive, inputs, in_avals, out_avals, loc)
+        }
+        Primitive::Call(op) => call::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
+        Primitive::Control(op) => {
+            control::lower(op, e, primitive, inputs, in_avals, out_avals, loc)
+        }
+        Primitive::Collective(op) => {
+            collective::lower(op, e, primitive, inputs, in_avals, out_avals, loc)
+        }
+        Primitive::Sharding(op) => {
+            sharding::lower(op, e, primitive, inputs, in_avals, out_avals, loc)
+        }
+        Primitive::Host(op) => host::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
+        Primitive::Marker(op) => marker::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
+    }
+}
+
+/// The type of the first result, or a bool scalar for a primitive without
+/// results (a call or barrier with none), whose rule does not read it.
+fn first_result(out_avals: &[&Aval]) -> Aval {
+    out_avals
+        .first()
+        .map_or_else(|| Aval::new(DType::Bool, &[]), |a| (*a).clone())
+}
+
+/// `compare(direction)` of two scalars of `aval`'s type, with StableHLO's
+/// total order for floats when `total` (NaN last).
+pub(crate) fn compare_scalars<'c, 'b>(
+    e: &mut Emitter<'c, 'b>,
+    a: Value<'c, 'b>,
+    b: Value<'c, 'b>,
+    aval: &Aval,
+    direction: &str,
+    total: bool,
+    loc: Location<'c>,
+) -> Result<Value<'c, 'b>, LowerError> {
+    let kind = if total && aval.dtype.is_float() {
+        "#stablehlo<comparison_type TOTALORDER>"
+    } else {
+        attrs::compare_type(aval.dtype)
+    };
+    let predicate = aval.with_dtype(DType::Bool);
+    Ok(e.op(
+        "stablehlo.compare",
+        &[a, b],
+        &[&predicate],
+        &[
+            (
+                "comparison_direction",
+                format!("#stablehlo<comparison_direction {direction}>"),
+            ),
+            ("compare_type", kind.to_string()),
+        ],
+        loc,
+    )?[0])
+}

@@ -1,0 +1,50 @@
+//! The lowering rules of the sharding family (`oxla_core::primitive::sharding`)
+//! to StableHLO.
+#![deny(clippy::wildcard_enum_match_arm)]
+
+use super::Values;
+use crate::emit::{Emitter, LowerError};
+use melior::ir::{Location, Value};
+use oxla_core::primitive::sharding::Op;
+use oxla_core::{Aval, Primitive};
+
+/// The StableHLO of a primitive of this family.
+pub(crate) fn lower<'c, 'a>(
+    op: &Op,
+    e: &mut Emitter<'c, 'a>,
+    _primitive: &Primitive,
+    inputs: &[Value<'c, 'a>],
+    in_avals: &[&Aval],
+    out_avals: &[&Aval],
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    match op {
+        Op::ShardMap {
+            jaxpr,
+            in_shardings,
+            out_shardings,
+            ..
+        } => crate::collectives::shard_map(
+            e,
+            jaxpr.jaxpr(),
+            (in_shardings, out_shardings),
+            inputs,
+            in_avals,
+            out_avals,
+            loc,
+        ),
+        Op::ShardingConstraint { sharding } => {
+            let symbol = e.mesh_symbol(&sharding.mesh)?;
+            e.op(
+                "sdy.sharding_constraint",
+                inputs,
+                out_avals,
+                &[(
+                    "sharding",
+                    sharding.sdy_attribute(&symbol, out_avals[0].shape.len()),
+                )],
+                loc,
+            )
+        }
+    }
+}
