@@ -465,10 +465,9 @@ pub fn program_meshes(jaxpr: &crate::jaxpr::Jaxpr) -> Vec<MeshDesc> {
             {
                 found.push(mesh.clone());
             }
-            eqn.primitive.params(0, &mut |nested, _| {
-                walk(nested, found);
-                String::new()
-            });
+            for nested in eqn.primitive.nested_jaxprs() {
+                walk(nested.jaxpr(), found);
+            }
         }
     }
     let mut found = Vec::new();

@@ -1,6 +1,7 @@
 //! Calls of other functions: `jit` inside a trace (`pjit`), checkpoints,
 //! functions with custom derivative rules, and exported modules.
 
+use super::print;
 use crate::aval::Aval;
 use crate::primitive::{Primitive, contract, marker};
 use crate::shape_rules::{RuleResult, call_avals};
@@ -124,6 +125,91 @@ pub enum Op {
         /// The exported function.
         function: crate::exported::ExportedFunction,
     },
+}
+
+impl Op {
+    /// The body of a call-like primitive (`None` for `custom_lin`, which
+    /// has none, and an exported call, whose body is a module).
+    pub fn body(&self) -> Option<&SubJaxpr> {
+        match self {
+            Op::Call { jaxpr, .. }
+            | Op::Remat { jaxpr, .. }
+            | Op::CustomJvpCall { jaxpr, .. }
+            | Op::CustomVjpCall { jaxpr, .. } => Some(jaxpr),
+            Op::CustomLin { .. } | Op::CallExported { .. } => None,
+        }
+    }
+
+    /// The jaxprs the primitive carries.
+    pub fn nested_jaxprs(&self) -> Vec<&SubJaxpr> {
+        self.body().into_iter().collect()
+    }
+
+    /// The jaxprs the primitive carries, mutably.
+    pub fn nested_jaxprs_mut(&mut self) -> Vec<&mut SubJaxpr> {
+        match self {
+            Op::Call { jaxpr, .. }
+            | Op::Remat { jaxpr, .. }
+            | Op::CustomJvpCall { jaxpr, .. }
+            | Op::CustomVjpCall { jaxpr, .. } => vec![jaxpr],
+            Op::CustomLin { .. } | Op::CallExported { .. } => Vec::new(),
+        }
+    }
+
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Call { .. } => "pjit",
+            Op::CallExported { .. } => "call_exported",
+            Op::Remat { .. } => "checkpoint",
+            Op::CustomJvpCall { .. } => "custom_jvp_call",
+            Op::CustomVjpCall { .. } => "custom_vjp_call",
+            Op::CustomLin { .. } => "custom_lin",
+        }
+    }
+
+    /// The parameters as jaxprs print them, nested jaxprs formatted by
+    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    pub fn params(
+        &self,
+        pad: usize,
+        nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
+        match self {
+            Op::Call { jaxpr, name } => vec![
+                format!("jaxpr={}", nested(jaxpr.jaxpr(), pad)),
+                format!("name={name}"),
+            ],
+            Op::Remat {
+                jaxpr,
+                policy,
+                prevent_cse,
+            } => vec![
+                format!("jaxpr={}", nested(jaxpr.jaxpr(), pad)),
+                format!("policy={}", policy.name()),
+                format!("prevent_cse={}", print::py_bool(*prevent_cse)),
+            ],
+            Op::CallExported { function } => {
+                vec![format!("name={}", function.name())]
+            }
+            Op::CustomJvpCall { jaxpr, rule } => vec![
+                format!("call_jaxpr={}", nested(jaxpr.jaxpr(), pad)),
+                format!("jvp={}", rule.name()),
+            ],
+            Op::CustomVjpCall { jaxpr, rule } => vec![
+                format!("call_jaxpr={}", nested(jaxpr.jaxpr(), pad)),
+                format!("fwd_bwd={}", rule.name()),
+            ],
+            Op::CustomLin {
+                rule,
+                num_residuals,
+                ..
+            } => vec![
+                format!("bwd={}", rule.name()),
+                format!("num_res={num_residuals}"),
+            ],
+        }
+    }
 }
 
 /// The shape rule: output types (dtype, shape, weak type) of a primitive

@@ -1,6 +1,7 @@
 //! Collectives over named mesh axes inside `shard_map` (JAX's
 //! `jax/_src/lax/parallel.py`), and `pvary`, which changes only the type.
 
+use super::print;
 use crate::aval::Aval;
 use crate::dtype::DType;
 use crate::primitive::ReduceOp;
@@ -76,6 +77,115 @@ pub enum Op {
         /// The mesh axes.
         group: crate::sharding::AxisGroup,
     },
+}
+
+impl Op {
+    /// The mesh axes (and index groups) the collective runs over.
+    pub fn group(&self) -> &crate::sharding::AxisGroup {
+        match self {
+            Op::AllReduce { group, .. }
+            | Op::AllGather { group, .. }
+            | Op::ReduceScatter { group, .. }
+            | Op::AllToAll { group, .. }
+            | Op::Ppermute { group, .. }
+            | Op::AxisIndex { group }
+            | Op::Pvary { group } => group,
+        }
+    }
+
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Pvary { .. } => "pvary",
+            Op::AllReduce {
+                op: ReduceOp::Max, ..
+            } => "pmax",
+            Op::AllReduce {
+                op: ReduceOp::Min, ..
+            } => "pmin",
+            Op::AllReduce { .. } => "psum",
+            Op::AllGather {
+                invariant: false, ..
+            } => "all_gather",
+            Op::AllGather {
+                invariant: true, ..
+            } => "all_gather_invariant",
+            Op::ReduceScatter { .. } => "reduce_scatter",
+            Op::AllToAll { .. } => "all_to_all",
+            Op::Ppermute { .. } => "ppermute",
+            Op::AxisIndex { .. } => "axis_index",
+        }
+    }
+
+    /// The parameters as jaxprs print them, nested jaxprs formatted by
+    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    pub fn params(
+        &self,
+        _pad: usize,
+        _nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
+        match self {
+            Op::Pvary { group } => {
+                let names: Vec<String> = group.axes.iter().map(|a| format!("'{a}'")).collect();
+                vec![format!("axes=({},)", names.join(", "))]
+            }
+            Op::AllReduce { group, .. } => vec![
+                format!(
+                    "axes=({}{})",
+                    group
+                        .axes
+                        .iter()
+                        .map(|a| format!("'{a}'"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if group.axes.len() == 1 { "," } else { "" }
+                ),
+                format!("axis_index_groups={}", group.index_groups_text()),
+            ],
+            Op::AllGather {
+                group,
+                dim,
+                tiled,
+                invariant,
+            } => [
+                Some(format!("all_gather_dimension={dim}")),
+                (!invariant).then(|| format!("axis_index_groups={}", group.index_groups_text())),
+                Some(format!("axis_name={}", group.names())),
+                Some(format!("axis_size={}", group.size())),
+                Some(format!("tiled={}", print::py_bool(*tiled))),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            Op::ReduceScatter { group, dim, tiled } => vec![
+                format!("axis_name={}", group.names()),
+                format!("scatter_dimension={dim}"),
+                format!("tiled={}", print::py_bool(*tiled)),
+            ],
+            Op::AllToAll {
+                group,
+                split_dim,
+                concat_dim,
+            } => vec![
+                format!("axis_name={}", group.names()),
+                format!("concat_axis={concat_dim}"),
+                format!("split_axis={split_dim}"),
+            ],
+            Op::Ppermute { group, perm } => vec![
+                format!("axis_name={}", group.names()),
+                format!(
+                    "perm=({})",
+                    perm.iter()
+                        .map(|(a, b)| format!("({a}, {b})"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ],
+            Op::AxisIndex { group } => {
+                vec![format!("axis_name={}", group.names())]
+            }
+        }
+    }
 }
 
 /// The shape rule: output types (dtype, shape, weak type) of a primitive

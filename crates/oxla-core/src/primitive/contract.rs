@@ -1,6 +1,7 @@
 //! Contractions: the generalized matrix product and convolution
 //! (JAX's `dot_general` and `conv_general_dilated`).
 
+use super::print;
 use crate::aval::{Aval, Dims};
 use crate::dtype::DType;
 use crate::primitive::TypeClass;
@@ -76,6 +77,82 @@ pub enum Op {
         /// The result dtype, if not the operands'.
         preferred_element_type: Option<DType>,
     },
+}
+
+impl Op {
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::ConvGeneralDilated { .. } => "conv_general_dilated",
+            Op::DotGeneral { .. } => "dot_general",
+        }
+    }
+
+    /// The parameters as jaxprs print them, nested jaxprs formatted by
+    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    pub fn params(
+        &self,
+        _pad: usize,
+        _nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
+        match self {
+            Op::ConvGeneralDilated {
+                window_strides,
+                padding,
+                lhs_dilation,
+                rhs_dilation,
+                dimension_numbers,
+                feature_group_count,
+                batch_group_count,
+                preferred_element_type,
+            } => vec![
+                format!("batch_group_count={batch_group_count}"),
+                format!(
+                    "dimension_numbers=ConvDimensionNumbers(lhs_spec={}, rhs_spec={}, out_spec={})",
+                    print::tuple(&dimension_numbers.lhs_spec),
+                    print::tuple(&dimension_numbers.rhs_spec),
+                    print::tuple(&dimension_numbers.out_spec)
+                ),
+                format!("feature_group_count={feature_group_count}"),
+                format!("lhs_dilation={}", print::tuple(lhs_dilation)),
+                format!("padding={}", print::pairs(padding)),
+                format!(
+                    "preferred_element_type={}",
+                    preferred_element_type.map_or("None", |d| d.numpy_name())
+                ),
+                format!("rhs_dilation={}", print::tuple(rhs_dilation)),
+                format!("window_strides={}", print::tuple(window_strides)),
+            ],
+            Op::DotGeneral {
+                lhs_contracting,
+                rhs_contracting,
+                lhs_batch,
+                rhs_batch,
+                preferred_element_type,
+                precision,
+            } => {
+                let mut params = vec![format!(
+                    "dimension_numbers=(({}, {}), ({}, {}))",
+                    print::list(lhs_contracting),
+                    print::list(rhs_contracting),
+                    print::list(lhs_batch),
+                    print::list(rhs_batch)
+                )];
+                // JAX prints the precision only when one is set.
+                if let Some(p) = precision {
+                    params.push(format!(
+                        "precision=(Precision.{0}, Precision.{0})",
+                        p.name()
+                    ));
+                }
+                params.push(format!(
+                    "preferred_element_type={}",
+                    preferred_element_type.map_or("None", |d| d.numpy_name())
+                ));
+                params
+            }
+        }
+    }
 }
 
 /// The shape rule: output types (dtype, shape, weak type) of a primitive

@@ -1,6 +1,7 @@
 //! Control flow: `cond`, `while` and `scan` (JAX's
 //! `jax/_src/lax/control_flow/`).
 
+use super::print;
 use crate::aval::Aval;
 use crate::dtype::DType;
 use crate::shape_rules::{RuleResult, call_avals};
@@ -45,6 +46,90 @@ pub enum Op {
         /// How many iterations one step of the compiled loop runs.
         unroll: i64,
     },
+}
+
+impl Op {
+    /// The jaxprs the primitive carries: every branch, or a loop's cond
+    /// and body, or a scan's step.
+    pub fn nested_jaxprs(&self) -> Vec<&SubJaxpr> {
+        match self {
+            Op::Cond { branches } => branches.iter().collect(),
+            Op::While {
+                cond_jaxpr,
+                body_jaxpr,
+                ..
+            } => vec![body_jaxpr, cond_jaxpr],
+            Op::Scan { jaxpr, .. } => vec![jaxpr],
+        }
+    }
+
+    /// The jaxprs the primitive carries, mutably.
+    pub fn nested_jaxprs_mut(&mut self) -> Vec<&mut SubJaxpr> {
+        match self {
+            Op::Cond { branches } => branches.iter_mut().collect(),
+            Op::While {
+                cond_jaxpr,
+                body_jaxpr,
+                ..
+            } => vec![body_jaxpr, cond_jaxpr],
+            Op::Scan { jaxpr, .. } => vec![jaxpr],
+        }
+    }
+
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Cond { .. } => "cond",
+            Op::While { .. } => "while",
+            Op::Scan { .. } => "scan",
+        }
+    }
+
+    /// The parameters as jaxprs print them, nested jaxprs formatted by
+    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    pub fn params(
+        &self,
+        pad: usize,
+        nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
+        match self {
+            Op::Cond { branches } => vec![format!(
+                "branches=(\n{}\n{})",
+                branches
+                    .iter()
+                    .map(|b| format!("{}{}", " ".repeat(pad + 2), nested(b.jaxpr(), pad + 2)))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                " ".repeat(pad)
+            )],
+            Op::While {
+                cond_jaxpr,
+                body_jaxpr,
+                cond_nconsts,
+                body_nconsts,
+            } => vec![
+                format!("body_jaxpr={}", nested(body_jaxpr.jaxpr(), pad)),
+                format!("body_nconsts={body_nconsts}"),
+                format!("cond_jaxpr={}", nested(cond_jaxpr.jaxpr(), pad)),
+                format!("cond_nconsts={cond_nconsts}"),
+            ],
+            Op::Scan {
+                jaxpr,
+                num_consts,
+                num_carry,
+                length,
+                reverse,
+                unroll,
+            } => vec![
+                format!("jaxpr={}", nested(jaxpr.jaxpr(), pad)),
+                format!("length={length}"),
+                format!("num_carry={num_carry}"),
+                format!("num_consts={num_consts}"),
+                format!("reverse={}", print::py_bool(*reverse)),
+                format!("unroll={unroll}"),
+            ],
+        }
+    }
 }
 
 /// The shape rule: output types (dtype, shape, weak type) of a primitive

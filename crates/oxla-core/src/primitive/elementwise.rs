@@ -1,6 +1,7 @@
 //! Elementwise primitives: arithmetic, comparisons, selection and
 //! element-type conversion (JAX's `jax/_src/lax/lax.py`).
 
+use super::print;
 use crate::aval::{Aval, Dims};
 use crate::dtype::DType;
 use crate::shape_rules::{RuleResult, expect_arity, expect_class};
@@ -328,6 +329,45 @@ pub enum Op {
         /// The new dtype.
         new_dtype: DType,
     },
+}
+
+impl Op {
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Unary(op) => op.name(),
+            Op::Binary(op) => op.name(),
+            Op::Compare(c) => c.name(),
+            Op::IntegerPow { .. } => "integer_pow",
+            Op::SelectN => "select_n",
+            Op::Clamp => "clamp",
+            Op::ConvertElementType { .. } => "convert_element_type",
+            Op::BitcastConvertType { .. } => "bitcast_convert_type",
+        }
+    }
+
+    /// The parameters as jaxprs print them, nested jaxprs formatted by
+    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    pub fn params(
+        &self,
+        _pad: usize,
+        _nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
+        match self {
+            Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::SelectN | Op::Clamp => vec![],
+            Op::BitcastConvertType { new_dtype } => {
+                vec![format!("new_dtype={}", new_dtype.numpy_name())]
+            }
+            Op::IntegerPow { y } => vec![format!("y={y}")],
+            Op::ConvertElementType {
+                new_dtype,
+                weak_type,
+            } => vec![
+                format!("new_dtype={}", new_dtype.numpy_name()),
+                format!("weak_type={}", print::py_bool(*weak_type)),
+            ],
+        }
+    }
 }
 
 /// The shape rule: output types (dtype, shape, weak type) of a primitive

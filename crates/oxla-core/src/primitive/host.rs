@@ -18,6 +18,35 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::HostCallback { callback, .. } => {
+                if callback.effectful {
+                    "io_callback"
+                } else {
+                    "pure_callback"
+                }
+            }
+        }
+    }
+
+    /// The parameters as jaxprs print them, nested jaxprs formatted by
+    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    pub fn params(
+        &self,
+        _pad: usize,
+        _nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
+        match self {
+            Op::HostCallback { callback, .. } => {
+                vec![format!("callback={callback}")]
+            }
+        }
+    }
+}
+
 /// The shape rule: output types (dtype, shape, weak type) of a primitive
 /// of this family on `inputs`.
 pub(crate) fn output_types(op: &Op, _inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {

@@ -1,6 +1,7 @@
 //! Indexing primitives: static and dynamic slices, gather and scatter
 //! (JAX's `jax/_src/lax/slicing.py`).
 
+use super::print;
 use crate::aval::{Aval, Dims};
 use crate::shape_rules::{RuleResult, check_axes, expect_arity};
 
@@ -94,6 +95,109 @@ pub enum Op {
         /// Dimension numbers.
         dimension_numbers: ScatterDimensionNumbers,
     },
+}
+
+impl Op {
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Slice { .. } => "slice",
+            Op::DynamicSlice { .. } => "dynamic_slice",
+            Op::DynamicUpdateSlice => "dynamic_update_slice",
+            Op::Gather { .. } => "gather",
+            Op::Scatter {
+                op: ScatterOp::Set, ..
+            } => "scatter",
+            Op::Scatter {
+                op: ScatterOp::Add, ..
+            } => "scatter-add",
+            Op::Scatter {
+                op: ScatterOp::Mul, ..
+            } => "scatter-mul",
+            Op::Scatter {
+                op: ScatterOp::Min, ..
+            } => "scatter-min",
+            Op::Scatter {
+                op: ScatterOp::Max, ..
+            } => "scatter-max",
+        }
+    }
+
+    /// The parameters as jaxprs print them, nested jaxprs formatted by
+    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    pub fn params(
+        &self,
+        _pad: usize,
+        _nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
+        match self {
+            Op::DynamicUpdateSlice => vec![],
+            Op::DynamicSlice { slice_sizes } => {
+                vec![format!("slice_sizes={}", print::tuple(slice_sizes))]
+            }
+            Op::Gather {
+                dimension_numbers: d,
+                slice_sizes,
+                mode,
+                fill_value,
+            } => vec![
+                format!(
+                    "dimension_numbers=GatherDimensionNumbers(offset_dims={}, collapsed_slice_dims={}, start_index_map={}, operand_batching_dims=(), start_indices_batching_dims=())",
+                    print::tuple(&d.offset_dims),
+                    print::tuple(&d.collapsed_slice_dims),
+                    print::tuple(&d.start_index_map)
+                ),
+                format!(
+                    "fill_value={}",
+                    match mode {
+                        GatherMode::Fill => fill_value.to_string(),
+                        GatherMode::Clip | GatherMode::PromiseInBounds => "None".into(),
+                    }
+                ),
+                "indices_are_sorted=False".into(),
+                format!(
+                    "mode=GatherScatterMode.{}",
+                    match mode {
+                        GatherMode::Clip => "CLIP",
+                        GatherMode::Fill => "FILL_OR_DROP",
+                        GatherMode::PromiseInBounds => "PROMISE_IN_BOUNDS",
+                    }
+                ),
+                format!("slice_sizes={}", print::tuple(slice_sizes)),
+                "unique_indices=False".into(),
+            ],
+            Op::Scatter {
+                dimension_numbers: d,
+                ..
+            } => vec![
+                format!(
+                    "dimension_numbers=ScatterDimensionNumbers(update_window_dims={}, inserted_window_dims={}, scatter_dims_to_operand_dims={}, operand_batching_dims=(), scatter_indices_batching_dims=())",
+                    print::tuple(&d.update_window_dims),
+                    print::tuple(&d.inserted_window_dims),
+                    print::tuple(&d.scatter_dims_to_operand_dims)
+                ),
+                "indices_are_sorted=False".into(),
+                "mode=GatherScatterMode.FILL_OR_DROP".into(),
+                "unique_indices=False".into(),
+            ],
+            Op::Slice {
+                start_indices,
+                limit_indices,
+                strides,
+            } => vec![
+                format!("limit_indices={}", print::tuple(limit_indices)),
+                format!("start_indices={}", print::tuple(start_indices)),
+                format!(
+                    "strides={}",
+                    if strides.iter().all(|&s| s == 1) {
+                        "None".to_string()
+                    } else {
+                        print::tuple(strides)
+                    }
+                ),
+            ],
+        }
+    }
 }
 
 /// The shape rule: output types (dtype, shape, weak type) of a primitive

@@ -22,6 +22,30 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::StopGradient => "stop_gradient",
+            Op::OptimizationBarrier => "optimization_barrier",
+            Op::CheckpointName { .. } => "name",
+        }
+    }
+
+    /// The parameters as jaxprs print them, nested jaxprs formatted by
+    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    pub fn params(
+        &self,
+        _pad: usize,
+        _nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
+        match self {
+            Op::StopGradient | Op::OptimizationBarrier => vec![],
+            Op::CheckpointName { name } => vec![format!("name={name}")],
+        }
+    }
+}
+
 /// The shape rule: output types (dtype, shape, weak type) of a primitive
 /// of this family on `inputs`.
 pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {

@@ -2,6 +2,7 @@
 //! (sort, top-k, arg-min/max); JAX's `lax.py`, `windowed_reductions.py`,
 //! `control_flow/loops.py` (cumulative reductions).
 
+use super::print;
 use crate::aval::{Aval, Dims};
 use crate::dtype::DType;
 use crate::primitive::TypeClass;
@@ -157,6 +158,130 @@ pub enum Op {
         /// How many.
         k: i64,
     },
+}
+
+impl Op {
+    /// The jaxprs the primitive carries: a general reduction's reducer.
+    pub fn nested_jaxprs(&self) -> Vec<&SubJaxpr> {
+        match self {
+            Op::ReduceWith { computation, .. } => vec![computation],
+            Op::Reduce { .. }
+            | Op::Cumulative { .. }
+            | Op::ReduceWindow { .. }
+            | Op::SelectAndScatterAdd { .. }
+            | Op::ArgMinMax { .. }
+            | Op::Sort { .. }
+            | Op::TopK { .. } => Vec::new(),
+        }
+    }
+
+    /// The jaxprs the primitive carries, mutably.
+    pub fn nested_jaxprs_mut(&mut self) -> Vec<&mut SubJaxpr> {
+        match self {
+            Op::ReduceWith { computation, .. } => vec![computation],
+            Op::Reduce { .. }
+            | Op::Cumulative { .. }
+            | Op::ReduceWindow { .. }
+            | Op::SelectAndScatterAdd { .. }
+            | Op::ArgMinMax { .. }
+            | Op::Sort { .. }
+            | Op::TopK { .. } => Vec::new(),
+        }
+    }
+
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Reduce { op, .. } => op.name(),
+            Op::ReduceWith { .. } => "reduce",
+            Op::Cumulative { op, .. } => op.name(),
+            Op::ReduceWindow {
+                op: WindowOp::Sum, ..
+            } => "reduce_window_sum",
+            Op::ReduceWindow {
+                op: WindowOp::Max, ..
+            } => "reduce_window_max",
+            Op::ReduceWindow {
+                op: WindowOp::Min, ..
+            } => "reduce_window_min",
+            Op::SelectAndScatterAdd { .. } => "select_and_scatter_add",
+            Op::ArgMinMax { op: ArgOp::Max, .. } => "argmax",
+            Op::ArgMinMax { op: ArgOp::Min, .. } => "argmin",
+            Op::Sort { .. } => "sort",
+            Op::TopK { .. } => "top_k",
+        }
+    }
+
+    /// The parameters as jaxprs print them, nested jaxprs formatted by
+    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    pub fn params(
+        &self,
+        pad: usize,
+        nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
+        match self {
+            Op::Cumulative { axis, reverse, .. } => vec![
+                format!("axis={axis}"),
+                format!("reverse={}", print::py_bool(*reverse)),
+            ],
+            Op::ReduceWindow {
+                window_dimensions,
+                window_strides,
+                padding,
+                base_dilation,
+                window_dilation,
+                ..
+            } => vec![
+                format!("base_dilation={}", print::tuple(base_dilation)),
+                format!("padding={}", print::pairs(padding)),
+                format!("window_dilation={}", print::tuple(window_dilation)),
+                format!("window_dimensions={}", print::tuple(window_dimensions)),
+                format!("window_strides={}", print::tuple(window_strides)),
+            ],
+            Op::SelectAndScatterAdd {
+                window_dimensions,
+                window_strides,
+                padding,
+            } => vec![
+                format!("padding={}", print::pairs(padding)),
+                "select_prim=ge".into(),
+                format!("window_dimensions={}", print::tuple(window_dimensions)),
+                format!("window_strides={}", print::tuple(window_strides)),
+            ],
+            Op::ArgMinMax {
+                axis, index_dtype, ..
+            } => vec![
+                format!("axes=({axis},)"),
+                format!("index_dtype={}", index_dtype.numpy_name()),
+            ],
+            Op::Sort {
+                dimension,
+                is_stable,
+                num_keys,
+            } => vec![
+                format!("dimension={dimension}"),
+                format!("is_stable={}", print::py_bool(*is_stable)),
+                format!("num_keys={num_keys}"),
+            ],
+            Op::TopK { k } => vec![format!("k={k}")],
+            Op::Reduce {
+                op: ReduceOp::Sum,
+                axes,
+            } => {
+                vec![
+                    format!("axes={}", print::tuple(axes)),
+                    "out_sharding=None".into(),
+                ]
+            }
+            Op::Reduce { axes, .. } => {
+                vec![format!("axes={}", print::tuple(axes))]
+            }
+            Op::ReduceWith { computation, axes } => vec![
+                format!("dimensions={}", print::tuple(axes)),
+                format!("jaxpr={}", nested(computation.jaxpr(), pad)),
+            ],
+        }
+    }
 }
 
 /// The shape rule: output types (dtype, shape, weak type) of a primitive

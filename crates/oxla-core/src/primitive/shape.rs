@@ -1,6 +1,7 @@
 //! Shape primitives: arrays built or rearranged without arithmetic (iota,
 //! broadcasting, reshaping, transposing, joining, cutting, padding).
 
+use super::print;
 use crate::aval::{Aval, Dims};
 use crate::dtype::DType;
 use crate::primitive::TypeClass;
@@ -64,6 +65,85 @@ pub enum Op {
         /// Per dimension: (low, high, interior) padding; low/high may be negative.
         config: Vec<(i64, i64, i64)>,
     },
+}
+
+impl Op {
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Iota { .. } => "iota",
+            Op::BroadcastInDim { .. } => "broadcast_in_dim",
+            Op::Reshape { .. } => "reshape",
+            Op::Transpose { .. } => "transpose",
+            Op::Squeeze { .. } => "squeeze",
+            Op::Rev { .. } => "rev",
+            Op::Concatenate { .. } => "concatenate",
+            Op::Split { .. } => "split",
+            Op::Pad { .. } => "pad",
+        }
+    }
+
+    /// The parameters as jaxprs print them, nested jaxprs formatted by
+    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    pub fn params(
+        &self,
+        _pad: usize,
+        _nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
+        match self {
+            Op::Iota {
+                dtype,
+                shape,
+                dimension,
+            } => vec![
+                format!("dimension={dimension}"),
+                format!("dtype={}", dtype.numpy_name()),
+                "sharding=None".into(),
+                format!("shape={}", print::tuple(shape)),
+            ],
+            // JAX prints only the dims (the shape is the result's), and
+            // nothing when a scalar is broadcast.
+            Op::BroadcastInDim {
+                broadcast_dimensions,
+                ..
+            } if broadcast_dimensions.is_empty() => Vec::new(),
+            Op::BroadcastInDim {
+                broadcast_dimensions,
+                ..
+            } => vec![format!(
+                "broadcast_dimensions={}",
+                print::tuple(broadcast_dimensions)
+            )],
+            Op::Reshape { new_sizes } => vec![
+                "dimensions=None".into(),
+                format!("new_sizes={}", print::tuple(new_sizes)),
+                "sharding=None".into(),
+            ],
+            Op::Transpose { permutation } => {
+                vec![format!("permutation={}", print::tuple(permutation))]
+            }
+            Op::Squeeze { dimensions } | Op::Rev { dimensions } => {
+                vec![format!("dimensions={}", print::tuple(dimensions))]
+            }
+            Op::Concatenate { dimension } => {
+                vec![format!("dimension={dimension}")]
+            }
+            Op::Split { axis, sizes } => {
+                vec![
+                    format!("axis={axis}"),
+                    format!("sizes={}", print::tuple(sizes)),
+                ]
+            }
+            Op::Pad { config } => vec![format!(
+                "padding_config=({})",
+                config
+                    .iter()
+                    .map(|(l, h, i)| format!("({l}, {h}, {i})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )],
+        }
+    }
 }
 
 /// The shape rule: output types (dtype, shape, weak type) of a primitive

@@ -1,5 +1,6 @@
 //! Sharding primitives: `with_sharding_constraint` and `shard_map`.
 
+use super::print;
 use crate::aval::Aval;
 use crate::shape_rules::{RuleResult, expect_arity};
 use crate::subjaxpr::SubJaxpr;
@@ -29,6 +30,71 @@ pub enum Op {
         /// cotangents inside the body, as JAX's do.
         check_vma: bool,
     },
+}
+
+impl Op {
+    /// The jaxprs the primitive carries: a `shard_map`'s body.
+    pub fn nested_jaxprs(&self) -> Vec<&SubJaxpr> {
+        match self {
+            Op::ShardMap { jaxpr, .. } => vec![jaxpr],
+            Op::ShardingConstraint { .. } => Vec::new(),
+        }
+    }
+
+    /// The jaxprs the primitive carries, mutably.
+    pub fn nested_jaxprs_mut(&mut self) -> Vec<&mut SubJaxpr> {
+        match self {
+            Op::ShardMap { jaxpr, .. } => vec![jaxpr],
+            Op::ShardingConstraint { .. } => Vec::new(),
+        }
+    }
+
+    /// JAX's name of the primitive (as jaxprs print it).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::ShardingConstraint { .. } => "sharding_constraint",
+            Op::ShardMap { .. } => "shard_map",
+        }
+    }
+
+    /// The parameters as jaxprs print them, nested jaxprs formatted by
+    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    pub fn params(
+        &self,
+        pad: usize,
+        nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
+    ) -> Vec<String> {
+        match self {
+            Op::ShardingConstraint { sharding } => {
+                vec![format!("sharding={sharding}")]
+            }
+            Op::ShardMap {
+                jaxpr,
+                in_shardings,
+                out_shardings,
+                check_vma,
+            } => {
+                let specs = |s: &[crate::sharding::ShardingDesc]| {
+                    let texts: Vec<String> = s.iter().map(|d| d.spec_text()).collect();
+                    format!("({},)", texts.join(", "))
+                };
+                vec![
+                    format!("jaxpr={}", nested(jaxpr.jaxpr(), pad)),
+                    format!(
+                        "mesh={}",
+                        in_shardings
+                            .first()
+                            .or(out_shardings.first())
+                            .map(|s| s.mesh.to_string())
+                            .unwrap_or_default()
+                    ),
+                    format!("in_specs={}", specs(in_shardings)),
+                    format!("out_specs={}", specs(out_shardings)),
+                    format!("check_vma={}", print::py_bool(*check_vma)),
+                ]
+            }
+        }
+    }
 }
 
 /// The shape rule: output types (dtype, shape, weak type) of a primitive

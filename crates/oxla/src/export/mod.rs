@@ -65,14 +65,10 @@ fn host_callback_in(jaxpr: &oxla_core::Jaxpr) -> Option<String> {
         oxla_core::Primitive::Host(host::Op::HostCallback { callback, .. }) => {
             Some(callback.name.clone())
         }
-        other => {
-            let mut found = None;
-            other.params(0, &mut |inner, _| {
-                found = found.take().or_else(|| host_callback_in(inner));
-                String::new()
-            });
-            found
-        }
+        other => other
+            .nested_jaxprs()
+            .into_iter()
+            .find_map(|inner| host_callback_in(inner.jaxpr())),
     })
 }
 

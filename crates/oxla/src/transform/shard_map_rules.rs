@@ -487,12 +487,10 @@ fn batch_over_mesh_axes(
 /// axis `name`.
 fn uses_vmap_axis(jaxpr: &Jaxpr, name: &str) -> bool {
     jaxpr.eqns.iter().any(|eqn| {
-        let mut nested = false;
-        eqn.primitive.params(0, &mut |inner, _| {
-            nested |= uses_vmap_axis(inner, name);
-            String::new()
-        });
-        nested
+        eqn.primitive
+            .nested_jaxprs()
+            .iter()
+            .any(|inner| uses_vmap_axis(inner.jaxpr(), name))
             || eqn
                 .primitive
                 .axis_group()
