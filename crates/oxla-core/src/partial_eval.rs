@@ -432,14 +432,14 @@ fn split_scan(
     let nc_k = in_unknowns[..nc].iter().filter(|u| !**u).count();
     let nk_k = carry_uk.iter().filter(|u| !**u).count();
     let known_eqn = Equation {
-        primitive: Primitive::Control(control::Op::Scan {
+        primitive: Primitive::Control(control::Op::Scan(control::ScanParams {
             jaxpr: SubJaxpr::new(known),
             num_consts: nc_k,
             num_carry: nk_k,
             length: p.length,
             reverse: p.reverse,
             unroll: p.unroll,
-        }),
+        })),
         inputs: pick(&e.inputs, &uk, false),
         outputs: pick(
             &e.outputs,
@@ -509,14 +509,14 @@ fn split_scan(
     let mut out_uk = carry_uk;
     out_uk.extend_from_slice(&s.out_unknowns[nk..]);
     let unknown_eqn = Equation {
-        primitive: Primitive::Control(control::Op::Scan {
+        primitive: Primitive::Control(control::Op::Scan(control::ScanParams {
             jaxpr: SubJaxpr::new(unknown),
             num_consts: const_res.len() + nc_u,
             num_carry: nk_u,
             length: p.length,
             reverse: p.reverse,
             unroll: p.unroll,
-        }),
+        })),
         inputs,
         outputs: pick(&e.outputs, &out_uk, true),
         location: e.location,
@@ -537,14 +537,14 @@ fn split_call(
         Primitive::Control(control::Op::Cond { branches }) => {
             return split_cond(e, branches, in_unknowns, avals, saveable);
         }
-        Primitive::Control(control::Op::Scan {
+        Primitive::Control(control::Op::Scan(control::ScanParams {
             jaxpr,
             num_consts,
             num_carry,
             length,
             reverse,
             unroll,
-        }) => {
+        })) => {
             let parts = ScanParts {
                 body: jaxpr.jaxpr(),
                 num_consts: *num_consts,
@@ -715,14 +715,14 @@ fn keep_outputs(jaxpr: &Jaxpr, keep: &[bool]) -> Jaxpr {
 /// operands they need); `None` for other primitives.
 fn prune(e: &Equation, out_used: &[bool]) -> Option<Equation> {
     match &e.primitive {
-        Primitive::Control(control::Op::Scan {
+        Primitive::Control(control::Op::Scan(control::ScanParams {
             jaxpr,
             num_consts,
             num_carry,
             length,
             reverse,
             unroll,
-        }) => {
+        })) => {
             let (nc, nk) = (*num_consts, *num_carry);
             let body = jaxpr.jaxpr();
             let mut carry = out_used[..nk].to_vec();
@@ -755,14 +755,14 @@ fn prune(e: &Equation, out_used: &[bool]) -> Option<Equation> {
             body.invars = pick(&body.invars, &keep_in, true);
             let keep_out: Vec<bool> = carry.iter().chain(ys).copied().collect();
             Some(Equation {
-                primitive: Primitive::Control(control::Op::Scan {
+                primitive: Primitive::Control(control::Op::Scan(control::ScanParams {
                     jaxpr: SubJaxpr::new(body),
                     num_consts: keep_in[..nc].iter().filter(|k| **k).count(),
                     num_carry: carry.iter().filter(|k| **k).count(),
                     length: *length,
                     reverse: *reverse,
                     unroll: *unroll,
-                }),
+                })),
                 inputs: pick(&e.inputs, &keep_in, true),
                 outputs: pick(&e.outputs, &keep_out, true),
                 location: e.location,
@@ -924,23 +924,23 @@ mod tests {
         let xs = outer.add_invar(Aval::new(DType::F32, &[5]));
         let outs = outer
             .add_equation(
-                Primitive::Control(control::Op::Scan {
+                Primitive::Control(control::Op::Scan(control::ScanParams {
                     jaxpr: SubJaxpr::new(body),
                     num_consts: 0,
                     num_carry: 2,
                     length: 5,
                     reverse: false,
                     unroll: 1,
-                }),
+                })),
                 vec![Atom::Var(i1), Atom::Var(i2), Atom::Var(xs)],
                 None,
             )
             .unwrap();
         let mut j = outer.finish(vec![Atom::Var(outs[0]), Atom::Var(outs[2])]);
         dce(&mut j);
-        let Primitive::Control(control::Op::Scan {
+        let Primitive::Control(control::Op::Scan(control::ScanParams {
             jaxpr, num_carry, ..
-        }) = &j.eqns[0].primitive
+        })) = &j.eqns[0].primitive
         else {
             panic!("a scan")
         };
@@ -984,14 +984,14 @@ mod tests {
         assert_eq!(j.eqns.len(), 1);
         assert!(j.eqns[0].primitive.is_effectful());
         // A scan whose body prints is an effect though nothing reads it.
-        let scan = Primitive::Control(control::Op::Scan {
+        let scan = Primitive::Control(control::Op::Scan(control::ScanParams {
             jaxpr: SubJaxpr::new(body),
             num_consts: 0,
             num_carry: 1,
             length: 2,
             reverse: false,
             unroll: 1,
-        });
+        }));
         assert!(scan.is_effectful());
         let mut outer = JaxprBuilder::new();
         let y = outer.add_invar(Aval::new(DType::F32, &[3]));

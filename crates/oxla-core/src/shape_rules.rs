@@ -79,8 +79,8 @@ pub fn varying_rule(primitive: &Primitive) -> VaryingRule {
         | Primitive::Call(call::Op::CustomVjpCall { .. })
         | Primitive::Call(call::Op::CustomLin { .. })
         | Primitive::Control(control::Op::Cond { .. })
-        | Primitive::Control(control::Op::While { .. })
-        | Primitive::Control(control::Op::Scan { .. })
+        | Primitive::Control(control::Op::While(_))
+        | Primitive::Control(control::Op::Scan(_))
         | Primitive::Host(host::Op::HostCallback { .. })
         | Primitive::Call(call::Op::CallExported { .. }) => VaryingRule::FromBody,
         Primitive::Elementwise(elementwise::Op::Unary(_))
@@ -119,7 +119,7 @@ pub fn varying_rule(primitive: &Primitive) -> VaryingRule {
         | Primitive::Marker(marker::Op::OptimizationBarrier)
         | Primitive::Marker(marker::Op::CheckpointName { .. })
         | Primitive::Sharding(sharding::Op::ShardingConstraint { .. })
-        | Primitive::Sharding(sharding::Op::ShardMap { .. })
+        | Primitive::Sharding(sharding::Op::ShardMap(_))
         | Primitive::Collective(collective::Op::AllGather {
             invariant: false, ..
         })

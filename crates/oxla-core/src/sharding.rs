@@ -437,11 +437,11 @@ fn primitive_mesh(primitive: &crate::primitive::Primitive) -> Option<&MeshDesc> 
     use crate::primitive::Primitive;
     match primitive {
         Primitive::Sharding(sharding::Op::ShardingConstraint { sharding }) => Some(&sharding.mesh),
-        Primitive::Sharding(sharding::Op::ShardMap {
+        Primitive::Sharding(sharding::Op::ShardMap(sharding::ShardMapParams {
             in_shardings,
             out_shardings,
             ..
-        }) => in_shardings
+        })) => in_shardings
             .first()
             .or(out_shardings.first())
             .map(|s| &s.mesh),

@@ -9,8 +9,6 @@
 
 mod attrs;
 mod body;
-mod collectives;
-mod control;
 mod emit;
 mod merge;
 mod rules;

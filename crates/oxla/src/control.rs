@@ -382,12 +382,12 @@ pub fn while_loop<C: Pytree, P: Pytree<Value = Array>, R: Pytree<Value = C>>(
         &body_jaxpr.out_avals(),
         location,
     )?;
-    let primitive = Primitive::Control(control::Op::While {
+    let primitive = Primitive::Control(control::Op::While(control::WhileParams {
         cond_nconsts: cond_consts.len(),
         body_nconsts: body_consts.len(),
         cond_jaxpr: SubJaxpr::new(cond_jaxpr),
         body_jaxpr: SubJaxpr::new(body_jaxpr),
-    });
+    }));
     let mut ops = cond_consts;
     ops.extend(body_consts);
     ops.extend(leaves);
@@ -516,14 +516,14 @@ pub fn scan<C: Pytree, X: Pytree, Y: Pytree, R: Pytree<Value = (C, Y)>>(
         &outs[..n_carry],
         location,
     )?;
-    let primitive = Primitive::Control(control::Op::Scan {
+    let primitive = Primitive::Control(control::Op::Scan(control::ScanParams {
         num_consts: consts.len(),
         num_carry: n_carry,
         length,
         reverse: options.reverse,
         unroll: options.unroll.max(1),
         jaxpr: SubJaxpr::new(jaxpr),
-    });
+    }));
     let mut ops = consts;
     ops.extend(carry);
     ops.extend(x_leaves);

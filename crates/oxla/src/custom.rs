@@ -18,8 +18,8 @@ use oxla_core::{Aval, Location, OpaqueRule, Primitive, RematPolicy, SubJaxpr};
 use crate::array::Array;
 use crate::error::Result;
 use crate::pytree::{Pytree, TreeDef};
-use crate::transform::calls::{CustomJvpRule, CustomVjpRule};
 use crate::transform::eval::trace_flat;
+use crate::transform::rules::call::{CustomJvpRule, CustomVjpRule};
 
 #[track_caller]
 fn caller() -> Location {
@@ -81,7 +81,7 @@ fn bind_call<Out: Pytree>(
 
 /// Makes the flat rule for the inputs' structure: (primal leaves, tangent
 /// leaves, `None` a symbolic zero) → (output leaves, output tangents).
-type FlatJvpRule = dyn Fn(TreeDef) -> Arc<crate::transform::calls::JvpRuleFn> + Send + Sync;
+type FlatJvpRule = dyn Fn(TreeDef) -> Arc<crate::transform::rules::call::JvpRuleFn> + Send + Sync;
 
 /// A function with a custom jvp rule; see [`custom_jvp`].
 pub struct CustomJvp<In, Out, F> {
@@ -152,7 +152,7 @@ where
                         touts.flatten().0.into_iter().map(Some).collect(),
                     ))
                 },
-            ) as Arc<crate::transform::calls::JvpRuleFn>
+            ) as Arc<crate::transform::rules::call::JvpRuleFn>
         }),
         _signature: PhantomData,
         handles: Mutex::new(HashMap::new()),
@@ -210,7 +210,7 @@ where
                     let (outs, touts) = user(primals, t.to_vec());
                     Ok((outs.flatten().0, touts))
                 },
-            ) as Arc<crate::transform::calls::JvpRuleFn>
+            ) as Arc<crate::transform::rules::call::JvpRuleFn>
         }),
         _signature: PhantomData,
         handles: Mutex::new(HashMap::new()),

@@ -7,6 +7,36 @@ use crate::dtype::DType;
 use crate::shape_rules::{RuleResult, call_avals};
 use crate::subjaxpr::SubJaxpr;
 
+/// The parameters of a `while` loop.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WhileParams {
+    /// The predicate: (cond consts, carry) → bool scalar.
+    pub cond_jaxpr: SubJaxpr,
+    /// The step: (body consts, carry) → carry.
+    pub body_jaxpr: SubJaxpr,
+    /// How many leading operands are the cond jaxpr's captured values.
+    pub cond_nconsts: usize,
+    /// How many operands after those are the body's captured values.
+    pub body_nconsts: usize,
+}
+
+/// The parameters of a `scan`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ScanParams {
+    /// The step: (consts, carry, x slices) → (carry, y slices).
+    pub jaxpr: SubJaxpr,
+    /// How many leading operands are constants.
+    pub num_consts: usize,
+    /// How many operands after those are carried.
+    pub num_carry: usize,
+    /// The number of iterations.
+    pub length: i64,
+    /// Whether it runs from the last slice to the first.
+    pub reverse: bool,
+    /// How many iterations one step of the compiled loop runs.
+    pub unroll: i64,
+}
+
 /// A control-flow primitive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Op {
@@ -19,33 +49,11 @@ pub enum Op {
     },
     /// `while cond(carry): carry = body(carry)`: operands are the cond
     /// jaxpr's captured values, the body's, then the initial carry.
-    While {
-        /// The predicate: (cond consts, carry) → bool scalar.
-        cond_jaxpr: SubJaxpr,
-        /// The step: (body consts, carry) → carry.
-        body_jaxpr: SubJaxpr,
-        /// How many leading operands are the cond jaxpr's captured values.
-        cond_nconsts: usize,
-        /// How many operands after those are the body's captured values.
-        body_nconsts: usize,
-    },
+    While(WhileParams),
     /// A loop over the leading axis of `xs` (JAX's `scan`): operands are
     /// consts, the initial carry, then xs; results are the final carry,
     /// then the per-iteration ys stacked along a new leading axis.
-    Scan {
-        /// The step: (consts, carry, x slices) → (carry, y slices).
-        jaxpr: SubJaxpr,
-        /// How many leading operands are constants.
-        num_consts: usize,
-        /// How many operands after those are carried.
-        num_carry: usize,
-        /// The number of iterations.
-        length: i64,
-        /// Whether it runs from the last slice to the first.
-        reverse: bool,
-        /// How many iterations one step of the compiled loop runs.
-        unroll: i64,
-    },
+    Scan(ScanParams),
 }
 
 impl Op {
@@ -54,12 +62,12 @@ impl Op {
     pub fn nested_jaxprs(&self) -> Vec<&SubJaxpr> {
         match self {
             Op::Cond { branches } => branches.iter().collect(),
-            Op::While {
+            Op::While(WhileParams {
                 cond_jaxpr,
                 body_jaxpr,
                 ..
-            } => vec![body_jaxpr, cond_jaxpr],
-            Op::Scan { jaxpr, .. } => vec![jaxpr],
+            }) => vec![body_jaxpr, cond_jaxpr],
+            Op::Scan(ScanParams { jaxpr, .. }) => vec![jaxpr],
         }
     }
 
@@ -67,12 +75,12 @@ impl Op {
     pub fn nested_jaxprs_mut(&mut self) -> Vec<&mut SubJaxpr> {
         match self {
             Op::Cond { branches } => branches.iter_mut().collect(),
-            Op::While {
+            Op::While(WhileParams {
                 cond_jaxpr,
                 body_jaxpr,
                 ..
-            } => vec![body_jaxpr, cond_jaxpr],
-            Op::Scan { jaxpr, .. } => vec![jaxpr],
+            }) => vec![body_jaxpr, cond_jaxpr],
+            Op::Scan(ScanParams { jaxpr, .. }) => vec![jaxpr],
         }
     }
 
@@ -80,8 +88,8 @@ impl Op {
     pub fn name(&self) -> &'static str {
         match self {
             Op::Cond { .. } => "cond",
-            Op::While { .. } => "while",
-            Op::Scan { .. } => "scan",
+            Op::While(_) => "while",
+            Op::Scan(_) => "scan",
         }
     }
 
@@ -102,25 +110,25 @@ impl Op {
                     .join("\n"),
                 " ".repeat(pad)
             )],
-            Op::While {
+            Op::While(WhileParams {
                 cond_jaxpr,
                 body_jaxpr,
                 cond_nconsts,
                 body_nconsts,
-            } => vec![
+            }) => vec![
                 format!("body_jaxpr={}", nested(body_jaxpr.jaxpr(), pad)),
                 format!("body_nconsts={body_nconsts}"),
                 format!("cond_jaxpr={}", nested(cond_jaxpr.jaxpr(), pad)),
                 format!("cond_nconsts={cond_nconsts}"),
             ],
-            Op::Scan {
+            Op::Scan(ScanParams {
                 jaxpr,
                 num_consts,
                 num_carry,
                 length,
                 reverse,
                 unroll,
-            } => vec![
+            }) => vec![
                 format!("jaxpr={}", nested(jaxpr.jaxpr(), pad)),
                 format!("length={length}"),
                 format!("num_carry={num_carry}"),
@@ -137,25 +145,25 @@ impl Op {
 pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
     match op {
         Op::Cond { branches } => cond_avals(branches, inputs),
-        Op::While {
+        Op::While(WhileParams {
             cond_jaxpr,
             body_jaxpr,
             cond_nconsts,
             body_nconsts,
-        } => while_avals(
+        }) => while_avals(
             cond_jaxpr.jaxpr(),
             body_jaxpr.jaxpr(),
             *cond_nconsts,
             *body_nconsts,
             inputs,
         ),
-        Op::Scan {
+        Op::Scan(ScanParams {
             jaxpr,
             num_consts,
             num_carry,
             length,
             ..
-        } => scan_avals(jaxpr.jaxpr(), *num_consts, *num_carry, *length, inputs),
+        }) => scan_avals(jaxpr.jaxpr(), *num_consts, *num_carry, *length, inputs),
     }
 }
 

@@ -5,6 +5,21 @@ use crate::aval::Aval;
 use crate::shape_rules::{RuleResult, expect_arity};
 use crate::subjaxpr::SubJaxpr;
 
+/// The parameters of a `shard_map`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ShardMapParams {
+    /// The per-device function.
+    pub jaxpr: SubJaxpr,
+    /// How each operand is cut into blocks.
+    pub in_shardings: Vec<crate::sharding::ShardingDesc>,
+    /// How each result is put together from blocks.
+    pub out_shardings: Vec<crate::sharding::ShardingDesc>,
+    /// Whether the body's values carry the mesh axes they vary over
+    /// (JAX's `check_vma`): gradients then sum replicated values'
+    /// cotangents inside the body, as JAX's do.
+    pub check_vma: bool,
+}
+
 /// A sharding primitive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Op {
@@ -18,25 +33,14 @@ pub enum Op {
     /// device's blocks of the operands (cut as `in_shardings` say), and its
     /// results are the blocks of the outputs (put together as
     /// `out_shardings` say). Every mesh axis is manual inside.
-    ShardMap {
-        /// The per-device function.
-        jaxpr: SubJaxpr,
-        /// How each operand is cut into blocks.
-        in_shardings: Vec<crate::sharding::ShardingDesc>,
-        /// How each result is put together from blocks.
-        out_shardings: Vec<crate::sharding::ShardingDesc>,
-        /// Whether the body's values carry the mesh axes they vary over
-        /// (JAX's `check_vma`): gradients then sum replicated values'
-        /// cotangents inside the body, as JAX's do.
-        check_vma: bool,
-    },
+    ShardMap(ShardMapParams),
 }
 
 impl Op {
     /// The jaxprs the primitive carries: a `shard_map`'s body.
     pub fn nested_jaxprs(&self) -> Vec<&SubJaxpr> {
         match self {
-            Op::ShardMap { jaxpr, .. } => vec![jaxpr],
+            Op::ShardMap(ShardMapParams { jaxpr, .. }) => vec![jaxpr],
             Op::ShardingConstraint { .. } => Vec::new(),
         }
     }
@@ -44,7 +48,7 @@ impl Op {
     /// The jaxprs the primitive carries, mutably.
     pub fn nested_jaxprs_mut(&mut self) -> Vec<&mut SubJaxpr> {
         match self {
-            Op::ShardMap { jaxpr, .. } => vec![jaxpr],
+            Op::ShardMap(ShardMapParams { jaxpr, .. }) => vec![jaxpr],
             Op::ShardingConstraint { .. } => Vec::new(),
         }
     }
@@ -53,7 +57,7 @@ impl Op {
     pub fn name(&self) -> &'static str {
         match self {
             Op::ShardingConstraint { .. } => "sharding_constraint",
-            Op::ShardMap { .. } => "shard_map",
+            Op::ShardMap(_) => "shard_map",
         }
     }
 
@@ -68,12 +72,12 @@ impl Op {
             Op::ShardingConstraint { sharding } => {
                 vec![format!("sharding={sharding}")]
             }
-            Op::ShardMap {
+            Op::ShardMap(ShardMapParams {
                 jaxpr,
                 in_shardings,
                 out_shardings,
                 check_vma,
-            } => {
+            }) => {
                 let specs = |s: &[crate::sharding::ShardingDesc]| {
                     let texts: Vec<String> = s.iter().map(|d| d.spec_text()).collect();
                     format!("({},)", texts.join(", "))
@@ -106,12 +110,12 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             crate::sharding::check_sharding(sharding, inputs[0])?;
             Ok(vec![inputs[0].clone()])
         }
-        Op::ShardMap {
+        Op::ShardMap(ShardMapParams {
             jaxpr,
             in_shardings,
             out_shardings,
             ..
-        } => shard_map_avals(jaxpr.jaxpr(), in_shardings, out_shardings, inputs),
+        }) => shard_map_avals(jaxpr.jaxpr(), in_shardings, out_shardings, inputs),
     }
 }
 

@@ -6,6 +6,7 @@ use super::Values;
 use crate::emit::{Emitter, LowerError};
 use melior::ir::{Location, Value};
 use oxla_core::primitive::sharding::Op;
+use oxla_core::primitive::sharding::ShardMapParams;
 use oxla_core::{Aval, Primitive};
 
 /// The StableHLO of a primitive of this family.
@@ -19,12 +20,12 @@ pub(crate) fn lower<'c, 'a>(
     loc: Location<'c>,
 ) -> Result<Values<'c, 'a>, LowerError> {
     match op {
-        Op::ShardMap {
+        Op::ShardMap(ShardMapParams {
             jaxpr,
             in_shardings,
             out_shardings,
             ..
-        } => crate::collectives::shard_map(
+        }) => crate::rules::collective::shard_map(
             e,
             jaxpr.jaxpr(),
             (in_shardings, out_shardings),

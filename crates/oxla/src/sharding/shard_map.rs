@@ -214,12 +214,12 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> ShardMap<In, Out, F> {
             .iter()
             .map(|s| NamedSharding::new(&self.mesh, s.clone()).desc())
             .collect();
-        let primitive = Primitive::Sharding(sharding::Op::ShardMap {
+        let primitive = Primitive::Sharding(sharding::Op::ShardMap(sharding::ShardMapParams {
             jaxpr: SubJaxpr::new(body),
             in_shardings: all_shardings,
             out_shardings,
             check_vma: self.check_vma,
-        });
+        }));
         let mut operands: Vec<&Array> = consts.iter().collect();
         operands.extend(leaves.iter());
         let outs = crate::ops::bind_at(primitive, &operands, location)?;

@@ -16,7 +16,7 @@ use oxla_core::{DType, Primitive};
 
 use super::jvp::JvpContext;
 
-use super::support::{self, Tangent, has_tangent};
+use super::support::{self, Tangent, has_tangent, refs};
 
 use crate::array::Array;
 
@@ -51,11 +51,6 @@ pub(crate) fn jvp(
 
 // ---------------------------------------------------------------------------
 // Shared helpers.
-
-/// The inputs as the references `bind_all` takes.
-pub(crate) fn refs(xs: &[Array]) -> Vec<&Array> {
-    xs.iter().collect()
-}
 
 /// One output with its tangent.
 pub(crate) fn single(out: Array, tangent: Tangent) -> Jvp {

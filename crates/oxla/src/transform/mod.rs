@@ -6,17 +6,11 @@
 
 pub(crate) mod batch_rules;
 pub(crate) mod batching;
-pub(crate) mod calls;
-pub(crate) mod collective_rules;
-pub(crate) mod control;
 pub(crate) mod eval;
 pub(crate) mod jvp;
 pub(crate) mod jvp_rules;
 pub(crate) mod linearize;
-pub(crate) mod reduce_with_rules;
 pub(crate) mod rules;
-pub(crate) mod shard_map_rules;
 pub(crate) mod support;
 pub(crate) mod transpose;
 pub(crate) mod transpose_rules;
-pub(crate) mod vmap_collectives;

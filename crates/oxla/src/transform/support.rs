@@ -190,3 +190,11 @@ pub(crate) fn reshape_axis_into(src: usize, dst: usize, x: &Array) -> Array {
     new_shape[dst] *= shape[src];
     lax::reshape(&transpose_if_needed(x, &perm), &new_shape)
 }
+
+pub(crate) fn location() -> oxla_core::Location {
+    crate::ops::rule_location().unwrap_or(crate::transform::eval::UNKNOWN_LOCATION)
+}
+
+pub(crate) fn refs(xs: &[Array]) -> Vec<&Array> {
+    xs.iter().collect()
+}

@@ -6,9 +6,10 @@
 
 use std::collections::HashMap;
 
-use oxla_core::{Atom, Aval, Jaxpr, Var};
+use oxla_core::primitive::marker;
+use oxla_core::{Atom, Aval, Jaxpr, Primitive, Var};
 
-use super::support::{Tangent, add_tangents};
+use super::support::{Tangent, add_tangents, bind_all, instantiate, location, refs};
 use super::transpose_rules;
 use crate::array::{Array, Inner};
 use crate::error::{Error, Result};
@@ -116,4 +117,72 @@ pub(crate) fn backward_pass(
         }
     }
     Ok(jaxpr.invars.iter().map(|v| ct_env.remove(v)).collect())
+}
+
+/// A body with its known inputs turned into constvars (for the backward pass).
+pub(crate) fn with_known_as_consts(body: &Jaxpr, linear: &[bool]) -> Jaxpr {
+    let mut j = body.clone();
+    j.constvars = body
+        .invars
+        .iter()
+        .zip(linear)
+        .filter(|(_, l)| !**l)
+        .map(|(v, _)| *v)
+        .collect();
+    j.invars = body
+        .invars
+        .iter()
+        .zip(linear)
+        .filter(|(_, l)| **l)
+        .map(|(v, _)| *v)
+        .collect();
+    j
+}
+
+/// The jaxpr of the transpose of `body` for `operands` (their kinds say
+/// which inputs are linear): it takes the known operands (of
+/// `known_avals`), then one cotangent per output, and returns the
+/// cotangent of every linear operand (zeros built where there is none).
+/// With `prevent_cse`, the known operands pass an optimization barrier
+/// first (recomputation under checkpoint stays apart from the forward pass).
+pub(crate) fn transpose_jaxpr(
+    body: &Jaxpr,
+    operands: &[Operand],
+    known_avals: &[Aval],
+    out_avals: &[Aval],
+    prevent_cse: bool,
+) -> Result<(Jaxpr, Vec<Array>)> {
+    let linear: Vec<bool> = operands
+        .iter()
+        .map(|o| matches!(o, Operand::Linear(_)))
+        .collect();
+    let linear_avals: Vec<Aval> = operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Linear(a) => Some(a.clone()),
+            Operand::Known(_) => None,
+        })
+        .collect();
+    let body_t = with_known_as_consts(body, &linear);
+    let mut in_avals = known_avals.to_vec();
+    in_avals.extend(out_avals.iter().cloned());
+    let n_known = known_avals.len();
+    crate::transform::eval::trace_flat(&in_avals, true, location(), |args| {
+        let (known_args, ct_args) = args.split_at(n_known);
+        let known_args = if prevent_cse && !known_args.is_empty() {
+            bind_all(
+                Primitive::Marker(marker::Op::OptimizationBarrier),
+                &refs(known_args),
+            )?
+        } else {
+            known_args.to_vec()
+        };
+        let cts: Vec<Tangent> = ct_args.iter().cloned().map(Some).collect();
+        let in_cts = crate::transform::transpose::backward_pass(&body_t, &known_args, &cts)?;
+        Ok(in_cts
+            .iter()
+            .zip(&linear_avals)
+            .map(|(c, a)| instantiate(c, a))
+            .collect())
+    })
 }

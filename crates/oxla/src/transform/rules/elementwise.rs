@@ -8,11 +8,11 @@ use crate::lax;
 use crate::transform::batch_rules::{clamp, done, elementwise, same_bdim_unary, select_n};
 use crate::transform::jvp::JvpContext;
 use crate::transform::jvp_rules::{
-    Jvp, balanced_eq, differentiable, finish, fit, instantiate, lit, refs, select, single,
-    unary_rule, zero_jvp,
+    Jvp, balanced_eq, differentiable, finish, fit, instantiate, lit, select, single, unary_rule,
+    zero_jvp,
 };
 use crate::transform::support;
-use crate::transform::support::{Tangent, add_tangents, batch_at, has_tangent};
+use crate::transform::support::{Tangent, add_tangents, batch_at, has_tangent, refs};
 use crate::transform::transpose::Operand;
 use crate::transform::transpose_rules::{self, for_linear, known_at, nonlinear, not_linear};
 use oxla_core::primitive::elementwise;

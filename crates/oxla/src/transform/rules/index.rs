@@ -10,11 +10,13 @@ use crate::transform::batch_rules::{
 };
 use crate::transform::jvp::JvpContext;
 use crate::transform::jvp_rules::{
-    Jvp, differentiable, finish, fit, indicator, instantiate, linear_jvp, lit, lit_i32, refs,
-    select, single, zero_jvp,
+    Jvp, differentiable, finish, fit, indicator, instantiate, linear_jvp, lit, lit_i32, select,
+    single, zero_jvp,
 };
 use crate::transform::support;
-use crate::transform::support::{Tangent, add_tangents, batch_at, has_tangent, literal, move_axis};
+use crate::transform::support::{
+    Tangent, add_tangents, batch_at, has_tangent, literal, move_axis, refs,
+};
 use crate::transform::transpose::Operand;
 use crate::transform::transpose_rules::{
     aval_at, for_linear, gather, known_at, scatter, slice, zeros_like_ct,
