@@ -52,13 +52,12 @@ impl JaxprBuilder {
         location: Option<Location>,
     ) -> Result<Vec<Var>, CoreError> {
         let in_avals: Vec<&Aval> = inputs.iter().map(|a| self.jaxpr.atom_aval(a)).collect();
-        let out_avals =
-            abstract_eval(&primitive, &in_avals).map_err(|message| CoreError::Shape {
-                primitive: primitive.name().to_string(),
-                inputs: in_avals.iter().map(|a| (*a).clone()).collect(),
-                message,
-                location,
-            })?;
+        let out_avals = abstract_eval(&primitive, &in_avals).map_err(|error| CoreError::Shape {
+            primitive: primitive.name().to_string(),
+            inputs: in_avals.iter().map(|a| (*a).clone()).collect(),
+            message: error.to_string(),
+            location,
+        })?;
         let outputs: Vec<Var> = out_avals.into_iter().map(|a| self.new_var(a)).collect();
         self.jaxpr.eqns.push(Equation {
             primitive,

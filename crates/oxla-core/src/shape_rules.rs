@@ -8,15 +8,72 @@ use crate::primitive::{
 
 use crate::primitive::{Primitive, TypeClass};
 
-/// What is wrong with the inputs of a primitive (the caller adds the
-/// primitive, the input types and the source line).
-pub type RuleResult<T> = Result<T, String>;
+/// What a shape rule found wrong with the inputs of a primitive (the
+/// caller adds the primitive, the input types and the source line).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// The wrong number of operands.
+    #[error("takes {expected} operand(s), got {got}")]
+    Arity {
+        /// How many the primitive takes.
+        expected: usize,
+        /// How many it got.
+        got: usize,
+    },
+    /// An operand's dtype is not of the class the primitive accepts.
+    #[error("needs {expected}, got {got}")]
+    DType {
+        /// The class accepted, as words (`a float type`).
+        expected: &'static str,
+        /// The dtype given.
+        got: crate::dtype::DType,
+    },
+    /// An axis (or dimension) parameter outside the operand's rank.
+    #[error("{what} {axis} is out of range for rank {rank}")]
+    AxisOutOfRange {
+        /// What the axis is (`axis`, `dimension`).
+        what: &'static str,
+        /// The axis given.
+        axis: i64,
+        /// The operand's rank.
+        rank: usize,
+    },
+    /// An axis named twice.
+    #[error("{what} {axis} appears twice")]
+    RepeatedAxis {
+        /// What the axis is.
+        what: &'static str,
+        /// The axis named twice.
+        axis: i64,
+    },
+    /// Any other violation of the primitive's rule, in words.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<String> for ShapeError {
+    fn from(message: String) -> Self {
+        ShapeError::Invalid(message)
+    }
+}
+
+impl From<&str> for ShapeError {
+    fn from(message: &str) -> Self {
+        ShapeError::Invalid(message.to_string())
+    }
+}
+
+/// A shape rule's result.
+pub type RuleResult<T> = Result<T, ShapeError>;
 
 pub(crate) fn expect_arity(inputs: &[&Aval], n: usize) -> RuleResult<()> {
     if inputs.len() == n {
         Ok(())
     } else {
-        Err(format!("takes {n} operand(s), got {}", inputs.len()))
+        Err(ShapeError::Arity {
+            expected: n,
+            got: inputs.len(),
+        })
     }
 }
 
@@ -24,17 +81,24 @@ pub(crate) fn expect_class(class: TypeClass, aval: &Aval) -> RuleResult<()> {
     if class.contains(aval.dtype) {
         Ok(())
     } else {
-        Err(format!("needs {}, got {}", class.describe(), aval.dtype))
+        Err(ShapeError::DType {
+            expected: class.describe(),
+            got: aval.dtype,
+        })
     }
 }
 
-pub(crate) fn check_axes(axes: &[i64], rank: usize, what: &str) -> RuleResult<()> {
+pub(crate) fn check_axes(axes: &[i64], rank: usize, what: &'static str) -> RuleResult<()> {
     for (i, &a) in axes.iter().enumerate() {
         if a < 0 || a as usize >= rank {
-            return Err(format!("{what} {a} is out of range for rank {rank}"));
+            return Err(ShapeError::AxisOutOfRange {
+                what,
+                axis: a,
+                rank,
+            });
         }
         if axes[..i].contains(&a) {
-            return Err(format!("{what} {a} appears twice"));
+            return Err(ShapeError::RepeatedAxis { what, axis: a });
         }
     }
     Ok(())
@@ -177,9 +241,9 @@ pub(crate) fn call_avals(jaxpr: &crate::jaxpr::Jaxpr, inputs: &[&Aval]) -> RuleR
     for (i, (v, a)) in jaxpr.invars.iter().zip(inputs).enumerate() {
         let want = jaxpr.aval(*v);
         if want.dtype != a.dtype || want.shape != a.shape {
-            return Err(format!(
+            return Err(ShapeError::Invalid(format!(
                 "operand {i} is {a}, but the called function takes {want}"
-            ));
+            )));
         }
     }
     Ok(jaxpr.out_avals())
@@ -208,14 +272,14 @@ mod tests {
         let out = abstract_eval(&p, &[&f32s(&[5, 2, 3]), &f32s(&[5, 3, 4])]).unwrap();
         assert_eq!(out[0].to_string(), "f32[5,2,4]");
         let err = abstract_eval(&p, &[&f32s(&[5, 2, 3]), &f32s(&[5, 4, 4])]).unwrap_err();
-        assert!(err.contains("does not match"), "{err}");
+        assert!(err.to_string().contains("does not match"), "{err}");
     }
 
     #[test]
     fn binary_ops_need_equal_types() {
         let add = Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::Add));
         let err = abstract_eval(&add, &[&f32s(&[2]), &f32s(&[3])]).unwrap_err();
-        assert!(err.contains("incompatible shapes"), "{err}");
+        assert!(err.to_string().contains("incompatible shapes"), "{err}");
         let out = abstract_eval(&add, &[&f32s(&[2, 1]), &f32s(&[1, 3])]).unwrap();
         assert_eq!(out[0].to_string(), "f32[2,3]");
         let out = abstract_eval(&add, &[&f32s(&[]), &f32s(&[4])]).unwrap();
@@ -224,12 +288,14 @@ mod tests {
         assert!(
             abstract_eval(&add, &[&f32s(&[2]), &i])
                 .unwrap_err()
+                .to_string()
                 .contains("same dtype")
         );
         let shl = Primitive::Elementwise(elementwise::Op::Binary(BinaryOp::ShiftLeft));
         assert!(
             abstract_eval(&shl, &[&f32s(&[2]), &f32s(&[2])])
                 .unwrap_err()
+                .to_string()
                 .contains("integer")
         );
         let lt = Primitive::Elementwise(elementwise::Op::Compare(Comparison::Lt));
@@ -276,6 +342,7 @@ mod tests {
         assert!(
             abstract_eval(&reshape, &[&x])
                 .unwrap_err()
+                .to_string()
                 .contains("6 elements")
         );
     }

@@ -394,13 +394,10 @@ impl Array {
                 value: Stored::Sharded(s),
                 aval,
                 ..
-            } => Err(Error::Sharding {
-                message: format!(
-                    "internal: an array of {aval} split over {} reached a single-device program",
-                    s.layout.mesh
-                ),
-                location: Some(location),
-            }),
+            } => Err(Error::Internal(format!(
+                "{location}: an array of {aval} split over {} reached a single-device program",
+                s.layout.mesh
+            ))),
             Inner::Scalar { value, aval } => {
                 guard("host-to-device", aval, location)?;
                 let bytes = scalar_bytes(aval.dtype, *value);

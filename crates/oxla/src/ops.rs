@@ -371,10 +371,10 @@ fn eager(primitive: Primitive, inputs: &[&Array], location: Location) -> Result<
         .map(|x| x.aval().cloned())
         .collect::<Result<_>>()?;
     let refs: Vec<&Aval> = avals.iter().collect();
-    let out_avals = abstract_eval(&primitive, &refs).map_err(|message| CoreError::Shape {
+    let out_avals = abstract_eval(&primitive, &refs).map_err(|error| CoreError::Shape {
         primitive: primitive.name().to_string(),
         inputs: avals.clone(),
-        message,
+        message: error.to_string(),
         location: Some(location),
     })?;
     let shardings: Vec<Option<ShardingDesc>> =

@@ -187,8 +187,7 @@ impl TraceGuard {
             stack.truncate(at + 1);
             stack.pop()
         });
-        let mut entry =
-            entry.ok_or_else(|| Error::InvalidArgument("internal: a trace closed twice".into()))?;
+        let mut entry = entry.ok_or_else(|| Error::Internal("a trace closed twice".into()))?;
         match entry.error.take() {
             Some(e) => Err(e),
             None => Ok(entry),

@@ -4,7 +4,7 @@
 use super::print;
 use crate::aval::Aval;
 use crate::primitive::{Primitive, contract, marker};
-use crate::shape_rules::{RuleResult, call_avals};
+use crate::shape_rules::{RuleResult, ShapeError, call_avals};
 use crate::subjaxpr::{OpaqueRule, SubJaxpr};
 use std::sync::Arc;
 
@@ -227,10 +227,10 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             ..
         } => {
             if inputs.len() < *num_residuals {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "takes {num_residuals} residuals, got {} operands",
                     inputs.len()
-                ));
+                )));
             }
             Ok(out_avals.clone())
         }
@@ -245,19 +245,19 @@ fn exported_avals(
 ) -> RuleResult<Vec<Aval>> {
     let want = function.in_avals();
     if inputs.len() != want.len() {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "{} was exported with {} inputs, not {}",
             function.name(),
             want.len(),
             inputs.len()
-        ));
+        )));
     }
     for (i, (a, w)) in inputs.iter().zip(want).enumerate() {
         if a.dtype != w.dtype || a.shape != w.shape {
-            return Err(format!(
+            return Err(ShapeError::Invalid(format!(
                 "input {i} is {a}, but {} was exported for {w}",
                 function.name()
-            ));
+            )));
         }
     }
     Ok(function.out_avals().to_vec())

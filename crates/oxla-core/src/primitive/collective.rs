@@ -5,8 +5,8 @@ use super::print;
 use crate::aval::Aval;
 use crate::dtype::DType;
 use crate::primitive::ReduceOp;
-use crate::shape_rules::RuleResult;
 use crate::shape_rules::expect_arity;
+use crate::shape_rules::{RuleResult, ShapeError};
 
 /// A collective (or `pvary`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -200,9 +200,9 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             expect_arity(inputs, 1)?;
             match op {
                 ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min => Ok(vec![inputs[0].clone()]),
-                ReduceOp::Prod | ReduceOp::And | ReduceOp::Or => Err(format!(
+                ReduceOp::Prod | ReduceOp::And | ReduceOp::Or => Err(ShapeError::Invalid(format!(
                     "{op:?} is not a collective reduction (sum, max, min)"
-                )),
+                ))),
             }
         }
         Op::AllGather {
@@ -219,7 +219,9 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
                 *d *= n;
             } else {
                 if *dim > shape.len() {
-                    return Err(format!("dimension {dim} is out of range for {x}"));
+                    return Err(ShapeError::Invalid(format!(
+                        "dimension {dim} is out of range for {x}"
+                    )));
                 }
                 shape.insert(*dim, n);
             }
@@ -236,20 +238,20 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             let mut shape = x.shape.to_vec();
             if *tiled {
                 if size % n != 0 {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "dimension {dim} of {x} (size {size}) is not divisible by the {n} \
                          devices of axes {}",
                         group.names()
-                    ));
+                    )));
                 }
                 shape[*dim] = size / n;
             } else {
                 if size != n {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "dimension {dim} of {x} has size {size}, but axes {} have {n} devices \
                          (without tiled it must match)",
                         group.names()
-                    ));
+                    )));
                 }
                 shape.remove(*dim);
             }
@@ -265,18 +267,18 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             let n = group.size() as i64;
             let rank = x.shape.len();
             if *split_dim >= rank || *concat_dim >= rank {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "split dimension {split_dim} or concat dimension {concat_dim} is out of \
                      range for {x}"
-                ));
+                )));
             }
             if x.shape[*split_dim] % n != 0 {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "dimension {split_dim} of {x} (size {}) is not divisible by the {n} devices \
                      of axes {}",
                     x.shape[*split_dim],
                     group.names()
-                ));
+                )));
             }
             let mut shape = x.shape.to_vec();
             shape[*split_dim] /= n;
@@ -288,16 +290,16 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             let n = group.size();
             for (i, &(src, dst)) in perm.iter().enumerate() {
                 if src >= n || dst >= n {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "pair ({src}, {dst}) names an index beyond the {n} devices of axes {}",
                         group.names()
-                    ));
+                    )));
                 }
                 if perm[..i].iter().any(|&(s, d)| s == src || d == dst) {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "pair ({src}, {dst}) repeats a source or a destination; a permutation \
                          sends from and to each device at most once"
-                    ));
+                    )));
                 }
             }
             Ok(vec![inputs[0].clone()])

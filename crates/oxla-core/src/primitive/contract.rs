@@ -5,7 +5,7 @@ use super::print;
 use crate::aval::{Aval, Dims};
 use crate::dtype::DType;
 use crate::primitive::TypeClass;
-use crate::shape_rules::{RuleResult, check_axes, expect_arity, expect_class};
+use crate::shape_rules::{RuleResult, ShapeError, check_axes, expect_arity, expect_class};
 
 /// The layout of a convolution's operands and result: for each, the
 /// position of its batch/feature dims and of each spatial dim (JAX's
@@ -195,15 +195,17 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             expect_arity(inputs, 2)?;
             let (l, r) = (inputs[0], inputs[1]);
             if l.dtype != r.dtype {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "operands must have the same dtype, got {} and {}",
                     l.dtype, r.dtype
-                ));
+                )));
             }
             expect_class(TypeClass::Numeric, l)?;
             if lhs_contracting.len() != rhs_contracting.len() || lhs_batch.len() != rhs_batch.len()
             {
-                return Err("contracting and batch dimensions must pair up".into());
+                return Err(ShapeError::Invalid(
+                    "contracting and batch dimensions must pair up".into(),
+                ));
             }
             let lhs_dims: Vec<i64> = lhs_batch.iter().chain(lhs_contracting).copied().collect();
             let rhs_dims: Vec<i64> = rhs_batch.iter().chain(rhs_contracting).copied().collect();
@@ -211,10 +213,10 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             check_axes(&rhs_dims, r.rank(), "rhs dimension")?;
             for (&a, &b) in lhs_dims.iter().zip(&rhs_dims) {
                 if l.shape[a as usize] != r.shape[b as usize] {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "lhs dimension {a} (size {}) does not match rhs dimension {b} (size {})",
                         l.shape[a as usize], r.shape[b as usize]
-                    ));
+                    )));
                 }
             }
             let mut shape: Dims = lhs_batch.iter().map(|&d| l.shape[d as usize]).collect();
@@ -251,22 +253,22 @@ fn conv_shape(
 ) -> RuleResult<Aval> {
     let rank = lhs.rank();
     if rank < 2 || rhs.rank() != rank {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "operands must have one rank of at least 2, got {lhs} and {rhs}"
-        ));
+        )));
     }
     if lhs.dtype != rhs.dtype {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "operands must have the same dtype, got {} and {}",
             lhs.dtype, rhs.dtype
-        ));
+        )));
     }
     let spatial = rank - 2;
     for spec in [&dn.lhs_spec, &dn.rhs_spec, &dn.out_spec] {
         if spec.len() != rank {
-            return Err(format!(
+            return Err(ShapeError::Invalid(format!(
                 "dimension numbers need {rank} entries, got {spec:?}"
-            ));
+            )));
         }
         check_axes(spec, rank, "dimension number")?;
     }
@@ -279,26 +281,30 @@ fn conv_shape(
     .iter()
     .any(|&n| n != spatial)
     {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "strides, padding and dilations need {spatial} entries each"
-        ));
+        )));
     }
     if feature_groups < 1 || batch_groups < 1 || (feature_groups > 1 && batch_groups > 1) {
-        return Err("feature and batch group counts must be positive, and not both above 1".into());
+        return Err(ShapeError::Invalid(
+            "feature and batch group counts must be positive, and not both above 1".into(),
+        ));
     }
     let dim = |a: &Aval, spec: &Dims, i: usize| a.shape[spec[i] as usize];
     let (batch, in_features) = (dim(lhs, &dn.lhs_spec, 0), dim(lhs, &dn.lhs_spec, 1));
     let (out_features, kernel_in) = (dim(rhs, &dn.rhs_spec, 0), dim(rhs, &dn.rhs_spec, 1));
     if in_features != kernel_in * feature_groups {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "input features {in_features} must equal kernel input features {kernel_in} times feature_group_count {feature_groups}"
-        ));
+        )));
     }
     if out_features % feature_groups != 0
         || out_features % batch_groups != 0
         || batch % batch_groups != 0
     {
-        return Err("output features and batch must divide by the group counts".into());
+        return Err(ShapeError::Invalid(
+            "output features and batch must divide by the group counts".into(),
+        ));
     }
     let mut out = vec![0i64; rank];
     out[dn.out_spec[0] as usize] = batch / batch_groups;

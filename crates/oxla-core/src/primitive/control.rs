@@ -4,7 +4,7 @@
 use super::print;
 use crate::aval::Aval;
 use crate::dtype::DType;
-use crate::shape_rules::{RuleResult, call_avals};
+use crate::shape_rules::{RuleResult, ShapeError, call_avals};
 use crate::subjaxpr::SubJaxpr;
 
 /// The parameters of a `while` loop.
@@ -171,15 +171,17 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
 /// (what it must return), naming the leaf and both types.
 fn check_same_avals(got: &[Aval], want: &[Aval], what: &str) -> RuleResult<()> {
     if got.len() != want.len() {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "{what} has {} outputs, but must have {}",
             got.len(),
             want.len()
-        ));
+        )));
     }
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         if g.dtype != w.dtype || g.shape != w.shape {
-            return Err(format!("{what}: output {i} is {g}, but must be {w}"));
+            return Err(ShapeError::Invalid(format!(
+                "{what}: output {i} is {g}, but must be {w}"
+            )));
         }
     }
     Ok(())
@@ -189,15 +191,15 @@ fn check_same_avals(got: &[Aval], want: &[Aval], what: &str) -> RuleResult<()> {
 /// the first branch's types.
 fn cond_avals(branches: &[crate::subjaxpr::SubJaxpr], inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
     let Some((index, operands)) = inputs.split_first() else {
-        return Err("takes a branch index".into());
+        return Err(ShapeError::Invalid("takes a branch index".into()));
     };
     if index.rank() != 0 || index.dtype != DType::I32 {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "the branch index must be an i32 scalar, got {index}"
-        ));
+        )));
     }
     let Some(first) = branches.first() else {
-        return Err("needs at least one branch".into());
+        return Err(ShapeError::Invalid("needs at least one branch".into()));
     };
     let want = call_avals(first.jaxpr(), operands).map_err(|m| format!("branch 0: {m}"))?;
     for (i, b) in branches.iter().enumerate().skip(1) {
@@ -217,7 +219,9 @@ fn while_avals(
     inputs: &[&Aval],
 ) -> RuleResult<Vec<Aval>> {
     if inputs.len() < cond_nconsts + body_nconsts {
-        return Err("too few operands for the loop's captured values".into());
+        return Err(ShapeError::Invalid(
+            "too few operands for the loop's captured values".into(),
+        ));
     }
     let carry = &inputs[cond_nconsts + body_nconsts..];
     let cond_in: Vec<&Aval> = inputs[..cond_nconsts]
@@ -227,13 +231,13 @@ fn while_avals(
         .collect();
     let pred = call_avals(cond, &cond_in).map_err(|m| format!("the loop condition: {m}"))?;
     if pred.len() != 1 || pred[0].dtype != DType::Bool || pred[0].rank() != 0 {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "the loop condition must return one bool scalar, got ({})",
             pred.iter()
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
-        ));
+        )));
     }
     let body_in: Vec<&Aval> = inputs[cond_nconsts..].to_vec();
     let out = call_avals(body, &body_in).map_err(|m| format!("the loop body: {m}"))?;
@@ -252,7 +256,9 @@ fn scan_avals(
     inputs: &[&Aval],
 ) -> RuleResult<Vec<Aval>> {
     if inputs.len() < num_consts + num_carry {
-        return Err("too few operands for the scan's constants and carry".into());
+        return Err(ShapeError::Invalid(
+            "too few operands for the scan's constants and carry".into(),
+        ));
     }
     let mut body_in: Vec<Aval> = inputs[..num_consts + num_carry]
         .iter()
@@ -260,16 +266,18 @@ fn scan_avals(
         .collect();
     for (i, x) in inputs[num_consts + num_carry..].iter().enumerate() {
         if x.shape.first() != Some(&length) {
-            return Err(format!(
+            return Err(ShapeError::Invalid(format!(
                 "xs {i} is {x}, but its leading axis must be the length {length}"
-            ));
+            )));
         }
         body_in.push(x.with_shape(&x.shape[1..]));
     }
     let refs: Vec<&Aval> = body_in.iter().collect();
     let outs = call_avals(body, &refs).map_err(|m| format!("the scan body: {m}"))?;
     if outs.len() < num_carry {
-        return Err("the scan body returns fewer outputs than the carry".into());
+        return Err(ShapeError::Invalid(
+            "the scan body returns fewer outputs than the carry".into(),
+        ));
     }
     let carry = &body_in[num_consts..num_consts + num_carry];
     check_same_avals(

@@ -4,7 +4,7 @@
 use super::print;
 use crate::aval::{Aval, Dims};
 use crate::dtype::DType;
-use crate::shape_rules::{RuleResult, expect_arity, expect_class};
+use crate::shape_rules::{RuleResult, ShapeError, expect_arity, expect_class};
 
 /// Elementwise functions of one operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -407,30 +407,34 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         }
         Op::SelectN => {
             if inputs.len() < 2 {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "takes a selector and at least one case, got {} operand(s)",
                     inputs.len()
-                ));
+                )));
             }
             let (which, cases) = (inputs[0], &inputs[1..]);
             match which.dtype {
                 DType::Bool if cases.len() > 2 => {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "a bool selector picks from at most 2 cases, got {}",
                         cases.len()
-                    ));
+                    )));
                 }
                 DType::Bool | DType::I32 => {}
-                other => return Err(format!("the selector must be bool or i32, got {other}")),
+                other => {
+                    return Err(ShapeError::Invalid(format!(
+                        "the selector must be bool or i32, got {other}"
+                    )));
+                }
             }
             for case in &cases[1..] {
                 expect_same(cases[0], case)?;
             }
             if which.rank() != 0 && which.shape != cases[0].shape {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "the selector {which} must be a scalar or have the cases' shape {}",
                     cases[0]
-                ));
+                )));
             }
             let mut out = cases[0].clone();
             out.weak_type = cases.iter().all(|c| c.weak_type);
@@ -441,15 +445,15 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             let (lo, x, hi) = (inputs[0], inputs[1], inputs[2]);
             for bound in [lo, hi] {
                 if bound.dtype != x.dtype {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "bounds must have the operand's dtype {}, got {}",
                         x.dtype, bound.dtype
-                    ));
+                    )));
                 }
                 if bound.rank() != 0 && bound.shape != x.shape {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "bound {bound} must be a scalar or have the operand's shape {x}"
-                    ));
+                    )));
                 }
             }
             Ok(vec![x.clone()])
@@ -472,15 +476,17 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
                 shape.push(from / to);
             } else if from < to {
                 if shape.last() != Some(&(to / from)) {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "bitcasting {x} to {new_dtype} needs a last dimension of size {}",
                         to / from
-                    ));
+                    )));
                 }
                 shape.pop();
             }
             if (x.dtype == DType::Bool) != (*new_dtype == DType::Bool) {
-                return Err("bool cannot be bitcast to or from other types".into());
+                return Err(ShapeError::Invalid(
+                    "bool cannot be bitcast to or from other types".into(),
+                ));
             }
             Ok(vec![Aval::new(*new_dtype, &shape)])
         }
@@ -489,15 +495,15 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
 
 fn expect_same(a: &Aval, b: &Aval) -> RuleResult<()> {
     if a.dtype != b.dtype {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "operands must have the same dtype, got {} and {}",
             a.dtype, b.dtype
-        ));
+        )));
     }
     if a.shape != b.shape {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "operands must have the same shape, got {a} and {b}"
-        ));
+        )));
     }
     Ok(())
 }
@@ -506,10 +512,10 @@ fn expect_same(a: &Aval, b: &Aval) -> RuleResult<()> {
 /// whose dims are equal or 1, or a rank-0 operand (as `lax.add` accepts).
 pub fn broadcast_shapes(a: &Aval, b: &Aval) -> RuleResult<Dims> {
     if a.dtype != b.dtype {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "operands must have the same dtype, got {} and {}",
             a.dtype, b.dtype
-        ));
+        )));
     }
     if a.rank() == 0 {
         return Ok(b.shape.clone());
@@ -518,7 +524,9 @@ pub fn broadcast_shapes(a: &Aval, b: &Aval) -> RuleResult<Dims> {
         return Ok(a.shape.clone());
     }
     if a.rank() != b.rank() {
-        return Err(format!("operands must have the same rank, got {a} and {b}"));
+        return Err(ShapeError::Invalid(format!(
+            "operands must have the same rank, got {a} and {b}"
+        )));
     }
     a.shape
         .iter()
@@ -527,7 +535,9 @@ pub fn broadcast_shapes(a: &Aval, b: &Aval) -> RuleResult<Dims> {
             (x, y) if x == y => Ok(x),
             (1, y) => Ok(y),
             (x, 1) => Ok(x),
-            _ => Err(format!("operands have incompatible shapes {a} and {b}")),
+            _ => Err(ShapeError::Invalid(format!(
+                "operands have incompatible shapes {a} and {b}"
+            ))),
         })
         .collect()
 }

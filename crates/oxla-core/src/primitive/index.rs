@@ -3,7 +3,7 @@
 
 use super::print;
 use crate::aval::{Aval, Dims};
-use crate::shape_rules::{RuleResult, check_axes, expect_arity};
+use crate::shape_rules::{RuleResult, ShapeError, check_axes, expect_arity};
 
 /// How gather treats out-of-bounds start indices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -215,19 +215,19 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
                 || limit_indices.len() != x.rank()
                 || strides.len() != x.rank()
             {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "start, limit and strides need {} entries each",
                     x.rank()
-                ));
+                )));
             }
             let mut shape = Dims::new();
             for d in 0..x.rank() {
                 let (s, l, st) = (start_indices[d], limit_indices[d], strides[d]);
                 if s < 0 || l > x.shape[d] || s > l || st < 1 {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "slice {s}:{l}:{st} is invalid for dimension {d} of size {}",
                         x.shape[d]
-                    ));
+                    )));
                 }
                 shape.push((l - s + st - 1) / st);
             }
@@ -239,34 +239,36 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
                 .ok_or("takes an operand and its start indices")?;
             check_indices(&inputs[1..], x.rank())?;
             if slice_sizes.len() != x.rank() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "slice_sizes {slice_sizes:?} need {} entries",
                     x.rank()
-                ));
+                )));
             }
             for (d, (&size, &dim)) in slice_sizes.iter().zip(&x.shape).enumerate() {
                 if size < 0 || size > dim {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "slice size {size} does not fit dimension {d} of size {dim}"
-                    ));
+                    )));
                 }
             }
             Ok(vec![x.with_shape(slice_sizes)])
         }
         Op::DynamicUpdateSlice => {
             if inputs.len() < 2 {
-                return Err("takes an operand, an update and start indices".into());
+                return Err(ShapeError::Invalid(
+                    "takes an operand, an update and start indices".into(),
+                ));
             }
             let (x, update) = (inputs[0], inputs[1]);
             if update.dtype != x.dtype || update.rank() != x.rank() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "the update {update} must have the operand's dtype and rank ({x})"
-                ));
+                )));
             }
             if let Some(d) = (0..x.rank()).find(|&d| update.shape[d] > x.shape[d]) {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "the update {update} is larger than the operand {x} in dimension {d}"
-                ));
+                )));
             }
             check_indices(&inputs[2..], x.rank())?;
             Ok(vec![x.clone()])
@@ -279,30 +281,30 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             expect_arity(inputs, 2)?;
             let (x, indices) = (inputs[0], inputs[1]);
             if !indices.dtype.is_int() || indices.rank() == 0 {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "indices must be an integer array with an index vector dim, got {indices}"
-                ));
+                )));
             }
             let index_size = *indices.shape.last().expect("rank >= 1");
             if d.start_index_map.len() as i64 != index_size {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "start_index_map {:?} must have one entry per index component ({index_size})",
                     d.start_index_map
-                ));
+                )));
             }
             check_axes(&d.start_index_map, x.rank(), "start_index_map entry")?;
             check_axes(&d.collapsed_slice_dims, x.rank(), "collapsed slice dim")?;
             if slice_sizes.len() != x.rank() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "slice_sizes {slice_sizes:?} need {} entries",
                     x.rank()
-                ));
+                )));
             }
             for (dim, (&size, &bound)) in slice_sizes.iter().zip(&x.shape).enumerate() {
                 if size < 0 || size > bound {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "slice size {size} does not fit dimension {dim} of size {bound}"
-                    ));
+                    )));
                 }
             }
             if let Some(&c) = d
@@ -310,7 +312,9 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
                 .iter()
                 .find(|&&c| slice_sizes[c as usize] != 1)
             {
-                return Err(format!("collapsed slice dim {c} must have slice size 1"));
+                return Err(ShapeError::Invalid(format!(
+                    "collapsed slice dim {c} must have slice size 1"
+                )));
             }
             let offsets: Vec<i64> = (0..x.rank() as i64)
                 .filter(|dim| !d.collapsed_slice_dims.contains(dim))
@@ -319,11 +323,11 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             let batch: Vec<i64> = indices.shape[..indices.rank() - 1].to_vec();
             let rank = batch.len() + offsets.len();
             if d.offset_dims.len() != offsets.len() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "offset_dims {:?} need {} entries",
                     d.offset_dims,
                     offsets.len()
-                ));
+                )));
             }
             check_axes(&d.offset_dims, rank, "offset dim")?;
             let (mut offsets, mut batch) = (offsets.into_iter(), batch.into_iter());
@@ -346,50 +350,50 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             expect_arity(inputs, 3)?;
             let (x, indices, updates) = (inputs[0], inputs[1], inputs[2]);
             if !indices.dtype.is_int() || indices.rank() == 0 {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "indices must be an integer array with an index vector dim, got {indices}"
-                ));
+                )));
             }
             if updates.dtype != x.dtype {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "updates {updates} must have the operand's dtype {}",
                     x.dtype
-                ));
+                )));
             }
             let index_size = *indices.shape.last().expect("rank >= 1");
             if d.scatter_dims_to_operand_dims.len() as i64 != index_size {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "scatter_dims_to_operand_dims {:?} must have one entry per index component ({index_size})",
                     d.scatter_dims_to_operand_dims
-                ));
+                )));
             }
             check_axes(&d.scatter_dims_to_operand_dims, x.rank(), "scatter dim")?;
             check_axes(&d.inserted_window_dims, x.rank(), "inserted window dim")?;
             check_axes(&d.update_window_dims, updates.rank(), "update window dim")?;
             if d.update_window_dims.len() + d.inserted_window_dims.len() != x.rank() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "update window dims {:?} and inserted dims {:?} must cover the operand's rank {}",
                     d.update_window_dims,
                     d.inserted_window_dims,
                     x.rank()
-                ));
+                )));
             }
             let scatter_dims: Vec<i64> = (0..updates.rank() as i64)
                 .filter(|dim| !d.update_window_dims.contains(dim))
                 .map(|dim| updates.shape[dim as usize])
                 .collect();
             if scatter_dims != indices.shape[..indices.rank() - 1] {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "updates {updates} do not match the indices {indices}"
-                ));
+                )));
             }
             let window_bounds =
                 (0..x.rank() as i64).filter(|dim| !d.inserted_window_dims.contains(dim));
             for (&u, bound) in d.update_window_dims.iter().zip(window_bounds) {
                 if updates.shape[u as usize] > x.shape[bound as usize] {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "update window dim {u} is larger than operand dim {bound}"
-                    ));
+                    )));
                 }
             }
             Ok(vec![x.clone()])
@@ -400,10 +404,15 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
 /// Start indices of a dynamic slice: one integer scalar per dimension.
 fn check_indices(indices: &[&Aval], rank: usize) -> RuleResult<()> {
     if indices.len() != rank {
-        return Err(format!("needs {rank} start indices, got {}", indices.len()));
+        return Err(ShapeError::Invalid(format!(
+            "needs {rank} start indices, got {}",
+            indices.len()
+        )));
     }
     if let Some(i) = indices.iter().find(|i| i.rank() != 0 || !i.dtype.is_int()) {
-        return Err(format!("start indices must be integer scalars, got {i}"));
+        return Err(ShapeError::Invalid(format!(
+            "start indices must be integer scalars, got {i}"
+        )));
     }
     Ok(())
 }

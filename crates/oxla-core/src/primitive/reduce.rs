@@ -6,7 +6,7 @@ use super::print;
 use crate::aval::{Aval, Dims};
 use crate::dtype::DType;
 use crate::primitive::TypeClass;
-use crate::shape_rules::{RuleResult, check_axes, expect_arity, expect_class};
+use crate::shape_rules::{RuleResult, ShapeError, check_axes, expect_arity, expect_class};
 use crate::subjaxpr::SubJaxpr;
 
 /// Reductions over axes.
@@ -351,9 +351,9 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
                 &ones,
             )?;
             if source.dtype != operand.dtype || source.shape != windows {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "the source {source} must be the operand's dtype with the windows' shape {windows:?}"
-                ));
+                )));
             }
             Ok(vec![operand.with_dtype(operand.dtype)])
         }
@@ -364,14 +364,14 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             let x = inputs[0];
             check_axes(&[*axis as i64], x.rank(), "axis")?;
             if x.shape[*axis] == 0 {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "cannot take the index of an extremum over an empty axis {axis} of {x}"
-                ));
+                )));
             }
             if !index_dtype.is_int() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "index_dtype must be an integer type, got {index_dtype}"
-                ));
+                )));
             }
             let shape: Dims = (0..x.rank())
                 .filter(|d| d != axis)
@@ -386,14 +386,16 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         } => {
             let first = inputs.first().ok_or("takes at least one operand")?;
             if *num_keys == 0 || *num_keys > inputs.len() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "num_keys {num_keys} must be between 1 and {}",
                     inputs.len()
-                ));
+                )));
             }
             check_axes(&[*dimension as i64], first.rank(), "dimension")?;
             if let Some(x) = inputs.iter().find(|x| x.shape != first.shape) {
-                return Err(format!("operands must have one shape, got {first} and {x}"));
+                return Err(ShapeError::Invalid(format!(
+                    "operands must have one shape, got {first} and {x}"
+                )));
             }
             Ok(inputs.iter().map(|x| (*x).clone()).collect())
         }
@@ -405,9 +407,9 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
                 .last()
                 .ok_or("needs an operand of rank at least 1")?;
             if *k < 0 || *k > last {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "k = {k} is out of range for a last dimension of size {last}"
-                ));
+                )));
             }
             let mut shape = x.shape.clone();
             *shape.last_mut().expect("rank >= 1") = *k;
@@ -436,14 +438,16 @@ fn window_output_shape(
     .iter()
     .any(|&n| n != rank)
     {
-        return Err(format!("window parameters need {rank} entries each"));
+        return Err(ShapeError::Invalid(format!(
+            "window parameters need {rank} entries each"
+        )));
     }
     (0..rank)
         .map(|d| {
             if window[d] < 1 || strides[d] < 1 || base_dilation[d] < 1 || window_dilation[d] < 1 {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "window sizes, strides and dilations must be positive (dimension {d})"
-                ));
+                )));
             }
             let dilated_base = if x.shape[d] == 0 {
                 0
@@ -469,26 +473,26 @@ fn reduce_with_shapes(
     inputs: &[&Aval],
 ) -> RuleResult<Vec<Aval>> {
     if inputs.is_empty() || !inputs.len().is_multiple_of(2) {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "takes operands and as many initial values, got {} arrays",
             inputs.len()
-        ));
+        )));
     }
     let n = inputs.len() / 2;
     let (operands, inits) = inputs.split_at(n);
     let shape = &operands[0].shape;
     for (i, (x, init)) in operands.iter().zip(inits).enumerate() {
         if &x.shape != shape {
-            return Err(format!(
+            return Err(ShapeError::Invalid(format!(
                 "operand {i} is {x}, but operand 0 has shape {:?}",
                 shape
-            ));
+            )));
         }
         if init.rank() != 0 || init.dtype != x.dtype {
-            return Err(format!(
+            return Err(ShapeError::Invalid(format!(
                 "initial value {i} is {init}; it must be a scalar of operand {i}'s dtype {}",
                 x.dtype
-            ));
+            )));
         }
     }
     check_axes(axes, operands[0].rank(), "axis")?;
@@ -508,13 +512,13 @@ fn reduce_with_shapes(
     let expected_in: Vec<DType> = dtypes.iter().chain(&dtypes).copied().collect();
     let scalars = takes.iter().chain(&gives).all(|a| a.rank() == 0);
     if !scalars || scalar_types(takes) != expected_in || scalar_types(gives) != dtypes {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "the reducer must take {} scalars (accumulators, then values, of dtypes {:?}) and \
              give {n} of dtypes {:?}",
             2 * n,
             dtypes,
             dtypes
-        ));
+        )));
     }
     let out_shape: Dims = (0..operands[0].rank())
         .filter(|i| !axes.contains(&(*i as i64)))

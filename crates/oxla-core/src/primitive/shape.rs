@@ -6,7 +6,7 @@ use crate::aval::{Aval, Dims};
 use crate::dtype::DType;
 use crate::primitive::TypeClass;
 use crate::shape_rules::RuleResult;
-use crate::shape_rules::{check_axes, expect_arity, expect_class};
+use crate::shape_rules::{ShapeError, check_axes, expect_arity, expect_class};
 
 /// A shape primitive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -157,12 +157,14 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         } => {
             expect_arity(inputs, 0)?;
             if *dimension >= shape.len() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "dimension {dimension} is out of range for shape {shape:?}"
-                ));
+                )));
             }
             if shape.iter().any(|&d| d < 0) {
-                return Err(format!("negative dimension in shape {shape:?}"));
+                return Err(ShapeError::Invalid(format!(
+                    "negative dimension in shape {shape:?}"
+                )));
             }
             expect_class(TypeClass::Numeric, &Aval::new(*dtype, &[]))?;
             Ok(vec![Aval::new(*dtype, shape)])
@@ -174,30 +176,32 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             expect_arity(inputs, 1)?;
             let x = inputs[0];
             if broadcast_dimensions.len() != x.rank() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "broadcast_dimensions {broadcast_dimensions:?} must have one entry per operand dimension ({})",
                     x.rank()
-                ));
+                )));
             }
             if shape.iter().any(|&d| d < 0) {
-                return Err(format!("negative dimension in shape {shape:?}"));
+                return Err(ShapeError::Invalid(format!(
+                    "negative dimension in shape {shape:?}"
+                )));
             }
             for (i, &b) in broadcast_dimensions.iter().enumerate() {
                 if b < 0 || b as usize >= shape.len() {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "broadcast dimension {b} is out of range for shape {shape:?}"
-                    ));
+                    )));
                 }
                 if i > 0 && b <= broadcast_dimensions[i - 1] {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "broadcast_dimensions {broadcast_dimensions:?} must be strictly increasing"
-                    ));
+                    )));
                 }
                 if x.shape[i] != 1 && x.shape[i] != shape[b as usize] {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "operand dimension {i} of size {} cannot broadcast to size {}",
                         x.shape[i], shape[b as usize]
-                    ));
+                    )));
                 }
             }
             Ok(vec![x.with_shape(shape)])
@@ -206,10 +210,10 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             expect_arity(inputs, 1)?;
             let x = inputs[0];
             if new_sizes.iter().any(|&d| d < 0) || new_sizes.iter().product::<i64>() != x.size() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "cannot reshape {x} ({} elements) to {new_sizes:?}",
                     x.size()
-                ));
+                )));
             }
             Ok(vec![x.with_shape(new_sizes)])
         }
@@ -218,10 +222,10 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             let x = inputs[0];
             check_axes(permutation, x.rank(), "permutation entry")?;
             if permutation.len() != x.rank() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "permutation {permutation:?} must have {} entries",
                     x.rank()
-                ));
+                )));
             }
             let shape: Dims = permutation.iter().map(|&p| x.shape[p as usize]).collect();
             Ok(vec![x.with_shape(&shape)])
@@ -231,10 +235,10 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             let x = inputs[0];
             check_axes(dimensions, x.rank(), "dimension")?;
             if let Some(&d) = dimensions.iter().find(|&&d| x.shape[d as usize] != 1) {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "cannot squeeze dimension {d} of size {}",
                     x.shape[d as usize]
-                ));
+                )));
             }
             let shape: Dims = (0..x.rank())
                 .filter(|i| !dimensions.contains(&(*i as i64)))
@@ -251,12 +255,14 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             expect_arity(inputs, 1)?;
             let x = inputs[0];
             if *axis >= x.rank() {
-                return Err(format!("axis {axis} is out of range for {x}"));
+                return Err(ShapeError::Invalid(format!(
+                    "axis {axis} is out of range for {x}"
+                )));
             }
             if sizes.iter().any(|&s| s < 0) || sizes.iter().sum::<i64>() != x.shape[*axis] {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "sizes {sizes:?} must be non-negative and sum to dimension {axis} of {x}"
-                ));
+                )));
             }
             Ok(sizes
                 .iter()
@@ -270,23 +276,23 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         Op::Concatenate { dimension } => {
             let first = inputs.first().ok_or("takes at least one operand")?;
             if *dimension >= first.rank() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "dimension {dimension} is out of range for rank {}",
                     first.rank()
-                ));
+                )));
             }
             let mut size = 0;
             for x in inputs {
                 if x.dtype != first.dtype || x.rank() != first.rank() {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "operands must have one dtype and rank, got {first} and {x}"
-                    ));
+                    )));
                 }
                 for d in 0..x.rank() {
                     if d != *dimension && x.shape[d] != first.shape[d] {
-                        return Err(format!(
+                        return Err(ShapeError::Invalid(format!(
                             "operands differ outside dimension {dimension}: {first} and {x}"
-                        ));
+                        )));
                     }
                 }
                 size += x.shape[*dimension];
@@ -301,28 +307,30 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             expect_arity(inputs, 2)?;
             let (x, value) = (inputs[0], inputs[1]);
             if value.rank() != 0 || value.dtype != x.dtype {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "the padding value must be a {} scalar, got {value}",
                     x.dtype
-                ));
+                )));
             }
             if config.len() != x.rank() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "padding config has {} entries for rank {}",
                     config.len(),
                     x.rank()
-                ));
+                )));
             }
             let mut shape = Dims::new();
             for (&d, &(lo, hi, interior)) in x.shape.iter().zip(config) {
                 if interior < 0 {
-                    return Err(format!("interior padding {interior} is negative"));
+                    return Err(ShapeError::Invalid(format!(
+                        "interior padding {interior} is negative"
+                    )));
                 }
                 let size = lo + hi + d + (d - 1).max(0) * interior;
                 if size < 0 {
-                    return Err(format!(
+                    return Err(ShapeError::Invalid(format!(
                         "padding ({lo}, {hi}, {interior}) of size {d} leaves a negative size"
-                    ));
+                    )));
                 }
                 shape.push(size);
             }

@@ -2,7 +2,7 @@
 
 use super::print;
 use crate::aval::Aval;
-use crate::shape_rules::{RuleResult, expect_arity};
+use crate::shape_rules::{RuleResult, ShapeError, expect_arity};
 use crate::subjaxpr::SubJaxpr;
 
 /// The parameters of a `shard_map`.
@@ -129,19 +129,19 @@ fn shard_map_avals(
     inputs: &[&Aval],
 ) -> RuleResult<Vec<Aval>> {
     if inputs.len() != in_shardings.len() || inputs.len() != body.invars.len() {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "{} operands for {} in_specs and a body of {} parameters",
             inputs.len(),
             in_shardings.len(),
             body.invars.len()
-        ));
+        )));
     }
     if out_shardings.len() != body.outvars.len() {
-        return Err(format!(
+        return Err(ShapeError::Invalid(format!(
             "{} out_specs for a body of {} results",
             out_shardings.len(),
             body.outvars.len()
-        ));
+        )));
     }
     for (i, ((x, sharding), var)) in inputs
         .iter()
@@ -158,7 +158,7 @@ fn shard_map_avals(
             .collect();
         let want = body.aval(*var);
         if want.dtype != x.dtype || want.shape.as_slice() != block.as_slice() {
-            return Err(format!(
+            return Err(ShapeError::Invalid(format!(
                 "operand {i} is {x}, whose blocks under {} are {}[{}], but the body takes {want}",
                 sharding.spec_text(),
                 x.dtype,
@@ -167,7 +167,7 @@ fn shard_map_avals(
                     .map(i64::to_string)
                     .collect::<Vec<_>>()
                     .join(",")
-            ));
+            )));
         }
     }
     body.outvars
@@ -176,11 +176,11 @@ fn shard_map_avals(
         .map(|(o, sharding)| {
             let block = body.atom_aval(o);
             if sharding.dims.len() > block.shape.len() {
-                return Err(format!(
+                return Err(ShapeError::Invalid(format!(
                     "out spec {} has more entries than the {} dimensions of the body's result {block}",
                     sharding.spec_text(),
                     block.shape.len()
-                ));
+                )));
             }
             let shape: Vec<i64> = block
                 .shape

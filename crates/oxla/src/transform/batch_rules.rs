@@ -279,7 +279,8 @@ pub(crate) fn empty_batch(
         })
         .collect::<Result<_>>()?;
     let refs: Vec<&Aval> = avals.iter().collect();
-    let outs = abstract_eval(primitive, &refs).map_err(|m| rule_error("vmap", primitive, m))?;
+    let outs = abstract_eval(primitive, &refs)
+        .map_err(|e| rule_error("vmap", primitive, e.to_string()))?;
     let outs: Vec<Array> = outs
         .iter()
         .map(|aval| {

@@ -204,11 +204,7 @@ pub(crate) fn batch_jaxpr_typed(
         )?;
         let outs = outs
             .into_iter()
-            .map(|r| {
-                r.map_err(|_| {
-                    crate::error::Error::InvalidArgument("internal: unbatched output".into())
-                })
-            })
+            .map(|r| r.map_err(|_| crate::error::Error::Internal("unbatched output".into())))
             .collect::<Result<Vec<_>>>()?;
         finish(outs)
     })

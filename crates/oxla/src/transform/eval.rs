@@ -21,10 +21,7 @@ pub(crate) const UNKNOWN_LOCATION: Location = Location {
 fn read(env: &HashMap<Var, Array>, atom: &Atom) -> Result<Array> {
     match atom {
         Atom::Var(v) => env.get(v).cloned().ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "internal: jaxpr variable {} read before it is set",
-                v.0
-            ))
+            Error::Internal(format!("jaxpr variable {} read before it is set", v.0))
         }),
         Atom::Literal(l) => Ok(Array::from_inner(Inner::Scalar {
             value: l.value,
@@ -37,8 +34,8 @@ fn read(env: &HashMap<Var, Array>, atom: &Atom) -> Result<Array> {
 /// the current trace (eagerly when none is open).
 pub(crate) fn eval_jaxpr(jaxpr: &Jaxpr, consts: &[Array], args: &[Array]) -> Result<Vec<Array>> {
     if consts.len() != jaxpr.constvars.len() || args.len() != jaxpr.invars.len() {
-        return Err(Error::InvalidArgument(format!(
-            "internal: a jaxpr with {} constants and {} inputs evaluated on {} and {}",
+        return Err(Error::Internal(format!(
+            "a jaxpr with {} constants and {} inputs evaluated on {} and {}",
             jaxpr.constvars.len(),
             jaxpr.invars.len(),
             consts.len(),
@@ -134,8 +131,8 @@ pub(crate) fn finish_trace(
             oxla_core::partial_eval::dce(&mut jaxpr);
             Ok((jaxpr, frame.consts.into_iter().map(|(a, _)| a).collect()))
         }
-        trace::TraceKind::Jvp { .. } | trace::TraceKind::Batch { .. } => Err(
-            Error::InvalidArgument("internal: a staging trace closed as another kind".into()),
-        ),
+        trace::TraceKind::Jvp { .. } | trace::TraceKind::Batch { .. } => Err(Error::Internal(
+            "a staging trace closed as another kind".into(),
+        )),
     }
 }

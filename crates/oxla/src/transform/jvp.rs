@@ -184,9 +184,7 @@ pub(crate) fn bind_jvp(
                 .iter()
                 .map(|t| if *t { staged.next() } else { known.next() })
                 .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| {
-                    crate::error::Error::InvalidArgument("internal: split outputs".into())
-                })?
+                .ok_or_else(|| crate::error::Error::Internal("split outputs".into()))?
         }
     };
     let (mut primal, mut tangent) = (Vec::new(), Vec::new());

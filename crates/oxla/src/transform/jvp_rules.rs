@@ -110,14 +110,10 @@ pub(crate) fn differentiable(out: &Array, tangents: &[Tangent]) -> bool {
 /// output.
 pub(crate) fn finish(primitive: &Primitive, (outs, tangents): Jvp) -> Result<Jvp> {
     if outs.len() != tangents.len() {
-        return Err(support::rule_error(
+        return Err(support::internal_error(
             "jvp",
             primitive,
-            format!(
-                "internal: {} outputs but {} tangents",
-                outs.len(),
-                tangents.len()
-            ),
+            format!("{} outputs but {} tangents", outs.len(), tangents.len()),
         ));
     }
     let mut checked = Vec::with_capacity(tangents.len());
@@ -127,10 +123,10 @@ pub(crate) fn finish(primitive: &Primitive, (outs, tangents): Jvp) -> Result<Jvp
             Some(t) if has_tangent(aval.dtype) => {
                 let t_aval = t.aval()?;
                 if t_aval.dtype != aval.dtype || t_aval.shape != aval.shape {
-                    return Err(support::rule_error(
+                    return Err(support::internal_error(
                         "jvp",
                         primitive,
-                        format!("internal: tangent {t_aval} for an output {aval}"),
+                        format!("tangent {t_aval} for an output {aval}"),
                     ));
                 }
                 Some(t)

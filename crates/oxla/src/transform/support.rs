@@ -148,6 +148,16 @@ pub(crate) fn rule_error(
     }
 }
 
+/// A broken invariant inside `transform`'s rule of `primitive` (a bug in
+/// oxla, not in the caller's program).
+pub(crate) fn internal_error(
+    transform: &'static str,
+    primitive: &Primitive,
+    message: impl std::fmt::Display,
+) -> Error {
+    Error::Internal(format!("{transform} of {}: {message}", primitive.name()))
+}
+
 /// JAX's `_reshape_axis_out_of`: dim `src` of `x` split into
 /// `(size, rest)`, where a `size` of 0 (a batch of no examples, whose dim
 /// is 0) gives `(0, 0)` instead of dividing by zero; the result and its

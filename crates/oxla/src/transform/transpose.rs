@@ -41,9 +41,10 @@ pub(crate) fn backward_pass(
     }
     let read_known = |a: &Atom, known: &HashMap<Var, Array>| -> Result<Array> {
         match a {
-            Atom::Var(v) => known.get(v).cloned().ok_or_else(|| {
-                Error::InvalidArgument(format!("internal: residual {} missing in transpose", v.0))
-            }),
+            Atom::Var(v) => known
+                .get(v)
+                .cloned()
+                .ok_or_else(|| Error::Internal(format!("residual {} missing in transpose", v.0))),
             Atom::Literal(l) => Ok(Array::from_inner(Inner::Scalar {
                 value: l.value,
                 aval: l.aval.clone(),

@@ -117,10 +117,10 @@ pub(crate) fn known_at<'a>(
     match operands.get(index) {
         Some(Operand::Known(x)) => Ok(x),
         Some(Operand::Linear(_)) => Err(not_linear(primitive, index)),
-        None => Err(support::rule_error(
+        None => Err(support::internal_error(
             "transpose",
             primitive,
-            format!("internal: operand {index} is missing"),
+            format!("operand {index} is missing"),
         )),
     }
 }
@@ -130,10 +130,10 @@ pub(crate) fn aval_at(primitive: &Primitive, operands: &[Operand], index: usize)
     match operands.get(index) {
         Some(Operand::Linear(a)) => Ok(a.clone()),
         Some(Operand::Known(x)) => Ok(x.aval()?.clone()),
-        None => Err(support::rule_error(
+        None => Err(support::internal_error(
             "transpose",
             primitive,
-            format!("internal: operand {index} is missing"),
+            format!("operand {index} is missing"),
         )),
     }
 }
@@ -159,11 +159,11 @@ pub(crate) fn for_linear(
 /// `None`, and a cotangent of another float dtype is converted.
 fn finish(primitive: &Primitive, operands: &[Operand], cts: Vec<Tangent>) -> Result<Vec<Tangent>> {
     if cts.len() != operands.len() {
-        return Err(support::rule_error(
+        return Err(support::internal_error(
             "transpose",
             primitive,
             format!(
-                "internal: the rule gave {} cotangents for {} operands",
+                "the rule gave {} cotangents for {} operands",
                 cts.len(),
                 operands.len()
             ),
@@ -180,12 +180,10 @@ fn finish(primitive: &Primitive, operands: &[Operand], cts: Vec<Tangent>) -> Res
                     return Ok(None);
                 }
                 if ct_aval.shape != aval.shape {
-                    return Err(support::rule_error(
+                    return Err(support::internal_error(
                         "transpose",
                         primitive,
-                        format!(
-                            "internal: made a cotangent {ct_aval} for operand {i} of type {aval}"
-                        ),
+                        format!("made a cotangent {ct_aval} for operand {i} of type {aval}"),
                     ));
                 }
                 if ct_aval.dtype != aval.dtype {

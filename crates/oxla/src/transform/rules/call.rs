@@ -15,7 +15,7 @@ use crate::transform::batch_rules::per_example;
 use crate::transform::jvp::JvpContext;
 use crate::transform::jvp_rules::{finish, zero_jvp};
 use crate::transform::support;
-use crate::transform::support::{Tangent, bind_all, instantiate, rule_error};
+use crate::transform::support::{Tangent, bind_all, instantiate, internal_error, rule_error};
 use crate::transform::support::{location, refs};
 use crate::transform::transpose::Operand;
 use crate::transform::transpose::transpose_jaxpr;
@@ -138,7 +138,7 @@ fn custom_jvp_rule(
     rule.rule()
         .clone()
         .downcast::<CustomJvpRule>()
-        .map_err(|_| rule_error("jvp", primitive, "internal: not a custom_jvp rule"))
+        .map_err(|_| internal_error("jvp", primitive, "not a custom_jvp rule"))
 }
 
 fn custom_vjp_rule(
@@ -148,7 +148,7 @@ fn custom_vjp_rule(
     rule.rule()
         .clone()
         .downcast::<CustomVjpRule>()
-        .map_err(|_| rule_error("vjp", primitive, "internal: not a custom_vjp rule"))
+        .map_err(|_| internal_error("vjp", primitive, "not a custom_vjp rule"))
 }
 
 /// The jvp rule of the call-like primitives.
@@ -472,10 +472,10 @@ fn custom_lin_transpose(
         .iter()
         .map(|o| match o {
             Operand::Known(x) => Ok(x.clone()),
-            Operand::Linear(_) => Err(rule_error(
+            Operand::Linear(_) => Err(internal_error(
                 "transpose",
                 primitive,
-                "internal: a custom_vjp residual is linear",
+                "a custom_vjp residual is linear",
             )),
         })
         .collect::<Result<_>>()?;
@@ -494,7 +494,7 @@ fn custom_lin_transpose(
 /// Flat results of a vmapped function, all batched at their out axis.
 fn batched_results(outs: Vec<Result<Array, usize>>) -> Result<Vec<Array>> {
     outs.into_iter()
-        .map(|r| r.map_err(|_| Error::InvalidArgument("internal: an unbatched result".into())))
+        .map(|r| r.map_err(|_| Error::Internal("an unbatched result".into())))
         .collect()
 }
 
@@ -655,7 +655,7 @@ fn call_batch(
                 )?;
                 let mut outs = outs
                     .into_iter()
-                    .map(|r| r.map_err(|_| Error::InvalidArgument("internal: unbatched".into())))
+                    .map(|r| r.map_err(|_| Error::Internal("unbatched".into())))
                     .collect::<Result<Vec<_>>>()?;
                 let zero_outputs = zero_outputs.into_inner();
                 let mut given = outs.split_off(zero_outputs.len()).into_iter();

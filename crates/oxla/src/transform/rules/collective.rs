@@ -30,7 +30,7 @@ use crate::transform::jvp::JvpContext;
 use crate::transform::jvp_rules::{finish, single};
 use crate::transform::support;
 use crate::transform::support::{
-    Tangent, batch_at, bind_all, literal, move_axis, refs, rule_error, zeros,
+    Tangent, batch_at, bind_all, internal_error, literal, move_axis, refs, rule_error, zeros,
 };
 use crate::transform::transpose::Operand;
 use crate::transform::transpose_rules::for_linear;
@@ -136,7 +136,7 @@ pub(crate) fn vmap_axis_batch(
         return Ok((vec![lax::iota(DType::I32, &[size], 0)], vec![Some(0)]));
     }
     let (Some(x), Some(&bdim)) = (args.first(), bdims.first()) else {
-        return Err(rule_error("vmap", primitive, "internal: no operand"));
+        return Err(internal_error("vmap", primitive, "no operand"));
     };
     let (out, out_bdim) = match op {
         Op::AllReduce { op, .. } => (reduce(primitive, *op, x, bdim, size)?, None),
@@ -184,7 +184,7 @@ pub(crate) fn vmap_axis_batch(
         ),
         Op::Ppermute { perm, .. } => ppermute(x, bdim, size, perm)?,
         Op::Pvary { .. } | Op::AxisIndex { .. } => {
-            return Err(rule_error("vmap", primitive, "internal: not a collective"));
+            return Err(internal_error("vmap", primitive, "not a collective"));
         }
     };
     Ok((vec![out], vec![out_bdim]))
@@ -304,9 +304,7 @@ fn bind1(primitive: Primitive, x: &Array) -> Result<Array> {
     bind_all(primitive, &[x])?
         .into_iter()
         .next()
-        .ok_or_else(|| {
-            crate::error::Error::InvalidArgument(format!("internal: {name} gave nothing"))
-        })
+        .ok_or_else(|| crate::error::Error::Internal(format!("{name} gave nothing")))
 }
 
 fn psum(group: &AxisGroup, x: &Array) -> Result<Array> {
@@ -349,7 +347,7 @@ pub(crate) fn collective_jvp(
         | Op::AllToAll { .. }
         | Op::Ppermute { .. } => bind1(primitive.clone(), &t)?,
         Op::Pvary { .. } | Op::AxisIndex { .. } => {
-            return Err(rule_error("jvp", primitive, "internal: not a collective"));
+            return Err(internal_error("jvp", primitive, "not a collective"));
         }
     };
     Ok((vec![out], vec![Some(tangent)]))
@@ -429,11 +427,7 @@ pub(crate) fn collective_transpose(
             ));
         }
         Op::Pvary { .. } => {
-            return Err(rule_error(
-                "transpose",
-                primitive,
-                "internal: not a collective",
-            ));
+            return Err(internal_error("transpose", primitive, "not a collective"));
         }
     };
     Ok(vec![Some(bind1(transposed, ct)?)])
@@ -538,7 +532,7 @@ pub(crate) fn collective_batch(
         ),
         Op::AxisIndex { .. } => (bind_all(primitive.clone(), &[])?.remove(0), b),
         Op::Pvary { .. } => {
-            return Err(rule_error("vmap", primitive, "internal: not a collective"));
+            return Err(internal_error("vmap", primitive, "not a collective"));
         }
     };
     Ok((vec![out], vec![Some(bdim)]))

@@ -707,7 +707,7 @@ fn sort_jvp(
     let mut outs = support::bind_all(sort, &operands)?;
     let order = outs
         .pop()
-        .ok_or_else(|| support::rule_error("jvp", primitive, "internal: no output"))?;
+        .ok_or_else(|| support::internal_error("jvp", primitive, "no output"))?;
     let out_tangents = tangents
         .iter()
         .map(|t| t.as_ref().map(|t| take_along(t, &order, dimension)))
@@ -1007,9 +1007,7 @@ fn tree_reduce(
             .into_iter()
             .map(|r| {
                 r.map(|x| lax::reshape(&x, &[first, width])).map_err(|_| {
-                    crate::error::Error::InvalidArgument(
-                        "internal: an unbatched reducer output".into(),
-                    )
+                    crate::error::Error::Internal("an unbatched reducer output".into())
                 })
             })
             .collect::<Result<_>>()?;

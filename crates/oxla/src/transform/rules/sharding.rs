@@ -241,9 +241,7 @@ pub(crate) fn shard_map_jvp(
                         .position(|i| i == v)
                         .map(|k| known_ins[k].clone())
                         .ok_or_else(|| {
-                            Error::InvalidArgument(
-                                "internal: a shard_map residual that is not an input".into(),
-                            )
+                            Error::Internal("a shard_map residual that is not an input".into())
                         }),
                     Atom::Literal(_) => Ok(replicated.clone()),
                 })
@@ -405,8 +403,8 @@ fn sum_over_copies(t: Jaxpr, specs: &[&ShardingDesc]) -> Result<Jaxpr> {
             .collect()
     })?;
     if !consts.is_empty() {
-        return Err(Error::InvalidArgument(
-            "internal: summing shard_map cotangents captured values".into(),
+        return Err(Error::Internal(
+            "summing shard_map cotangents captured values".into(),
         ));
     }
     Ok(summed)
