@@ -2,6 +2,7 @@
 //! source line that made them, closed-over constants, and a printer in
 //! JAX's syntax.
 
+use crate::varmap::VarMap;
 use std::fmt;
 
 use crate::aval::Aval;
@@ -276,17 +277,17 @@ impl fmt::Display for Jaxpr {
 /// `jaxpr` as text whose equations are indented `column + 4` (its `in`
 /// line `column + 2`), naming variables from `next` on.
 fn write_jaxpr(jaxpr: &Jaxpr, next: &mut usize, column: usize) -> String {
-    let mut names = vec![String::new(); jaxpr.avals.len()];
-    let name = |v: Var, names: &mut Vec<String>, next: &mut usize| {
-        names[v.0 as usize] = var_name(*next);
+    let mut names = VarMap::with_capacity(jaxpr.avals.len(), String::new());
+    let name = |v: Var, names: &mut VarMap<String>, next: &mut usize| {
+        names[v] = var_name(*next);
         *next += 1;
     };
     for &v in jaxpr.constvars.iter().chain(&jaxpr.invars) {
         name(v, &mut names, next);
     }
-    let binder = |v: &Var, names: &[String]| format!("{}:{}", names[v.0 as usize], jaxpr.aval(*v));
-    let atom = |a: &Atom, names: &[String]| match a {
-        Atom::Var(v) => names[v.0 as usize].clone(),
+    let binder = |v: &Var, names: &VarMap<String>| format!("{}:{}", names[v], jaxpr.aval(*v));
+    let atom = |a: &Atom, names: &VarMap<String>| match a {
+        Atom::Var(v) => names[v].clone(),
         Atom::Literal(l) => format!("{}:{}", l.value, l.aval),
     };
     let consts: Vec<String> = jaxpr.constvars.iter().map(|v| binder(v, &names)).collect();
@@ -294,7 +295,7 @@ fn write_jaxpr(jaxpr: &Jaxpr, next: &mut usize, column: usize) -> String {
     let mut out = format!("{{ lambda {}; {}. let", consts.join(" "), ins.join(" "));
     let eqn_pad = " ".repeat(column + 4);
     // JAX prints an equation output nothing reads as `_`, without using a name.
-    let mut read = vec![false; jaxpr.avals.len()];
+    let mut read = VarMap::with_capacity(jaxpr.avals.len(), false);
     let reads = jaxpr
         .eqns
         .iter()
@@ -302,15 +303,15 @@ fn write_jaxpr(jaxpr: &Jaxpr, next: &mut usize, column: usize) -> String {
         .chain(&jaxpr.outvars);
     for a in reads {
         if let Atom::Var(v) = a {
-            read[v.0 as usize] = true;
+            read[v] = true;
         }
     }
     for e in &jaxpr.eqns {
         for &v in &e.outputs {
-            if read[v.0 as usize] {
+            if read[v] {
                 name(v, &mut names, next);
             } else {
-                names[v.0 as usize] = "_".into();
+                names[v] = "_".into();
             }
         }
         let outs: Vec<String> = e.outputs.iter().map(|v| binder(v, &names)).collect();

@@ -17,6 +17,7 @@ pub mod promotion;
 pub mod shape_rules;
 pub mod sharding;
 pub mod subjaxpr;
+pub mod varmap;
 
 pub use aval::{Aval, Dims, Vma};
 pub use builder::JaxprBuilder;
@@ -34,3 +35,4 @@ pub use primitive::{
 };
 pub use sharding::{AxisGroup, AxisScope, MeshDesc, ShardingDesc};
 pub use subjaxpr::{OpaqueRule, SubJaxpr};
+pub use varmap::VarMap;

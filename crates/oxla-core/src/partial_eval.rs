@@ -9,6 +9,7 @@ use crate::jaxpr::{Atom, Equation, Jaxpr, Literal, Scalar, Var};
 use crate::primitive::Primitive;
 use crate::primitive::{call, control, shape};
 use crate::subjaxpr::SubJaxpr;
+use crate::varmap::VarMap;
 
 /// The two halves of a partially evaluated jaxpr.
 #[derive(Debug, Clone)]
@@ -42,8 +43,8 @@ pub fn partial_eval(
     let (jaxpr, unknown, eqn_unknown) = split_mixed_calls(jaxpr, in_unknowns, saveable);
     let jaxpr = &jaxpr;
     let n = jaxpr.avals.len();
-    let is_unknown = |a: &Atom, unknown: &[bool]| match a {
-        Atom::Var(v) => unknown[v.0 as usize],
+    let is_unknown = |a: &Atom, unknown: &VarMap<bool>| match a {
+        Atom::Var(v) => unknown[v],
         Atom::Literal(_) => false,
     };
     let out_unknowns: Vec<bool> = jaxpr
@@ -54,12 +55,12 @@ pub fn partial_eval(
         .collect();
 
     // Known values the unknown half needs, and known equations it recomputes.
-    let mut needed = vec![false; n];
-    let need = |a: &Atom, needed: &mut Vec<bool>, unknown: &[bool]| {
+    let mut needed = VarMap::with_capacity(n, false);
+    let need = |a: &Atom, needed: &mut VarMap<bool>, unknown: &VarMap<bool>| {
         if let Atom::Var(v) = a
-            && !unknown[v.0 as usize]
+            && !unknown[v]
         {
-            needed[v.0 as usize] = true;
+            needed[v] = true;
         }
     };
     for (e, &u) in jaxpr.eqns.iter().zip(&eqn_unknown) {
@@ -75,22 +76,22 @@ pub fn partial_eval(
         }
     }
     let mut recompute = vec![false; jaxpr.eqns.len()];
-    let mut produced_by_recompute = vec![false; n];
+    let mut produced_by_recompute = VarMap::with_capacity(n, false);
     for (i, e) in jaxpr.eqns.iter().enumerate().rev() {
-        if eqn_unknown[i] || !e.outputs.iter().any(|o| needed[o.0 as usize]) || saveable(e) {
+        if eqn_unknown[i] || !e.outputs.iter().any(|o| needed[o]) || saveable(e) {
             continue;
         }
         recompute[i] = true;
         for o in &e.outputs {
-            produced_by_recompute[o.0 as usize] = true;
+            produced_by_recompute[o] = true;
         }
         for a in &e.inputs {
             need(a, &mut needed, &unknown);
         }
     }
-    let residuals: Vec<Var> = (0..n)
+    let residuals: Vec<Var> = (0..n as u32)
+        .map(Var)
         .filter(|&v| needed[v] && !produced_by_recompute[v])
-        .map(|v| Var(v as u32))
         .collect();
 
     let known_invars: Vec<Var> = jaxpr
@@ -165,7 +166,7 @@ fn split_mixed_calls(
     jaxpr: &Jaxpr,
     in_unknowns: &[bool],
     saveable: &dyn Fn(&Equation) -> bool,
-) -> (Jaxpr, Vec<bool>, Vec<bool>) {
+) -> (Jaxpr, VarMap<bool>, Vec<bool>) {
     let mut out = Jaxpr {
         avals: jaxpr.avals.clone(),
         constvars: Vec::new(),
@@ -173,16 +174,16 @@ fn split_mixed_calls(
         eqns: Vec::with_capacity(jaxpr.eqns.len()),
         outvars: jaxpr.outvars.clone(),
     };
-    let mut unknown = vec![false; jaxpr.avals.len()];
+    let mut unknown = VarMap::with_capacity(jaxpr.avals.len(), false);
     for (v, &u) in jaxpr.invars.iter().zip(in_unknowns) {
-        unknown[v.0 as usize] = u;
+        unknown[v] = u;
     }
     let mut eqn_unknown = Vec::with_capacity(jaxpr.eqns.len());
     for e in &jaxpr.eqns {
         let ins: Vec<bool> = e
             .inputs
             .iter()
-            .map(|a| matches!(a, Atom::Var(v) if unknown[v.0 as usize]))
+            .map(|a| matches!(a, Atom::Var(v) if unknown[v]))
             .collect();
         let any = ins.iter().any(|u| *u);
         let all = ins.iter().all(|u| *u);
@@ -190,9 +191,8 @@ fn split_mixed_calls(
             && !all
             && let Some((known, staged)) = split_call(e, &ins, &mut out.avals, saveable)
         {
-            unknown.resize(out.avals.len(), false);
             for o in &staged.outputs {
-                unknown[o.0 as usize] = true;
+                unknown[o] = true;
             }
             out.eqns.push(known);
             eqn_unknown.push(false);
@@ -201,7 +201,7 @@ fn split_mixed_calls(
             continue;
         }
         for o in &e.outputs {
-            unknown[o.0 as usize] = any;
+            unknown[o] = any;
         }
         out.eqns.push(e.clone());
         eqn_unknown.push(any);
@@ -655,10 +655,10 @@ fn split_call(
 /// by fixed point), each cond branch only the outputs used; both then drop
 /// the operands nothing reads. Nested bodies are pruned too.
 pub fn dce(jaxpr: &mut Jaxpr) {
-    let mut used = vec![false; jaxpr.avals.len()];
-    let mark = |a: &Atom, used: &mut Vec<bool>| {
+    let mut used = VarMap::with_capacity(jaxpr.avals.len(), false);
+    let mark = |a: &Atom, used: &mut VarMap<bool>| {
         if let Atom::Var(v) = a {
-            used[v.0 as usize] = true;
+            used[v] = true;
         }
     };
     for a in &jaxpr.outvars {
@@ -666,7 +666,7 @@ pub fn dce(jaxpr: &mut Jaxpr) {
     }
     let mut kept = Vec::with_capacity(jaxpr.eqns.len());
     for e in jaxpr.eqns.iter().rev() {
-        let out_used: Vec<bool> = e.outputs.iter().map(|o| used[o.0 as usize]).collect();
+        let out_used: Vec<bool> = e.outputs.iter().map(|o| used[o]).collect();
         let any_used = out_used.iter().any(|u| *u);
         // Only equations that could go are asked whether they are effects
         // (a pruned scan or cond keeps the effects of its bodies).
@@ -689,7 +689,7 @@ pub fn dce(jaxpr: &mut Jaxpr) {
 
 /// Which of `jaxpr`'s invars its equations or outputs read.
 fn used_invars(jaxpr: &Jaxpr) -> Vec<bool> {
-    let mut read = vec![false; jaxpr.avals.len()];
+    let mut read = VarMap::with_capacity(jaxpr.avals.len(), false);
     for a in jaxpr
         .eqns
         .iter()
@@ -697,10 +697,10 @@ fn used_invars(jaxpr: &Jaxpr) -> Vec<bool> {
         .chain(&jaxpr.outvars)
     {
         if let Atom::Var(v) = a {
-            read[v.0 as usize] = true;
+            read[v] = true;
         }
     }
-    jaxpr.invars.iter().map(|v| read[v.0 as usize]).collect()
+    jaxpr.invars.iter().map(|v| read[v]).collect()
 }
 
 /// `jaxpr` returning only the outputs in `keep`, dead code removed.

@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::ops::Range;
 use std::path::Path;
 
-use oxla_pjrt::ElementType;
+use oxla_dtype::ElementType;
 
 /// Errors of reading or writing `.npy` data.
 #[derive(Debug, thiserror::Error)]

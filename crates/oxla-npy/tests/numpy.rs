@@ -12,7 +12,7 @@ fn prepare_test_binary() {
 use std::path::{Path, PathBuf};
 
 use oxla_npy::{HostArray, NpyError, NpyType};
-use oxla_pjrt::ElementType;
+use oxla_dtype::ElementType;
 
 fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/numpy_files.py")

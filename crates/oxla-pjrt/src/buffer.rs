@@ -7,6 +7,7 @@ use crate::api::pjrt_call;
 use crate::args::PjrtArgs;
 use crate::client::ClientInner;
 use crate::device::Device;
+use crate::element_type::ElementTypeTags;
 use crate::element_type::{ElementType, NativeType};
 use crate::error::{Error, Result};
 use crate::event::Event;

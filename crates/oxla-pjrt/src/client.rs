@@ -10,6 +10,7 @@ use crate::buffer::Buffer;
 use crate::compile::{CompileOptions, Program};
 use crate::device::{Device, Memory};
 use crate::discovery::{Platform, find_plugin};
+use crate::element_type::ElementTypeTags;
 use crate::element_type::{ElementType, NativeType};
 use crate::error::{Error, Result};
 use crate::executable::LoadedExecutable;

@@ -1,102 +1,30 @@
-//! Element types of PJRT buffers and the Rust types that hold them on the host.
-
-use std::fmt;
+//! PJRT's tags for element types, and the Rust types that hold them on
+//! the host. The element types themselves are `oxla_dtype::ElementType`.
 
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 
+pub use oxla_dtype::ElementType;
+
 use crate::error::{Error, Result};
 use crate::ffi;
 
-/// The element types oxla moves between host and device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ElementType {
-    /// Boolean, one byte (0 or 1).
-    Pred,
-    /// Signed 8-bit integer.
-    S8,
-    /// Signed 16-bit integer.
-    S16,
-    /// Signed 32-bit integer.
-    S32,
-    /// Signed 64-bit integer.
-    S64,
-    /// Unsigned 8-bit integer.
-    U8,
-    /// Unsigned 16-bit integer.
-    U16,
-    /// Unsigned 32-bit integer.
-    U32,
-    /// Unsigned 64-bit integer.
-    U64,
-    /// IEEE half precision.
-    F16,
-    /// bfloat16.
-    Bf16,
-    /// IEEE single precision.
-    F32,
-    /// IEEE double precision.
-    F64,
-    /// Complex of two f32.
-    C64,
-    /// Complex of two f64.
-    C128,
+/// The PJRT C API's and XLA's tags of an [`ElementType`].
+pub trait ElementTypeTags: Sized {
+    /// The PJRT C API's tag for this type.
+    fn to_raw(self) -> ffi::PJRT_Buffer_Type;
+
+    /// The element type of a PJRT tag; an error names tags oxla cannot hold
+    /// (fp8, int4, tokens).
+    fn from_raw(raw: ffi::PJRT_Buffer_Type) -> Result<Self>;
+
+    /// The element type of an XLA `PrimitiveType` (as in HLO protos).
+    fn from_primitive_type(p: crate::proto::PrimitiveType) -> Option<Self>;
 }
 
-impl ElementType {
-    /// Every element type, in declaration order.
-    pub const ALL: [ElementType; 15] = [
-        Self::Pred,
-        Self::S8,
-        Self::S16,
-        Self::S32,
-        Self::S64,
-        Self::U8,
-        Self::U16,
-        Self::U32,
-        Self::U64,
-        Self::F16,
-        Self::Bf16,
-        Self::F32,
-        Self::F64,
-        Self::C64,
-        Self::C128,
-    ];
-
-    /// Bytes per element.
-    pub fn byte_size(self) -> usize {
-        match self {
-            Self::Pred | Self::S8 | Self::U8 => 1,
-            Self::S16 | Self::U16 | Self::F16 | Self::Bf16 => 2,
-            Self::S32 | Self::U32 | Self::F32 => 4,
-            Self::S64 | Self::U64 | Self::F64 | Self::C64 => 8,
-            Self::C128 => 16,
-        }
-    }
-
-    /// The short name JAX prints in jaxprs and abstract values (`f32`, `bool`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Pred => "bool",
-            Self::S8 => "i8",
-            Self::S16 => "i16",
-            Self::S32 => "i32",
-            Self::S64 => "i64",
-            Self::U8 => "u8",
-            Self::U16 => "u16",
-            Self::U32 => "u32",
-            Self::U64 => "u64",
-            Self::F16 => "f16",
-            Self::Bf16 => "bf16",
-            Self::F32 => "f32",
-            Self::F64 => "f64",
-            Self::C64 => "c64",
-            Self::C128 => "c128",
-        }
-    }
-
+impl ElementTypeTags for ElementType {
     /// The PJRT C API's tag for this type.
-    pub fn to_raw(self) -> ffi::PJRT_Buffer_Type {
+    fn to_raw(self) -> ffi::PJRT_Buffer_Type {
         match self {
             Self::Pred => ffi::PJRT_Buffer_Type_PRED,
             Self::S8 => ffi::PJRT_Buffer_Type_S8,
@@ -118,7 +46,7 @@ impl ElementType {
 
     /// The element type of a PJRT tag; an error names tags oxla cannot hold
     /// (fp8, int4, tokens).
-    pub fn from_raw(raw: ffi::PJRT_Buffer_Type) -> Result<Self> {
+    fn from_raw(raw: ffi::PJRT_Buffer_Type) -> Result<Self> {
         Self::ALL
             .into_iter()
             .find(|t| t.to_raw() == raw)
@@ -126,7 +54,7 @@ impl ElementType {
     }
 
     /// The element type of an XLA `PrimitiveType` (as in HLO protos).
-    pub fn from_primitive_type(p: crate::proto::PrimitiveType) -> Option<Self> {
+    fn from_primitive_type(p: crate::proto::PrimitiveType) -> Option<Self> {
         use crate::proto::PrimitiveType as P;
         match p {
             P::Pred => Some(Self::Pred),
@@ -146,23 +74,6 @@ impl ElementType {
             P::C128 => Some(Self::C128),
             P::Invalid | P::Tuple | P::OpaqueType | P::Token => None,
         }
-    }
-}
-
-impl fmt::Display for ElementType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for ElementType {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|t| t.name() == s)
-            .ok_or_else(|| Error::InvalidArgument(format!("unknown element type {s:?}")))
     }
 }
 

@@ -202,3 +202,9 @@ pub enum Error {
         bytes: usize,
     },
 }
+
+impl From<oxla_dtype::UnknownType> for Error {
+    fn from(e: oxla_dtype::UnknownType) -> Self {
+        Error::InvalidArgument(e.to_string())
+    }
+}

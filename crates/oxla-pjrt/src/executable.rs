@@ -13,6 +13,7 @@ use crate::buffer::Buffer;
 use crate::client::{ClientInner, check_same_client};
 use crate::device::Device;
 use crate::element_type::ElementType;
+use crate::element_type::ElementTypeTags;
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ffi;

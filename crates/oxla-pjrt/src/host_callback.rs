@@ -19,10 +19,13 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use crate::api::Api;
 use crate::element_type::ElementType;
+use crate::element_type::ElementTypeTags;
 use crate::error::{Error, Result};
 use crate::ffi;
 
-pub use oxla_core::{CALLBACK_ID_ATTRIBUTE, HOST_CALLBACK_TARGET, ORDERED_ATTRIBUTE};
+pub use oxla_dtype::callback_abi::{
+    CALLBACK_ID_ATTRIBUTE, HOST_CALLBACK_TARGET, ORDERED_ATTRIBUTE,
+};
 
 /// `PJRT_Extension_Type_FFI`.
 const FFI_EXTENSION_TYPE: ffi::PJRT_Extension_Type = ffi::PJRT_Extension_Type_FFI;

@@ -47,7 +47,7 @@ pub use device::{Device, Memory};
 pub use discovery::{
     Candidate, CandidateSource, Platform, SearchPlaces, find_plugin, oxla_home, plugin_dir,
 };
-pub use element_type::{ElementType, NativeType};
+pub use element_type::{ElementType, ElementTypeTags, NativeType};
 pub use error::{Error, ErrorCode, Result};
 pub use event::Event;
 pub use executable::{CompiledMemoryStats, ExecuteOptions, LoadedExecutable};

@@ -7,6 +7,7 @@ use std::fmt;
 use prost::Message;
 
 use crate::element_type::ElementType;
+use crate::element_type::ElementTypeTags;
 use crate::error::{Error, Result};
 use crate::proto;
 use crate::sharding::HloSharding;

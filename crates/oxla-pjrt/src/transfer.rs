@@ -10,6 +10,7 @@ use crate::buffer::Buffer;
 use crate::client::{Client, ClientInner, expected_byte_len};
 use crate::device::Memory;
 use crate::element_type::ElementType;
+use crate::element_type::ElementTypeTags;
 use crate::error::{Error, ErrorCode, Result};
 use crate::event::Event;
 use crate::ffi;

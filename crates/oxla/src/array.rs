@@ -1,6 +1,7 @@
 //! `Array`: the one array type users see, concrete (on a device), traced
 //! (inside `jit`), a host scalar, or an error carried from an operator.
 
+use oxla_pjrt::ElementType;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use oxla_npy::HostArray;
 use oxla_pjrt::Buffer;
 
 use crate::config::x64_enabled;
-use crate::element::{Element, dtype_of, element_type, scalar_bytes};
+use crate::element::{Element, scalar_bytes};
 use crate::error::{Error, Result};
 use crate::runtime::client;
 
@@ -143,7 +144,7 @@ impl Array {
             bytes = bytes.len()
         )
         .entered();
-        let buffer = client()?.buffer_from_bytes(&bytes, element_type(dtype), shape, None)?;
+        let buffer = client()?.buffer_from_bytes(&bytes, ElementType::from(dtype), shape, None)?;
         Ok(Array::wrap_buffer(buffer, Aval::new(dtype, shape)))
     }
 
@@ -159,7 +160,7 @@ impl Array {
         }
         let (element, dims) = buffer.array_type()?;
         let dims = dims.to_vec();
-        let dtype = dtype_of(element).ok_or_else(|| {
+        let dtype = DType::from_element_type(element).ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "Array::from_buffer: {element} buffers are not supported yet"
             ))
@@ -175,7 +176,7 @@ impl Array {
     /// Reads a `.npy` file (bfloat16 as saved by ml_dtypes, `<V2`).
     pub fn from_npy(path: impl AsRef<Path>) -> Result<Array> {
         let host = HostArray::read_file(path.as_ref())?;
-        let dtype = dtype_of(host.element_type()).ok_or_else(|| {
+        let dtype = DType::from_element_type(host.element_type()).ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "{}: complex arrays are not supported yet",
                 path.as_ref().display()
@@ -403,7 +404,7 @@ impl Array {
                 let bytes = scalar_bytes(aval.dtype, *value);
                 Ok(BufferRef::Owned(client()?.buffer_from_bytes(
                     &bytes,
-                    element_type(aval.dtype),
+                    ElementType::from(aval.dtype),
                     &[],
                     None,
                 )?))
@@ -468,7 +469,7 @@ impl Array {
             buffer.get().to_host_bytes()?
         };
         Ok(HostArray::new(
-            element_type(aval.dtype),
+            ElementType::from(aval.dtype),
             aval.shape.to_vec(),
             bytes,
         ))

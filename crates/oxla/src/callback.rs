@@ -7,7 +7,9 @@
 //! panics, makes the call's execution fail with a message naming the
 //! callback and its source line; the process goes on.
 
+use oxla_core::DType;
 use oxla_core::primitive::host;
+use oxla_pjrt::ElementType;
 use std::sync::Arc;
 
 use oxla_core::{Aval, HostCallback, Location, Primitive, VmapMethod};
@@ -15,7 +17,6 @@ use oxla_npy::HostArray;
 use oxla_pjrt::{CallbackArgument, CallbackResult};
 
 use crate::array::Array;
-use crate::element::{dtype_of, element_type};
 use crate::error::{Error, Result};
 use crate::transform::support::bind_all;
 
@@ -147,7 +148,7 @@ fn fill_results(
 
 /// `f32[2,3]` for an element type and dimensions.
 fn describe(element: oxla_pjrt::ElementType, dims: &[i64]) -> String {
-    match dtype_of(element) {
+    match DType::from_element_type(element) {
         Some(dtype) => Aval::new(dtype, dims).to_string(),
         None => format!("{}{dims:?}", element.name()),
     }
@@ -156,5 +157,5 @@ fn describe(element: oxla_pjrt::ElementType, dims: &[i64]) -> String {
 /// A host array of `dtype` and `shape` from its row-major bytes, for
 /// callbacks that build their results.
 pub fn host_array(dtype: oxla_core::DType, shape: &[i64], bytes: Vec<u8>) -> HostArray {
-    HostArray::new(element_type(dtype), shape.to_vec(), bytes)
+    HostArray::new(ElementType::from(dtype), shape.to_vec(), bytes)
 }

@@ -5,13 +5,13 @@
 //! line per example, under `grad` the forward values, inside `cond`,
 //! `while_loop` and `scan` bodies each time the body runs.
 
+use oxla_core::DType;
 use std::io::Write;
 
 use oxla_core::{Location, VmapMethod};
 
 use crate::array::{Array, write_host};
 use crate::callback::host_call;
-use crate::element::dtype_of;
 use crate::error::{Error, Result};
 
 /// One piece of a format string.
@@ -94,7 +94,7 @@ pub fn print(format: &str, args: &[&Array]) -> Result<()> {
                     Piece::Text(text) => line.push_str(text),
                     Piece::Argument(i) => {
                         let value = &values[*i];
-                        let dtype = dtype_of(value.element_type())
+                        let dtype = DType::from_element_type(value.element_type())
                             .ok_or_else(|| format!("argument {i} has no oxla dtype"))?;
                         write_host(&mut line, dtype, value).map_err(|e| e.to_string())?;
                     }

@@ -2,7 +2,7 @@
 
 use half::{bf16, f16};
 use oxla_core::{DType, Scalar};
-use oxla_pjrt::{ElementType, NativeType};
+use oxla_pjrt::NativeType;
 
 /// A Rust type that is the element type of an oxla array: `bool`, `i8`,
 /// `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `half::f16`,
@@ -58,45 +58,6 @@ element! {
     bf16 => BF16, Float, f64::from;
     f32 => F32, Float, f64::from;
     f64 => F64, Float, |v| v;
-}
-
-/// The device element type of a dtype.
-pub(crate) fn element_type(dtype: DType) -> ElementType {
-    match dtype {
-        DType::Bool => ElementType::Pred,
-        DType::I8 => ElementType::S8,
-        DType::I16 => ElementType::S16,
-        DType::I32 => ElementType::S32,
-        DType::I64 => ElementType::S64,
-        DType::U8 => ElementType::U8,
-        DType::U16 => ElementType::U16,
-        DType::U32 => ElementType::U32,
-        DType::U64 => ElementType::U64,
-        DType::F16 => ElementType::F16,
-        DType::BF16 => ElementType::Bf16,
-        DType::F32 => ElementType::F32,
-        DType::F64 => ElementType::F64,
-    }
-}
-
-/// The dtype of a device element type, if oxla's IR has it.
-pub(crate) fn dtype_of(element: ElementType) -> Option<DType> {
-    match element {
-        ElementType::Pred => Some(DType::Bool),
-        ElementType::S8 => Some(DType::I8),
-        ElementType::S16 => Some(DType::I16),
-        ElementType::S32 => Some(DType::I32),
-        ElementType::S64 => Some(DType::I64),
-        ElementType::U8 => Some(DType::U8),
-        ElementType::U16 => Some(DType::U16),
-        ElementType::U32 => Some(DType::U32),
-        ElementType::U64 => Some(DType::U64),
-        ElementType::F16 => Some(DType::F16),
-        ElementType::Bf16 => Some(DType::BF16),
-        ElementType::F32 => Some(DType::F32),
-        ElementType::F64 => Some(DType::F64),
-        ElementType::C64 | ElementType::C128 => None,
-    }
 }
 
 /// Little-endian bytes of one `dtype` element holding `value`.

@@ -82,7 +82,7 @@ pub fn load_npz<P: Pytree>(path: impl AsRef<Path>, like: &P) -> Result<P> {
             .map_err(|e| checkpoint_error(path, e))?;
         let host = oxla_npy::HostArray::from_npy_bytes(&data)
             .map_err(|e| checkpoint_error(path, format!("{name}: {e}")))?;
-        let dtype = crate::element::dtype_of(host.element_type()).ok_or_else(|| {
+        let dtype = oxla_core::DType::from_element_type(host.element_type()).ok_or_else(|| {
             checkpoint_error(path, format!("{name}: complex arrays are not supported"))
         })?;
         tensors.insert(name, (dtype, host.dims, host.bytes));

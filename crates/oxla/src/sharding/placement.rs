@@ -4,13 +4,13 @@
 
 use oxla_core::{Aval, Location};
 use oxla_npy::HostArray;
+use oxla_pjrt::ElementType;
 use oxla_pjrt::{Buffer, Device, HloSharding};
 
 use super::layouts::Sharding;
 use super::mesh::Mesh;
 use super::named::{NamedSharding, normalized};
 use crate::array::{Array, BufferRef};
-use crate::element::element_type;
 use crate::error::Result;
 use crate::runtime::client;
 
@@ -64,7 +64,7 @@ impl Sharded {
             shards = self.shards.len()
         )
         .entered();
-        let t = element_type(aval.dtype);
+        let t = ElementType::from(aval.dtype);
         let dims = aval.shape.to_vec();
         let size = oxla_pjrt::expected_byte_len(t, &dims)?;
         let mut whole = HostArray::new(t, dims.clone(), vec![0; size]);

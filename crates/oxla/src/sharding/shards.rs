@@ -5,6 +5,7 @@
 //! addressable in one process; a multi-process program makes the same
 //! calls, each process giving only the blocks of its own devices.
 
+use oxla_pjrt::ElementType;
 use std::ops::Range;
 
 use oxla_core::Aval;
@@ -13,7 +14,6 @@ use oxla_pjrt::Device;
 use super::named::NamedSharding;
 use super::placement::{ShardLayout, Sharded};
 use crate::array::Array;
-use crate::element::element_type;
 use crate::error::{Error, Result};
 use crate::runtime::client;
 
@@ -197,7 +197,7 @@ fn assemble(
             let host = block.to_host()?;
             Ok(client()?.buffer_from_bytes(
                 &host.bytes,
-                element_type(dtype),
+                ElementType::from(dtype),
                 &shard_shape,
                 Some(device),
             )?)

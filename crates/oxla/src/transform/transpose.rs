@@ -4,6 +4,7 @@
 //! Equations that do not touch a linear value (recomputation under
 //! checkpoint) are evaluated forward first.
 
+use oxla_core::VarMap;
 use std::collections::HashMap;
 
 use oxla_core::primitive::marker;
@@ -30,11 +31,11 @@ pub(crate) fn backward_pass(
     cts: &[Tangent],
 ) -> Result<Vec<Tangent>> {
     let n = jaxpr.avals.len();
-    let mut linear = vec![false; n];
+    let mut linear = VarMap::with_capacity(n, false);
     for v in &jaxpr.invars {
-        linear[v.0 as usize] = true;
+        linear[v] = true;
     }
-    let is_linear = |a: &Atom, linear: &[bool]| matches!(a, Atom::Var(v) if linear[v.0 as usize]);
+    let is_linear = |a: &Atom, linear: &VarMap<bool>| matches!(a, Atom::Var(v) if linear[v]);
     let mut known: HashMap<Var, Array> = HashMap::new();
     for (v, x) in jaxpr.constvars.iter().zip(consts) {
         known.insert(*v, x.clone());
@@ -56,7 +57,7 @@ pub(crate) fn backward_pass(
     for (i, eqn) in jaxpr.eqns.iter().enumerate() {
         if eqn.inputs.iter().any(|a| is_linear(a, &linear)) {
             for o in &eqn.outputs {
-                linear[o.0 as usize] = true;
+                linear[o] = true;
             }
             linear_eqns.push(i);
         } else {
@@ -82,7 +83,7 @@ pub(crate) fn backward_pass(
     };
     for (a, ct) in jaxpr.outvars.iter().zip(cts) {
         if let Atom::Var(v) = a
-            && linear[v.0 as usize]
+            && linear[v]
         {
             accumulate(&mut ct_env, *v, ct.clone());
         }
@@ -111,7 +112,7 @@ pub(crate) fn backward_pass(
         })?;
         for (a, ct) in eqn.inputs.iter().zip(in_cts) {
             if let Atom::Var(v) = a
-                && linear[v.0 as usize]
+                && linear[v]
             {
                 accumulate(&mut ct_env, *v, ct);
             }
