@@ -5,7 +5,8 @@
 //! before it, as JAX users write it.
 
 use oxla::lax::{self, ScanOptions};
-use oxla::{Array, nn, numpy as jnp};
+use oxla::{Array, numpy as jnp};
+use oxla_nn as nn;
 
 use crate::mlp::{LEARNING_RATE, data};
 

@@ -1,7 +1,8 @@
 //! The MLP forward and loss (784-512-512-10, batch 128) the benchmarks
 //! share with their JAX twins.
 
-use oxla::{Array, DType, nn, numpy as jnp};
+use oxla::{Array, DType, numpy as jnp};
+use oxla_nn as nn;
 
 /// One layer: weights and bias.
 pub type Layer = (Array, Array);

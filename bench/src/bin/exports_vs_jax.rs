@@ -12,9 +12,10 @@
 
 use std::collections::BTreeMap;
 
-use oxla::{Array, ExportOptions, ExportedFn, jit, nn, numpy as jnp, value_and_grad};
+use oxla::{Array, ExportOptions, ExportedFn, jit, numpy as jnp, value_and_grad};
 use oxla_bench::median_us;
 use oxla_bench::twin::Twin;
+use oxla_nn as nn;
 
 type Params = BTreeMap<String, Array>;
 

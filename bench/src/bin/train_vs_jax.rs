@@ -16,12 +16,13 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use oxla::nn::{Activation, Mlp, TransformerLm};
-use oxla::optim::{self, GradientTransformation, losses};
 use oxla::random::{self, Key};
-use oxla::{Array, CompileSource, DType, Pytree, checkpoint, jit, numpy as jnp, value_and_grad};
+use oxla::{Array, CompileSource, DType, Pytree, jit, numpy as jnp, value_and_grad};
 use oxla_bench::median_us;
 use oxla_bench::twin::Twin;
+use oxla_nn::{Activation, Mlp, TransformerLm};
+use oxla_optim::{self as optim, GradientTransformation, losses};
+use oxla_train::checkpoint;
 use serde_json::{Value, json};
 
 const LOOP_STEPS: usize = 200;

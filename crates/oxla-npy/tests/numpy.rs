@@ -11,8 +11,8 @@ fn prepare_test_binary() {
 
 use std::path::{Path, PathBuf};
 
-use oxla_npy::{HostArray, NpyError, NpyType};
 use oxla_dtype::ElementType;
+use oxla_npy::{HostArray, NpyError, NpyType};
 
 fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/numpy_files.py")

@@ -341,18 +341,18 @@ impl Array {
 
     /// The dimensions, empty for an error array: for oxla's own ops, which
     /// pass an input's error on through the primitive they bind.
-    pub(crate) fn shape_or_empty(&self) -> &[i64] {
+    pub fn shape_or_empty(&self) -> &[i64] {
         self.aval().map(|a| a.shape.as_slice()).unwrap_or(&[])
     }
 
     /// The element type, bool for an error array (see
     /// [`shape_or_empty`](Self::shape_or_empty)).
-    pub(crate) fn dtype_or_bool(&self) -> DType {
+    pub fn dtype_or_bool(&self) -> DType {
         self.aval().map(|a| a.dtype).unwrap_or(DType::Bool)
     }
 
     /// Number of dimensions, 0 for an error array.
-    pub(crate) fn ndim_or_zero(&self) -> usize {
+    pub fn ndim_or_zero(&self) -> usize {
         self.shape_or_empty().len()
     }
 

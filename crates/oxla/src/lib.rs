@@ -7,11 +7,9 @@ extern crate self as oxla;
 mod array;
 mod autodiff;
 pub mod callback;
-pub mod checkpoint;
 pub mod config;
 mod control;
 pub mod custom;
-pub mod datasets;
 pub mod debug;
 pub mod distributed;
 mod element;
@@ -23,11 +21,9 @@ mod jit;
 pub mod lax;
 pub mod memory;
 mod methods;
-pub mod nn;
 pub mod numpy;
 mod operators;
 mod ops;
-pub mod optim;
 pub mod profiler;
 pub mod pytree;
 pub mod random;
@@ -55,22 +51,22 @@ pub use export::{ExportOptions, ExportedFn};
 pub use index::{IndexItem, NEW_AXIS};
 pub use jit::{CacheKey, CompileReport, Jit, Traced, jit, make_jaxpr};
 pub use operators::WeakScalar;
-pub use ops::{eager_cache_size, set_eager_cache_capacity};
+pub use ops::{at_caller_location, eager_cache_size, set_eager_cache_capacity};
 /// The persistent compile cache ([`disk_cache`] returns it).
 pub use oxla_cache::DiskCache;
 pub use oxla_cache::Source as CompileSource;
 pub use oxla_core::RematPolicy;
 pub use oxla_core::VmapMethod;
-pub use oxla_core::{Aval, DType, Jaxpr};
+pub use oxla_core::{Aval, DType, Jaxpr, Location};
 pub use oxla_derive::Pytree;
 pub use oxla_export::Exported;
 pub use oxla_npy::HostArray;
 /// The PJRT objects behind arrays and compiled programs ([`client`],
 /// [`Array`]'s buffers, [`Jit`]'s executables and memory statistics).
-pub use oxla_pjrt::{Buffer, Client, CompiledMemoryStats, Device, LoadedExecutable};
+pub use oxla_pjrt::{Buffer, Client, CompiledMemoryStats, Device, LoadedExecutable, oxla_home};
 pub use pytree::{
-    Pytree, Static, TreeDef, tree_leaves, tree_map, tree_map_n, tree_map2, tree_map3, tree_reduce,
-    tree_structure, tree_unflatten, tree_zip,
+    Pytree, Static, TreeDef, tree_leaves, tree_map, tree_map_n, tree_map_named, tree_map2,
+    tree_map3, tree_reduce, tree_structure, tree_unflatten, tree_zip,
 };
 pub use runtime::{client, compile_jaxpr, disk_cache, set_compile_cache_dir, set_cpu_device_count};
 pub use sharding::{Mesh, NamedSharding, PartitionSpec, device_put, with_sharding_constraint};

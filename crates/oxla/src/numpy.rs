@@ -857,7 +857,7 @@ fn triangle(x: &Array, k: i64, lower: bool) -> Array {
     where_(&keep, x, &zeros_like(x))
 }
 
-/// `jax.nn.one_hot(x, num_classes)` (also `oxla::nn::one_hot`), as `dtype`.
+/// `jax.nn.one_hot(x, num_classes)` (also `oxla_nn::one_hot`), as `dtype`.
 #[track_caller]
 pub fn one_hot(x: &Array, num_classes: i64, dtype: DType) -> Array {
     let mut shape = x.shape_or_empty().to_vec();

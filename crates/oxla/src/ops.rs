@@ -104,6 +104,17 @@ pub(crate) fn rule_location() -> Option<Location> {
     RULE_LOCATION.with(Cell::get)
 }
 
+/// Runs `f` with every equation it records attributed to the line that
+/// called the function calling this one: a library function built from
+/// other oxla calls (a layer, an activation with a custom rule), marked
+/// `#[track_caller]`, then reports its user's line in errors, jaxprs and
+/// profiles instead of its own.
+#[track_caller]
+pub fn at_caller_location<R>(f: impl FnOnce() -> R) -> R {
+    let location = current_location(std::panic::Location::caller());
+    with_rule_location(location, f)
+}
+
 /// Runs a rule for an equation at `location`: equations it makes carry it.
 pub(crate) fn with_rule_location<R>(location: Location, f: impl FnOnce() -> R) -> R {
     let saved = RULE_LOCATION.with(|l| l.replace(Some(location)));

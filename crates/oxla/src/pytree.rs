@@ -557,9 +557,11 @@ pub fn tree_reduce<T: Pytree, A>(tree: &T, init: A, f: impl FnMut(A, &Array) -> 
     tree.flatten().0.iter().fold(init, f)
 }
 
-/// [`tree_map_n`] with `what` naming the operation in its errors.
+/// [`tree_map_n`] with `what` naming the operation in its errors (for
+/// libraries built on pytrees, like optimizers: a structure mismatch then
+/// names the library's function and the caller's line).
 #[track_caller]
-pub(crate) fn tree_map_named<T: Pytree>(
+pub fn tree_map_named<T: Pytree>(
     what: &str,
     trees: &[&T],
     mut f: impl FnMut(&[&Array]) -> Array,

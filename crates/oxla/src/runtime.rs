@@ -17,6 +17,12 @@ use crate::error::{Error, Result};
 /// `OXLA_GPU_MEMORY_FRACTION` and `OXLA_GPU_ALLOCATOR` (or JAX's
 /// `XLA_PYTHON_CLIENT_*` names) say.
 pub fn client() -> Result<&'static Client> {
+    #[cfg(test)]
+    if NO_PLUGIN.with(std::cell::Cell::get) {
+        return Err(Error::Internal(
+            "the PJRT client was asked for by code that must run without a plugin".into(),
+        ));
+    }
     CLIENT
         .get_or_init(|| {
             let platform = default_platform();
@@ -24,6 +30,22 @@ pub fn client() -> Result<&'static Client> {
         })
         .as_ref()
         .map_err(|e| Error::Runtime(e.clone()))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Set by tests that must not start a plugin: [`client`] then fails.
+    static NO_PLUGIN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with [`client`] failing on this thread (for the rule tests
+/// that run without a plugin).
+#[cfg(test)]
+pub(crate) fn without_plugin<R>(f: impl FnOnce() -> R) -> R {
+    let saved = NO_PLUGIN.with(|n| n.replace(true));
+    let result = f();
+    NO_PLUGIN.with(|n| n.set(saved));
+    result
 }
 
 /// The platform of `OXLA_PLATFORM` (default `cpu`).

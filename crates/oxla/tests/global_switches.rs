@@ -233,7 +233,7 @@ fn warm_start_child() {
     oxla::config::set_diagnostics_sink(Some(Box::new(|l: &str| println!("log: {l}"))));
     oxla::config::set_log_compiles(true);
     let step = jit(|(w, x): (Array, Array)| {
-        let h = oxla::nn::relu(&jnp::matmul(&x, &w));
+        let h = oxla_nn::relu(&jnp::matmul(&x, &w));
         jnp::mean(&jnp::square(&h), None, false)
     })
     .named("warm_mlp");

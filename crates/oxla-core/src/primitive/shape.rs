@@ -84,7 +84,7 @@ impl Op {
     }
 
     /// The parameters as jaxprs print them, nested jaxprs formatted by
-    /// `nested(jaxpr, column)` (see [`Primitive::params`]).
+    /// `nested(jaxpr, column)` (see [`Primitive::params`](super::Primitive::params)).
     pub fn params(
         &self,
         _pad: usize,

@@ -14,11 +14,11 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
-use oxla::datasets::{self, CharText};
-use oxla::nn::TransformerLm;
-use oxla::optim::{self, GradientTransformation, Schedule};
 use oxla::random::{self, Key};
 use oxla::{Array, DType, jit, numpy as jnp, value_and_grad};
+use oxla_nn::TransformerLm;
+use oxla_optim::{self as optim, GradientTransformation, Schedule};
+use oxla_train::datasets::{self, CharText};
 
 /// Train a character-level transformer on Shakespeare with oxla.
 #[derive(Parser, Debug)]

@@ -17,11 +17,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
-use oxla::datasets::{self, Mnist, Split};
-use oxla::nn::{self, Conv2d, Dropout, Linear, Padding};
-use oxla::optim::{self, GradientTransformation, losses};
 use oxla::random::{Key, fold_in, split};
-use oxla::{Array, DType, Pytree, checkpoint, jit, numpy as jnp, value_and_grad};
+use oxla::{Array, DType, Pytree, jit, numpy as jnp, value_and_grad};
+use oxla_nn::{self as nn, Conv2d, Dropout, Linear, Padding};
+use oxla_optim::{self as optim, GradientTransformation, losses};
+use oxla_train::checkpoint;
+use oxla_train::datasets::{self, Mnist, Split};
 
 /// Train a CNN on MNIST with oxla, with checkpoints and resume.
 #[derive(Parser)]

@@ -24,11 +24,12 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
-use oxla::datasets::{self, Mnist, Split};
-use oxla::nn::{Activation, Mlp};
-use oxla::optim::{self, GradientTransformation, losses};
 use oxla::random::{Key, fold_in, split2};
-use oxla::{Array, DType, checkpoint, jit, numpy as jnp, value_and_grad};
+use oxla::{Array, DType, jit, numpy as jnp, value_and_grad};
+use oxla_nn::{Activation, Mlp};
+use oxla_optim::{self as optim, GradientTransformation, losses};
+use oxla_train::checkpoint;
+use oxla_train::datasets::{self, Mnist, Split};
 
 /// Train an MLP on MNIST with oxla.
 #[derive(Parser)]

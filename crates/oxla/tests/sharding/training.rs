@@ -2,11 +2,11 @@
 //! step give one device's losses; a tensor-parallel MLP on the 2-D mesh
 //! gives JAX's outputs and output sharding for the same mesh and specs.
 
-use oxla::nn::{Activation, Mlp};
-use oxla::optim::{self, GradientTransformation};
 use oxla::random::{self, Key};
 use oxla::sharding::device_put_tree;
 use oxla::{Array, DType, Mesh, NamedSharding, P, jit, numpy as jnp, value_and_grad};
+use oxla_nn::{Activation, Mlp};
+use oxla_optim::{self as optim, GradientTransformation};
 
 use crate::{assert_close, eight_devices, expected, named, sharded_inputs};
 
@@ -123,7 +123,7 @@ fn a_tensor_parallel_mlp_on_the_2d_mesh_matches_jax() {
     )
     .unwrap();
     let mlp = jit(|(x, w1, w2): (Array, Array, Array)| {
-        jnp::matmul(&oxla::nn::relu(&jnp::matmul(&x, &w1)), &w2)
+        jnp::matmul(&oxla_nn::relu(&jnp::matmul(&x, &w1)), &w2)
     });
     let out = mlp.call((x, w1, w2)).unwrap();
     let want = expected("tensor_parallel_mlp");

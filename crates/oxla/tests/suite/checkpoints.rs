@@ -1,4 +1,4 @@
-//! oxla::checkpoint: pytrees saved as safetensors and .npz round-trip bit
+//! oxla_train::checkpoint: pytrees saved as safetensors and .npz round-trip bit
 //! for bit (every dtype), load in Python (safetensors.numpy, numpy.load)
 //! under the same names with the same values, and a training run resumed
 //! from a checkpoint continues bit for bit as the uninterrupted run; files
@@ -7,10 +7,11 @@
 
 use std::path::Path;
 
-use oxla::nn::{Activation, Mlp};
-use oxla::optim::{self, GradientTransformation};
 use oxla::random::{self, Key};
-use oxla::{Array, DType, checkpoint, jit, numpy as jnp, value_and_grad};
+use oxla::{Array, DType, jit, numpy as jnp, value_and_grad};
+use oxla_nn::{Activation, Mlp};
+use oxla_optim::{self as optim, GradientTransformation};
+use oxla_train::checkpoint;
 use serde_json::Value;
 
 use crate::reference;

@@ -1,10 +1,10 @@
-//! oxla::datasets: the IDX parser on good and malformed files, MNIST as
+//! oxla_train::datasets: the IDX parser on good and malformed files, MNIST as
 //! ci/setup installs it (counts, labels, batches), a missing dataset's
 //! error (with the fix), and character text.
 
 use std::path::Path;
 
-use oxla::datasets::{self, CharText, Mnist, Split, idx};
+use oxla_train::datasets::{self, CharText, Mnist, Split, idx};
 
 fn idx_file(dims: &[u32], data: &[u8]) -> Vec<u8> {
     let mut bytes = vec![0, 0, 0x08, dims.len() as u8];

@@ -82,9 +82,9 @@ fn a_donated_update_reuses_its_inputs_and_they_cannot_be_used_again() {
 /// (`CompileOptions::for_platform`); this test fails without it.
 #[test]
 fn donated_parameters_of_a_large_dense_layer_update_correctly() {
-    use oxla::nn::Linear;
-    use oxla::optim::{self, GradientTransformation};
     use oxla::random::{self, Key};
+    use oxla_nn::Linear;
+    use oxla_optim::{self as optim, GradientTransformation};
     type State = optim::StateOf<optim::AdamW, Linear>;
     let opt = optim::adamw(1e-3, 1e-4);
     let step = |(model, state, x, y): (Linear, State, Array, Array)| {

@@ -12,9 +12,9 @@
 
 use std::process::Command;
 
-use oxla::nn::Conv2d;
 use oxla::random::Key;
 use oxla::{Array, DType, jit, numpy as jnp};
+use oxla_nn::Conv2d;
 use oxla_testing::BoundedOutput;
 
 /// Set in the children: without it their tests do nothing (they would end

@@ -8,9 +8,8 @@
 
 use std::path::Path;
 
-use oxla::{
-    Array, Error, ExportOptions, Exported, Pytree, Static, grad, jit, lax, nn, numpy as jnp,
-};
+use oxla::{Array, Error, ExportOptions, Exported, Pytree, Static, grad, jit, lax, numpy as jnp};
+use oxla_nn as nn;
 use oxla_testing::{Tolerance, assert_matches_jax};
 
 #[derive(Debug, Clone, Pytree)]

@@ -7,10 +7,10 @@
 //! 0; grad∘grad is also checked against central differences of oxla's own
 //! grad, so that a zero can never match by accident.
 
+use oxla::checkpoint;
 use oxla::lax::{self, ScanOptions};
 use oxla::{
-    Array, RematPolicy, checkpoint, custom_jvp, custom_vjp, grad, jacfwd, jacrev, jit,
-    numpy as jnp, vmap,
+    Array, RematPolicy, custom_jvp, custom_vjp, grad, jacfwd, jacrev, jit, numpy as jnp, vmap,
 };
 
 use crate::reference;
@@ -97,7 +97,7 @@ fn looped(x: Array) -> Array {
 }
 
 fn softplus_rule((x,): (Array,), (t,): (Array,)) -> (Array, Array) {
-    (lax::log1p(&jnp::exp(&x)), oxla::nn::sigmoid(&x) * t)
+    (lax::log1p(&jnp::exp(&x)), oxla_nn::sigmoid(&x) * t)
 }
 
 fn with_custom_jvp(x: Array) -> Array {

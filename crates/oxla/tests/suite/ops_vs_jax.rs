@@ -3,8 +3,9 @@
 
 use crate::reference;
 
-use oxla::{Array, DType, NEW_AXIS, jit, lax, nn, numpy as jnp, s};
+use oxla::{Array, DType, NEW_AXIS, jit, lax, numpy as jnp, s};
 use oxla_core::WindowOp;
+use oxla_nn as nn;
 use std::collections::BTreeMap;
 
 use oxla_testing::{BoundedOutput, Tolerance, compare};

@@ -8,10 +8,11 @@
 
 use std::path::Path;
 
-use oxla::nn::{Activation, Mlp, TransformerLm};
-use oxla::optim::{self, GradientTransformation, losses};
 use oxla::random::{self, Key};
-use oxla::{Array, DType, checkpoint, jit, numpy as jnp, value_and_grad};
+use oxla::{Array, DType, jit, numpy as jnp, value_and_grad};
+use oxla_nn::{Activation, Mlp, TransformerLm};
+use oxla_optim::{self as optim, GradientTransformation, losses};
+use oxla_train::checkpoint;
 
 const STEPS: usize = 100;
 const BATCHES: i64 = 10;
@@ -81,10 +82,10 @@ fn mlp_and_transformer_losses_match_jax_and_optax_for_100_steps() {
 
     let mlp = Mlp::new(Key::new(0), &[784, 512, 512, 10], Activation::Relu);
     // The first 1,280 MNIST training images, as ten batches of 128.
-    let mnist = oxla::datasets::Mnist::load(&oxla::datasets::dir("mnist")).unwrap();
+    let mnist = oxla_train::datasets::Mnist::load(&oxla_train::datasets::dir("mnist")).unwrap();
     let order: Vec<usize> = (0..(BATCHES * 128) as usize).collect();
     let (images, labels): (Vec<Array>, Vec<Array>) = mnist
-        .batches(oxla::datasets::Split::Train, &order, 128)
+        .batches(oxla_train::datasets::Split::Train, &order, 128)
         .map(|b| b.map(|b| (b.inputs, b.labels)))
         .collect::<oxla::Result<Vec<_>>>()
         .unwrap()

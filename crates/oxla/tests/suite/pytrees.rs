@@ -42,7 +42,7 @@ fn apply((m, x): (Model, Array)) -> (Model, Array) {
     for layer in &m.layers {
         h = jnp::matmul(&h, &layer.w) + &layer.b;
         if layer.activation == "relu" {
-            h = oxla::nn::relu(&h);
+            h = oxla_nn::relu(&h);
         }
     }
     let scaled = match &m.scale {
@@ -207,7 +207,7 @@ fn tree_mismatch_errors_name_structures_path_counts_and_line() {
         .to_string();
     assert!(err.contains("at the root"), "{err}");
 
-    use oxla::optim::{GradientTransformation, adam};
+    use oxla_optim::{GradientTransformation, adam};
     let opt = adam(0.1);
     let state = opt.init(&nested);
     let err = opt

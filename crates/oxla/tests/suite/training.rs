@@ -1,4 +1,4 @@
-//! oxla::nn and oxla::optim against JAX 0.10.2 and Optax 0.2.6
+//! oxla_nn and oxla_optim against JAX 0.10.2 and Optax 0.2.6
 //! (reference/training.py): initializers bit for bit from the same keys;
 //! every layer's output on JAX's parameters and inputs (Flax's formulas);
 //! the attention layer's gradient against jax.grad and finite differences;
@@ -6,11 +6,11 @@
 //! donated step; losses; and the errors of bad inputs.
 
 use oxla::lax::Padding;
-use oxla::nn::initializers::{self, Initializer};
-use oxla::nn::{self, Conv2d, Embedding, LayerNorm, Linear, MultiHeadAttention, RmsNorm};
-use oxla::optim::{self, GradientTransformation, Schedule, losses};
 use oxla::random::Key;
 use oxla::{Array, DType, jit, numpy as jnp, value_and_grad};
+use oxla_nn::initializers::{self, Initializer};
+use oxla_nn::{self as nn, Conv2d, Embedding, LayerNorm, Linear, MultiHeadAttention, RmsNorm};
+use oxla_optim::{self as optim, GradientTransformation, Schedule, losses};
 use serde_json::Value;
 
 use crate::reference::{self, assert_close};
@@ -287,7 +287,7 @@ fn mlp_and_dropout_compose_as_pytrees() {
     let mlp = nn::Mlp::new(Key::new(0), &[6, 16, 16, 3], nn::Activation::Gelu);
     assert_eq!(mlp.layers.len(), 3);
     assert_eq!(
-        oxla::checkpoint::tensor_names(&mlp),
+        oxla_train::checkpoint::tensor_names(&mlp),
         [
             "layers[0].kernel",
             "layers[0].bias",

@@ -3,12 +3,14 @@
 //! jacobians and hessians; per-example gradients; custom rules; every pair
 //! of jit, grad and vmap composed; checkpoint policies; and the errors.
 
+use oxla::checkpoint;
 use oxla::lax::{ConvOptions, Padding};
 use oxla::{
-    Array, DType, Error, RematPolicy, Static, checkpoint, custom_jvp, custom_vjp, grad, hessian,
-    jacfwd, jacrev, jit, jvp, lax, nn, numpy as jnp, value_and_grad, vjp, vmap,
+    Array, DType, Error, RematPolicy, Static, custom_jvp, custom_vjp, grad, hessian, jacfwd,
+    jacrev, jit, jvp, lax, numpy as jnp, value_and_grad, vjp, vmap,
 };
 use oxla_core::WindowOp;
+use oxla_nn as nn;
 
 use crate::reference;
 

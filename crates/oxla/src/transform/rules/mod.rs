@@ -14,3 +14,6 @@ pub(crate) mod marker;
 pub(crate) mod reduce;
 pub(crate) mod shape;
 pub(crate) mod sharding;
+
+#[cfg(test)]
+mod golden;

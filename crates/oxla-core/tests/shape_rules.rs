@@ -1,0 +1,1197 @@
+//! Every primitive's shape rule, accepted and rejected, without a plugin:
+//! a table of cases, each a primitive, its operand types and either the
+//! result types or a piece of the error. `every_primitive_has_a_case`
+//! fails to compile when a primitive is added (its exhaustive match), and
+//! fails when a primitive has no accepted case in the table.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use oxla_core::primitive::{
+    call, collective, contract, control, elementwise, host, index, marker, reduce, shape, sharding,
+};
+use oxla_core::shape_rules::abstract_eval;
+use oxla_core::{
+    ArgOp, Atom, Aval, AxisGroup, BinaryOp, Comparison, ConvDimensionNumbers, CumulativeOp, DType,
+    ExportedFunction, GatherDimensionNumbers, GatherMode, HostCallback, Jaxpr, JaxprBuilder,
+    MeshDesc, OpaqueRule, Primitive, ReduceOp, RematPolicy, ScalarKey, ScatterDimensionNumbers,
+    ScatterOp, ShardingDesc, SubJaxpr, UnaryOp, VmapMethod, WindowOp,
+};
+
+/// An aval from its text: `f32[2,3]`, `i32[]`.
+fn t(text: &str) -> Aval {
+    let (dtype, dims) = text.split_once('[').expect("dtype[dims]");
+    let dims: Vec<i64> = dims
+        .trim_end_matches(']')
+        .split(',')
+        .filter(|d| !d.is_empty())
+        .map(|d| d.parse().expect("a dimension"))
+        .collect();
+    Aval::new(DType::from_name(dtype).expect("a dtype"), &dims)
+}
+
+/// What a case expects: the result types, or a piece of the error.
+enum Expect {
+    Types(&'static [&'static str]),
+    Error(&'static str),
+}
+use Expect::{Error, Types};
+
+/// One shape-rule case.
+struct Case {
+    primitive: Primitive,
+    inputs: &'static [&'static str],
+    expect: Expect,
+}
+
+fn case(primitive: Primitive, inputs: &'static [&'static str], expect: Expect) -> Case {
+    Case {
+        primitive,
+        inputs,
+        expect,
+    }
+}
+
+fn dims(d: &[i64]) -> oxla_core::Dims {
+    d.iter().copied().collect()
+}
+
+fn ew(op: elementwise::Op) -> Primitive {
+    Primitive::Elementwise(op)
+}
+fn sh(op: shape::Op) -> Primitive {
+    Primitive::Shape(op)
+}
+fn ix(op: index::Op) -> Primitive {
+    Primitive::Index(op)
+}
+fn rd(op: reduce::Op) -> Primitive {
+    Primitive::Reduce(op)
+}
+
+/// A closed jaxpr of `inputs` whose outputs are `f`'s atoms.
+fn jaxpr(inputs: &[&str], f: impl FnOnce(&mut JaxprBuilder, &[Atom]) -> Vec<Atom>) -> SubJaxpr {
+    let mut b = JaxprBuilder::new();
+    let vars: Vec<Atom> = inputs
+        .iter()
+        .map(|a| Atom::Var(b.add_invar(t(a))))
+        .collect();
+    let outs = f(&mut b, &vars);
+    SubJaxpr::new(b.finish(outs))
+}
+
+/// `x + y` in a jaxpr.
+fn add(b: &mut JaxprBuilder, x: &Atom, y: &Atom) -> Atom {
+    let out = b
+        .add_equation(
+            ew(elementwise::Op::Binary(BinaryOp::Add)),
+            vec![x.clone(), y.clone()],
+            None,
+        )
+        .expect("add");
+    Atom::Var(out[0])
+}
+
+/// `x < y` in a jaxpr.
+fn lt(b: &mut JaxprBuilder, x: &Atom, y: &Atom) -> Atom {
+    let out = b
+        .add_equation(
+            ew(elementwise::Op::Compare(Comparison::Lt)),
+            vec![x.clone(), y.clone()],
+            None,
+        )
+        .expect("lt");
+    Atom::Var(out[0])
+}
+
+fn mesh() -> MeshDesc {
+    MeshDesc {
+        axes: Arc::from([(Arc::from("x"), 4), (Arc::from("y"), 2)]),
+        device_ids: (0..8).collect(),
+    }
+}
+
+fn group(axes: &[&str]) -> AxisGroup {
+    AxisGroup::devices(mesh(), axes.iter().map(|a| Arc::from(*a)).collect())
+}
+
+fn spec(entries: &[&[&str]]) -> ShardingDesc {
+    ShardingDesc::new(
+        mesh(),
+        entries
+            .iter()
+            .map(|axes| axes.iter().map(|a| Arc::from(*a)).collect())
+            .collect(),
+    )
+}
+
+fn rule() -> OpaqueRule {
+    OpaqueRule::new("rule", Arc::new(()))
+}
+
+fn unary(op: UnaryOp) -> Primitive {
+    ew(elementwise::Op::Unary(op))
+}
+
+fn cases() -> Vec<Case> {
+    let body_add = || jaxpr(&["f32[3]", "f32[3]"], |b, v| vec![add(b, &v[0], &v[1])]);
+    vec![
+        // Elementwise.
+        case(unary(UnaryOp::Sin), &["f32[2,3]"], Types(&["f32[2,3]"])),
+        case(unary(UnaryOp::Sin), &["i32[2]"], Error("needs a floating")),
+        case(
+            unary(UnaryOp::Sin),
+            &["f32[2]", "f32[2]"],
+            Error("takes 1 operand"),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::Add)),
+            &["f32[2,1]", "f32[1,3]"],
+            Types(&["f32[2,3]"]),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::Add)),
+            &["f32[2]", "f32[3]"],
+            Error("incompatible shapes"),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::Add)),
+            &["f32[2]", "i32[2]"],
+            Error("same dtype"),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::ShiftLeft)),
+            &["f32[2]", "f32[2]"],
+            Error("integer"),
+        ),
+        case(
+            ew(elementwise::Op::Compare(Comparison::Lt)),
+            &["i32[4]", "i32[4]"],
+            Types(&["bool[4]"]),
+        ),
+        case(
+            ew(elementwise::Op::IntegerPow { y: 3 }),
+            &["f32[5]"],
+            Types(&["f32[5]"]),
+        ),
+        case(
+            ew(elementwise::Op::IntegerPow { y: 3 }),
+            &["bool[5]"],
+            Error("needs"),
+        ),
+        case(
+            ew(elementwise::Op::SelectN),
+            &["bool[2]", "f32[2]", "f32[2]"],
+            Types(&["f32[2]"]),
+        ),
+        case(
+            ew(elementwise::Op::SelectN),
+            &["bool[2]", "f32[2]", "f32[3]"],
+            Error("f32[3]"),
+        ),
+        case(
+            ew(elementwise::Op::Clamp),
+            &["f32[]", "f32[4]", "f32[]"],
+            Types(&["f32[4]"]),
+        ),
+        case(
+            ew(elementwise::Op::Clamp),
+            &["f32[3]", "f32[4]", "f32[]"],
+            Error("must be a scalar or have the operand's shape"),
+        ),
+        case(
+            ew(elementwise::Op::ConvertElementType {
+                new_dtype: DType::I32,
+                weak_type: false,
+            }),
+            &["f32[2]"],
+            Types(&["i32[2]"]),
+        ),
+        case(
+            ew(elementwise::Op::BitcastConvertType {
+                new_dtype: DType::U8,
+            }),
+            &["f32[2]"],
+            Types(&["u8[2,4]"]),
+        ),
+        case(
+            ew(elementwise::Op::BitcastConvertType {
+                new_dtype: DType::F32,
+            }),
+            &["u8[2,3]"],
+            Error("4"),
+        ),
+        // Shape.
+        case(
+            sh(shape::Op::Iota {
+                dtype: DType::I32,
+                shape: dims(&[2, 3]),
+                dimension: 1,
+            }),
+            &[],
+            Types(&["i32[2,3]"]),
+        ),
+        case(
+            sh(shape::Op::Iota {
+                dtype: DType::I32,
+                shape: dims(&[2, 3]),
+                dimension: 2,
+            }),
+            &[],
+            Error("dimension"),
+        ),
+        case(
+            sh(shape::Op::BroadcastInDim {
+                shape: dims(&[4, 3]),
+                broadcast_dimensions: dims(&[1]),
+            }),
+            &["f32[3]"],
+            Types(&["f32[4,3]"]),
+        ),
+        case(
+            sh(shape::Op::BroadcastInDim {
+                shape: dims(&[4, 3]),
+                broadcast_dimensions: dims(&[0]),
+            }),
+            &["f32[3]"],
+            Error("broadcast"),
+        ),
+        case(
+            sh(shape::Op::Reshape {
+                new_sizes: dims(&[3, 2]),
+            }),
+            &["f32[2,3]"],
+            Types(&["f32[3,2]"]),
+        ),
+        case(
+            sh(shape::Op::Reshape {
+                new_sizes: dims(&[4]),
+            }),
+            &["f32[2,3]"],
+            Error("6"),
+        ),
+        case(
+            sh(shape::Op::Transpose {
+                permutation: dims(&[1, 0]),
+            }),
+            &["f32[2,3]"],
+            Types(&["f32[3,2]"]),
+        ),
+        case(
+            sh(shape::Op::Transpose {
+                permutation: dims(&[0, 0]),
+            }),
+            &["f32[2,3]"],
+            Error("permutation"),
+        ),
+        case(
+            sh(shape::Op::Squeeze {
+                dimensions: dims(&[0]),
+            }),
+            &["f32[1,3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            sh(shape::Op::Squeeze {
+                dimensions: dims(&[1]),
+            }),
+            &["f32[1,3]"],
+            Error("3"),
+        ),
+        case(
+            sh(shape::Op::Rev {
+                dimensions: dims(&[0]),
+            }),
+            &["f32[2,3]"],
+            Types(&["f32[2,3]"]),
+        ),
+        case(
+            sh(shape::Op::Rev {
+                dimensions: dims(&[2]),
+            }),
+            &["f32[2,3]"],
+            Error("out of range"),
+        ),
+        case(
+            sh(shape::Op::Concatenate { dimension: 0 }),
+            &["f32[2,3]", "f32[1,3]"],
+            Types(&["f32[3,3]"]),
+        ),
+        case(
+            sh(shape::Op::Concatenate { dimension: 0 }),
+            &["f32[2,3]", "f32[1,4]"],
+            Error("f32[1,4]"),
+        ),
+        case(
+            sh(shape::Op::Split {
+                axis: 1,
+                sizes: dims(&[1, 2]),
+            }),
+            &["f32[2,3]"],
+            Types(&["f32[2,1]", "f32[2,2]"]),
+        ),
+        case(
+            sh(shape::Op::Split {
+                axis: 1,
+                sizes: dims(&[1, 1]),
+            }),
+            &["f32[2,3]"],
+            Error("sum"),
+        ),
+        case(
+            sh(shape::Op::Pad {
+                config: vec![(1, 2, 1)],
+            }),
+            &["f32[3]", "f32[]"],
+            Types(&["f32[8]"]),
+        ),
+        case(
+            sh(shape::Op::Pad {
+                config: vec![(1, 2, 1)],
+            }),
+            &["f32[3]", "i32[]"],
+            Error("padding value must be a f32 scalar"),
+        ),
+        // Indexing.
+        case(
+            ix(index::Op::Slice {
+                start_indices: dims(&[1]),
+                limit_indices: dims(&[5]),
+                strides: dims(&[2]),
+            }),
+            &["f32[6]"],
+            Types(&["f32[2]"]),
+        ),
+        case(
+            ix(index::Op::Slice {
+                start_indices: dims(&[1]),
+                limit_indices: dims(&[7]),
+                strides: dims(&[1]),
+            }),
+            &["f32[6]"],
+            Error("7"),
+        ),
+        case(
+            ix(index::Op::DynamicSlice {
+                slice_sizes: dims(&[2]),
+            }),
+            &["f32[6]", "i32[]"],
+            Types(&["f32[2]"]),
+        ),
+        case(
+            ix(index::Op::DynamicSlice {
+                slice_sizes: dims(&[2]),
+            }),
+            &["f32[6]", "f32[]"],
+            Error("integer"),
+        ),
+        case(
+            ix(index::Op::DynamicUpdateSlice),
+            &["f32[6]", "f32[2]", "i32[]"],
+            Types(&["f32[6]"]),
+        ),
+        case(
+            ix(index::Op::DynamicUpdateSlice),
+            &["f32[6]", "f32[7]", "i32[]"],
+            Error("f32[7]"),
+        ),
+        case(
+            ix(index::Op::Gather {
+                dimension_numbers: GatherDimensionNumbers {
+                    offset_dims: dims(&[1]),
+                    collapsed_slice_dims: dims(&[0]),
+                    start_index_map: dims(&[0]),
+                },
+                slice_sizes: dims(&[1, 3]),
+                mode: GatherMode::Clip,
+                fill_value: ScalarKey::of(oxla_core::Scalar::Float(0.0)),
+            }),
+            &["f32[5,3]", "i32[4,1]"],
+            Types(&["f32[4,3]"]),
+        ),
+        case(
+            ix(index::Op::Gather {
+                dimension_numbers: GatherDimensionNumbers {
+                    offset_dims: dims(&[1]),
+                    collapsed_slice_dims: dims(&[0]),
+                    start_index_map: dims(&[0]),
+                },
+                slice_sizes: dims(&[1, 4]),
+                mode: GatherMode::Clip,
+                fill_value: ScalarKey::of(oxla_core::Scalar::Float(0.0)),
+            }),
+            &["f32[5,3]", "i32[4,1]"],
+            Error("slice"),
+        ),
+        case(
+            ix(index::Op::Scatter {
+                op: ScatterOp::Add,
+                dimension_numbers: ScatterDimensionNumbers {
+                    update_window_dims: dims(&[1]),
+                    inserted_window_dims: dims(&[0]),
+                    scatter_dims_to_operand_dims: dims(&[0]),
+                },
+            }),
+            &["f32[5,3]", "i32[4,1]", "f32[4,3]"],
+            Types(&["f32[5,3]"]),
+        ),
+        case(
+            ix(index::Op::Scatter {
+                op: ScatterOp::Add,
+                dimension_numbers: ScatterDimensionNumbers {
+                    update_window_dims: dims(&[1]),
+                    inserted_window_dims: dims(&[0]),
+                    scatter_dims_to_operand_dims: dims(&[0]),
+                },
+            }),
+            &["f32[5,3]", "i32[4,1]", "i32[4,3]"],
+            Error("dtype"),
+        ),
+        // Reductions.
+        case(
+            rd(reduce::Op::Reduce {
+                op: ReduceOp::Sum,
+                axes: dims(&[0]),
+            }),
+            &["f32[2,3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            rd(reduce::Op::Reduce {
+                op: ReduceOp::Sum,
+                axes: dims(&[2]),
+            }),
+            &["f32[2,3]"],
+            Error("out of range"),
+        ),
+        case(
+            rd(reduce::Op::Reduce {
+                op: ReduceOp::And,
+                axes: dims(&[0]),
+            }),
+            &["f32[2]"],
+            Error("needs"),
+        ),
+        case(
+            rd(reduce::Op::ReduceWith {
+                computation: jaxpr(&["f32[]", "f32[]"], |b, v| vec![add(b, &v[0], &v[1])]),
+                axes: dims(&[1]),
+            }),
+            &["f32[2,3]", "f32[]"],
+            Types(&["f32[2]"]),
+        ),
+        case(
+            rd(reduce::Op::ReduceWith {
+                computation: jaxpr(&["f32[]", "f32[]"], |b, v| vec![add(b, &v[0], &v[1])]),
+                axes: dims(&[1]),
+            }),
+            &["f32[2,3]", "f32[2]"],
+            Error("scalar"),
+        ),
+        case(
+            rd(reduce::Op::Cumulative {
+                op: CumulativeOp::Sum,
+                axis: 1,
+                reverse: false,
+            }),
+            &["f32[2,3]"],
+            Types(&["f32[2,3]"]),
+        ),
+        case(
+            rd(reduce::Op::Cumulative {
+                op: CumulativeOp::Sum,
+                axis: 2,
+                reverse: false,
+            }),
+            &["f32[2,3]"],
+            Error("2"),
+        ),
+        case(
+            rd(reduce::Op::ReduceWindow {
+                op: WindowOp::Max,
+                window_dimensions: dims(&[2, 2]),
+                window_strides: dims(&[2, 2]),
+                padding: vec![(0, 0), (0, 0)],
+                base_dilation: dims(&[1, 1]),
+                window_dilation: dims(&[1, 1]),
+            }),
+            &["f32[4,6]"],
+            Types(&["f32[2,3]"]),
+        ),
+        case(
+            rd(reduce::Op::ReduceWindow {
+                op: WindowOp::Max,
+                window_dimensions: dims(&[2]),
+                window_strides: dims(&[2, 2]),
+                padding: vec![(0, 0), (0, 0)],
+                base_dilation: dims(&[1, 1]),
+                window_dilation: dims(&[1, 1]),
+            }),
+            &["f32[4,6]"],
+            Error("window"),
+        ),
+        case(
+            rd(reduce::Op::SelectAndScatterAdd {
+                window_dimensions: dims(&[2]),
+                window_strides: dims(&[2]),
+                padding: vec![(0, 0)],
+            }),
+            &["f32[2]", "f32[4]"],
+            Types(&["f32[4]"]),
+        ),
+        case(
+            rd(reduce::Op::SelectAndScatterAdd {
+                window_dimensions: dims(&[2]),
+                window_strides: dims(&[2]),
+                padding: vec![(0, 0)],
+            }),
+            &["f32[3]", "f32[4]"],
+            Error("f32[3]"),
+        ),
+        case(
+            rd(reduce::Op::ArgMinMax {
+                op: ArgOp::Max,
+                axis: 1,
+                index_dtype: DType::I32,
+            }),
+            &["f32[2,3]"],
+            Types(&["i32[2]"]),
+        ),
+        case(
+            rd(reduce::Op::ArgMinMax {
+                op: ArgOp::Max,
+                axis: 2,
+                index_dtype: DType::I32,
+            }),
+            &["f32[2,3]"],
+            Error("2"),
+        ),
+        case(
+            rd(reduce::Op::Sort {
+                dimension: 0,
+                is_stable: true,
+                num_keys: 1,
+            }),
+            &["f32[4]", "i32[4]"],
+            Types(&["f32[4]", "i32[4]"]),
+        ),
+        case(
+            rd(reduce::Op::Sort {
+                dimension: 0,
+                is_stable: true,
+                num_keys: 1,
+            }),
+            &["f32[4]", "i32[5]"],
+            Error("i32[5]"),
+        ),
+        case(
+            rd(reduce::Op::TopK { k: 2 }),
+            &["f32[3,5]"],
+            Types(&["f32[3,2]", "i32[3,2]"]),
+        ),
+        case(rd(reduce::Op::TopK { k: 6 }), &["f32[3,5]"], Error("6")),
+        // Contractions.
+        case(
+            Primitive::Contract(contract::Op::DotGeneral {
+                lhs_contracting: dims(&[2]),
+                rhs_contracting: dims(&[1]),
+                lhs_batch: dims(&[0]),
+                rhs_batch: dims(&[0]),
+                preferred_element_type: None,
+                precision: None,
+            }),
+            &["f32[5,2,3]", "f32[5,3,4]"],
+            Types(&["f32[5,2,4]"]),
+        ),
+        case(
+            Primitive::Contract(contract::Op::DotGeneral {
+                lhs_contracting: dims(&[2]),
+                rhs_contracting: dims(&[1]),
+                lhs_batch: dims(&[0]),
+                rhs_batch: dims(&[0]),
+                preferred_element_type: None,
+                precision: None,
+            }),
+            &["f32[5,2,3]", "f32[5,4,4]"],
+            Error("does not match"),
+        ),
+        case(
+            Primitive::Contract(contract::Op::ConvGeneralDilated {
+                window_strides: dims(&[1, 1]),
+                padding: vec![(0, 0), (0, 0)],
+                lhs_dilation: dims(&[1, 1]),
+                rhs_dilation: dims(&[1, 1]),
+                dimension_numbers: ConvDimensionNumbers {
+                    lhs_spec: dims(&[0, 1, 2, 3]),
+                    rhs_spec: dims(&[0, 1, 2, 3]),
+                    out_spec: dims(&[0, 1, 2, 3]),
+                },
+                feature_group_count: 1,
+                batch_group_count: 1,
+                preferred_element_type: None,
+            }),
+            &["f32[2,3,8,8]", "f32[4,3,3,3]"],
+            Types(&["f32[2,4,6,6]"]),
+        ),
+        case(
+            Primitive::Contract(contract::Op::ConvGeneralDilated {
+                window_strides: dims(&[1, 1]),
+                padding: vec![(0, 0), (0, 0)],
+                lhs_dilation: dims(&[1, 1]),
+                rhs_dilation: dims(&[1, 1]),
+                dimension_numbers: ConvDimensionNumbers {
+                    lhs_spec: dims(&[0, 1, 2, 3]),
+                    rhs_spec: dims(&[0, 1, 2, 3]),
+                    out_spec: dims(&[0, 1, 2, 3]),
+                },
+                feature_group_count: 1,
+                batch_group_count: 1,
+                preferred_element_type: None,
+            }),
+            &["f32[2,3,8,8]", "f32[4,2,3,3]"],
+            Error("feature"),
+        ),
+        // Calls.
+        case(
+            Primitive::Call(call::Op::Call {
+                jaxpr: body_add(),
+                name: "f".into(),
+            }),
+            &["f32[3]", "f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Call(call::Op::Call {
+                jaxpr: body_add(),
+                name: "f".into(),
+            }),
+            &["f32[3]", "f32[4]"],
+            Error("f32[4]"),
+        ),
+        case(
+            Primitive::Call(call::Op::Remat {
+                jaxpr: body_add(),
+                policy: RematPolicy::NothingSaveable,
+                prevent_cse: true,
+            }),
+            &["f32[3]", "f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Call(call::Op::CustomJvpCall {
+                jaxpr: body_add(),
+                rule: rule(),
+            }),
+            &["f32[3]", "f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Call(call::Op::CustomVjpCall {
+                jaxpr: body_add(),
+                rule: rule(),
+            }),
+            &["f32[3]", "f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Call(call::Op::CustomLin {
+                rule: rule(),
+                num_residuals: 2,
+                out_avals: vec![t("f32[3]")],
+            }),
+            &["f32[3]", "f32[3]", "f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Call(call::Op::CustomLin {
+                rule: rule(),
+                num_residuals: 2,
+                out_avals: vec![t("f32[3]")],
+            }),
+            &["f32[3]"],
+            Error("residuals"),
+        ),
+        case(
+            Primitive::Call(call::Op::CallExported {
+                function: ExportedFunction::new(
+                    "g",
+                    String::new(),
+                    vec![t("f32[3]")],
+                    vec![t("f32[2]")],
+                    None,
+                    None,
+                ),
+            }),
+            &["f32[3]"],
+            Types(&["f32[2]"]),
+        ),
+        case(
+            Primitive::Call(call::Op::CallExported {
+                function: ExportedFunction::new(
+                    "g",
+                    String::new(),
+                    vec![t("f32[3]")],
+                    vec![t("f32[2]")],
+                    None,
+                    None,
+                ),
+            }),
+            &["f32[4]"],
+            Error("f32[4]"),
+        ),
+        // Control flow.
+        case(
+            Primitive::Control(control::Op::Cond {
+                branches: vec![body_add(), body_add()],
+            }),
+            &["i32[]", "f32[3]", "f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Control(control::Op::Cond {
+                branches: vec![body_add(), body_add()],
+            }),
+            &["f32[]", "f32[3]", "f32[3]"],
+            Error("index"),
+        ),
+        case(
+            Primitive::Control(control::Op::While(control::WhileParams {
+                cond_jaxpr: jaxpr(&["f32[]"], |b, v| vec![lt(b, &v[0], &v[0])]),
+                body_jaxpr: jaxpr(&["f32[]"], |b, v| vec![add(b, &v[0], &v[0])]),
+                cond_nconsts: 0,
+                body_nconsts: 0,
+            })),
+            &["f32[]"],
+            Types(&["f32[]"]),
+        ),
+        case(
+            Primitive::Control(control::Op::While(control::WhileParams {
+                cond_jaxpr: jaxpr(&["f32[]"], |b, v| vec![lt(b, &v[0], &v[0])]),
+                body_jaxpr: jaxpr(&["f32[]"], |b, v| vec![add(b, &v[0], &v[0])]),
+                cond_nconsts: 0,
+                body_nconsts: 0,
+            })),
+            &["i32[]"],
+            Error("i32[]"),
+        ),
+        case(
+            Primitive::Control(control::Op::Scan(control::ScanParams {
+                jaxpr: jaxpr(&["f32[]", "f32[]"], |b, v| {
+                    let s = add(b, &v[0], &v[1]);
+                    vec![s.clone(), s]
+                }),
+                num_consts: 0,
+                num_carry: 1,
+                length: 5,
+                reverse: false,
+                unroll: 1,
+            })),
+            &["f32[]", "f32[5]"],
+            Types(&["f32[]", "f32[5]"]),
+        ),
+        case(
+            Primitive::Control(control::Op::Scan(control::ScanParams {
+                jaxpr: jaxpr(&["f32[]", "f32[]"], |b, v| {
+                    let s = add(b, &v[0], &v[1]);
+                    vec![s.clone(), s]
+                }),
+                num_consts: 0,
+                num_carry: 1,
+                length: 5,
+                reverse: false,
+                unroll: 1,
+            })),
+            &["f32[]", "f32[4]"],
+            Error("5"),
+        ),
+        // Collectives (per-device types inside a shard_map).
+        case(
+            Primitive::Collective(collective::Op::Pvary {
+                group: group(&["x"]),
+            }),
+            &["f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Collective(collective::Op::AllReduce {
+                op: ReduceOp::Sum,
+                group: group(&["x"]),
+            }),
+            &["f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Collective(collective::Op::AllGather {
+                group: group(&["x"]),
+                dim: 0,
+                tiled: true,
+                invariant: false,
+            }),
+            &["f32[3]"],
+            Types(&["f32[12]"]),
+        ),
+        case(
+            Primitive::Collective(collective::Op::AllGather {
+                group: group(&["x"]),
+                dim: 0,
+                tiled: false,
+                invariant: false,
+            }),
+            &["f32[3]"],
+            Types(&["f32[4,3]"]),
+        ),
+        case(
+            Primitive::Collective(collective::Op::AllGather {
+                group: group(&["x"]),
+                dim: 2,
+                tiled: true,
+                invariant: false,
+            }),
+            &["f32[3]"],
+            Error("2"),
+        ),
+        case(
+            Primitive::Collective(collective::Op::ReduceScatter {
+                group: group(&["x"]),
+                dim: 0,
+                tiled: true,
+            }),
+            &["f32[8]"],
+            Types(&["f32[2]"]),
+        ),
+        case(
+            Primitive::Collective(collective::Op::ReduceScatter {
+                group: group(&["x"]),
+                dim: 0,
+                tiled: true,
+            }),
+            &["f32[6]"],
+            Error("6"),
+        ),
+        case(
+            Primitive::Collective(collective::Op::AllToAll {
+                group: group(&["x"]),
+                split_dim: 0,
+                concat_dim: 1,
+            }),
+            &["f32[8,3]"],
+            Types(&["f32[2,12]"]),
+        ),
+        case(
+            Primitive::Collective(collective::Op::AllToAll {
+                group: group(&["x"]),
+                split_dim: 0,
+                concat_dim: 1,
+            }),
+            &["f32[6,3]"],
+            Error("6"),
+        ),
+        case(
+            Primitive::Collective(collective::Op::Ppermute {
+                group: group(&["y"]),
+                perm: vec![(0, 1), (1, 0)],
+            }),
+            &["f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Collective(collective::Op::Ppermute {
+                group: group(&["y"]),
+                perm: vec![(0, 1), (0, 0)],
+            }),
+            &["f32[3]"],
+            Error("0"),
+        ),
+        case(
+            Primitive::Collective(collective::Op::AxisIndex {
+                group: group(&["x"]),
+            }),
+            &[],
+            Types(&["i32[]"]),
+        ),
+        // Sharding.
+        case(
+            Primitive::Sharding(sharding::Op::ShardingConstraint {
+                sharding: spec(&[&["x"], &[]]),
+            }),
+            &["f32[8,3]"],
+            Types(&["f32[8,3]"]),
+        ),
+        case(
+            Primitive::Sharding(sharding::Op::ShardingConstraint {
+                sharding: spec(&[&["x"], &[]]),
+            }),
+            &["f32[6,3]"],
+            Error("6"),
+        ),
+        case(
+            Primitive::Sharding(sharding::Op::ShardMap(sharding::ShardMapParams {
+                jaxpr: jaxpr(&["f32[2,3]"], |_, v| vec![v[0].clone()]),
+                in_shardings: vec![spec(&[&["x"], &[]])],
+                out_shardings: vec![spec(&[&["x"], &[]])],
+                check_vma: false,
+            })),
+            &["f32[8,3]"],
+            Types(&["f32[8,3]"]),
+        ),
+        case(
+            Primitive::Sharding(sharding::Op::ShardMap(sharding::ShardMapParams {
+                jaxpr: jaxpr(&["f32[2,3]"], |_, v| vec![v[0].clone()]),
+                in_shardings: vec![spec(&[&["x"], &[]])],
+                out_shardings: vec![spec(&[&["x"], &[]])],
+                check_vma: false,
+            })),
+            &["f32[4,3]"],
+            Error("f32[4,3]"),
+        ),
+        // Host callbacks and markers.
+        case(
+            Primitive::Host(host::Op::HostCallback {
+                callback: HostCallback {
+                    id: 1,
+                    name: "h".into(),
+                    effectful: false,
+                    vmap_method: VmapMethod::Sequential,
+                },
+                results: vec![t("i32[2]")],
+            }),
+            &["f32[3]"],
+            Types(&["i32[2]"]),
+        ),
+        case(
+            Primitive::Marker(marker::Op::StopGradient),
+            &["f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Marker(marker::Op::OptimizationBarrier),
+            &["f32[3]", "i32[]"],
+            Types(&["f32[3]", "i32[]"]),
+        ),
+        case(
+            Primitive::Marker(marker::Op::CheckpointName { name: "h".into() }),
+            &["f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+    ]
+}
+
+/// The variant of a primitive, by an exhaustive match: adding a primitive
+/// fails to compile here until it is named (and then needs a case).
+fn variant(p: &Primitive) -> &'static str {
+    match p {
+        Primitive::Elementwise(op) => match op {
+            elementwise::Op::Unary(_) => "Unary",
+            elementwise::Op::Binary(_) => "Binary",
+            elementwise::Op::Compare(_) => "Compare",
+            elementwise::Op::IntegerPow { .. } => "IntegerPow",
+            elementwise::Op::SelectN => "SelectN",
+            elementwise::Op::Clamp => "Clamp",
+            elementwise::Op::ConvertElementType { .. } => "ConvertElementType",
+            elementwise::Op::BitcastConvertType { .. } => "BitcastConvertType",
+        },
+        Primitive::Shape(op) => match op {
+            shape::Op::Iota { .. } => "Iota",
+            shape::Op::BroadcastInDim { .. } => "BroadcastInDim",
+            shape::Op::Reshape { .. } => "Reshape",
+            shape::Op::Transpose { .. } => "Transpose",
+            shape::Op::Squeeze { .. } => "Squeeze",
+            shape::Op::Rev { .. } => "Rev",
+            shape::Op::Concatenate { .. } => "Concatenate",
+            shape::Op::Split { .. } => "Split",
+            shape::Op::Pad { .. } => "Pad",
+        },
+        Primitive::Index(op) => match op {
+            index::Op::Slice { .. } => "Slice",
+            index::Op::DynamicSlice { .. } => "DynamicSlice",
+            index::Op::DynamicUpdateSlice => "DynamicUpdateSlice",
+            index::Op::Gather { .. } => "Gather",
+            index::Op::Scatter { .. } => "Scatter",
+        },
+        Primitive::Reduce(op) => match op {
+            reduce::Op::Reduce { .. } => "Reduce",
+            reduce::Op::ReduceWith { .. } => "ReduceWith",
+            reduce::Op::Cumulative { .. } => "Cumulative",
+            reduce::Op::ReduceWindow { .. } => "ReduceWindow",
+            reduce::Op::SelectAndScatterAdd { .. } => "SelectAndScatterAdd",
+            reduce::Op::ArgMinMax { .. } => "ArgMinMax",
+            reduce::Op::Sort { .. } => "Sort",
+            reduce::Op::TopK { .. } => "TopK",
+        },
+        Primitive::Contract(op) => match op {
+            contract::Op::DotGeneral { .. } => "DotGeneral",
+            contract::Op::ConvGeneralDilated { .. } => "ConvGeneralDilated",
+        },
+        Primitive::Call(op) => match op {
+            call::Op::Call { .. } => "Call",
+            call::Op::Remat { .. } => "Remat",
+            call::Op::CustomJvpCall { .. } => "CustomJvpCall",
+            call::Op::CustomVjpCall { .. } => "CustomVjpCall",
+            call::Op::CustomLin { .. } => "CustomLin",
+            call::Op::CallExported { .. } => "CallExported",
+        },
+        Primitive::Control(op) => match op {
+            control::Op::Cond { .. } => "Cond",
+            control::Op::While(_) => "While",
+            control::Op::Scan(_) => "Scan",
+        },
+        Primitive::Collective(op) => match op {
+            collective::Op::Pvary { .. } => "Pvary",
+            collective::Op::AllReduce { .. } => "AllReduce",
+            collective::Op::AllGather { .. } => "AllGather",
+            collective::Op::ReduceScatter { .. } => "ReduceScatter",
+            collective::Op::AllToAll { .. } => "AllToAll",
+            collective::Op::Ppermute { .. } => "Ppermute",
+            collective::Op::AxisIndex { .. } => "AxisIndex",
+        },
+        Primitive::Sharding(op) => match op {
+            sharding::Op::ShardingConstraint { .. } => "ShardingConstraint",
+            sharding::Op::ShardMap(_) => "ShardMap",
+        },
+        Primitive::Host(op) => match op {
+            host::Op::HostCallback { .. } => "HostCallback",
+        },
+        Primitive::Marker(op) => match op {
+            marker::Op::StopGradient => "StopGradient",
+            marker::Op::OptimizationBarrier => "OptimizationBarrier",
+            marker::Op::CheckpointName { .. } => "CheckpointName",
+        },
+    }
+}
+
+/// Every variant `variant` names (kept beside it: a new arm there without
+/// a name here fails `every_primitive_has_a_case`).
+const VARIANTS: &[&str] = &[
+    "Unary",
+    "Binary",
+    "Compare",
+    "IntegerPow",
+    "SelectN",
+    "Clamp",
+    "ConvertElementType",
+    "BitcastConvertType",
+    "Iota",
+    "BroadcastInDim",
+    "Reshape",
+    "Transpose",
+    "Squeeze",
+    "Rev",
+    "Concatenate",
+    "Split",
+    "Pad",
+    "Slice",
+    "DynamicSlice",
+    "DynamicUpdateSlice",
+    "Gather",
+    "Scatter",
+    "Reduce",
+    "ReduceWith",
+    "Cumulative",
+    "ReduceWindow",
+    "SelectAndScatterAdd",
+    "ArgMinMax",
+    "Sort",
+    "TopK",
+    "DotGeneral",
+    "ConvGeneralDilated",
+    "Call",
+    "Remat",
+    "CustomJvpCall",
+    "CustomVjpCall",
+    "CustomLin",
+    "CallExported",
+    "Cond",
+    "While",
+    "Scan",
+    "Pvary",
+    "AllReduce",
+    "AllGather",
+    "ReduceScatter",
+    "AllToAll",
+    "Ppermute",
+    "AxisIndex",
+    "ShardingConstraint",
+    "ShardMap",
+    "HostCallback",
+    "StopGradient",
+    "OptimizationBarrier",
+    "CheckpointName",
+];
+
+#[test]
+fn every_shape_rule_accepts_and_rejects_as_its_table_says() {
+    let mut failures = Vec::new();
+    for c in cases() {
+        let inputs: Vec<Aval> = c.inputs.iter().map(|a| t(a)).collect();
+        let refs: Vec<&Aval> = inputs.iter().collect();
+        let got = abstract_eval(&c.primitive, &refs);
+        let what = format!("{} of ({})", c.primitive.name(), c.inputs.join(", "));
+        match (&c.expect, got) {
+            (Types(want), Ok(outs)) => {
+                let outs: Vec<String> = outs.iter().map(ToString::to_string).collect();
+                if outs != *want {
+                    failures.push(format!("{what}: gave {outs:?}, expected {want:?}"));
+                }
+            }
+            (Types(want), Err(e)) => {
+                failures.push(format!("{what}: error `{e}`, expected {want:?}"))
+            }
+            (Error(piece), Err(e)) => {
+                if !e.to_string().contains(piece) {
+                    failures.push(format!("{what}: error `{e}` does not mention `{piece}`"));
+                }
+            }
+            (Error(piece), Ok(outs)) => failures.push(format!(
+                "{what}: accepted ({outs:?}), expected an error with `{piece}`"
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_primitive_has_a_case() {
+    let covered: BTreeSet<&str> = cases()
+        .iter()
+        .filter(|c| matches!(c.expect, Types(_)))
+        .map(|c| variant(&c.primitive))
+        .collect();
+    let all: BTreeSet<&str> = VARIANTS.iter().copied().collect();
+    let missing: Vec<&&str> = all.difference(&covered).collect();
+    assert!(
+        missing.is_empty(),
+        "primitives without an accepted case: {missing:?}"
+    );
+}
+
+#[test]
+fn collectives_change_the_mesh_axes_a_value_varies_over() {
+    let x = t("f32[3]").with_vma([Arc::from("x"), Arc::from("y")]);
+    let pvary = Primitive::Collective(collective::Op::Pvary {
+        group: group(&["x"]),
+    });
+    let out = abstract_eval(&pvary, &[&t("f32[3]")]).unwrap();
+    assert_eq!(out[0].vma.iter().map(|a| &**a).collect::<Vec<_>>(), ["x"]);
+    let psum = Primitive::Collective(collective::Op::AllReduce {
+        op: ReduceOp::Sum,
+        group: group(&["x"]),
+    });
+    let out = abstract_eval(&psum, &[&x]).unwrap();
+    assert_eq!(out[0].vma.iter().map(|a| &**a).collect::<Vec<_>>(), ["y"]);
+    let index = Primitive::Collective(collective::Op::AxisIndex {
+        group: group(&["y"]),
+    });
+    let out = abstract_eval(&index, &[]).unwrap();
+    assert_eq!(out[0].vma.iter().map(|a| &**a).collect::<Vec<_>>(), ["y"]);
+}
+
+#[test]
+fn the_table_builds_jaxprs_as_the_printer_shows_them() {
+    let j: Jaxpr = jaxpr(&["f32[3]", "f32[3]"], |b, v| vec![add(b, &v[0], &v[1])])
+        .jaxpr()
+        .clone();
+    assert_eq!(
+        j.to_string(),
+        "{ lambda ; a:f32[3] b:f32[3]. let\n    c:f32[3] = add a b\n  in (c,) }"
+    );
+}

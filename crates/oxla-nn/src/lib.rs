@@ -1,0 +1,95 @@
+//! `oxla_nn`: activations and losses of `jax.nn`, parameter
+//! [`initializers`], and layers in the spirit of Flax.
+//!
+//! A layer is a struct that derives [`Pytree`](oxla::Pytree): its
+//! parameters are array leaves named as Flax names them (`kernel`, `bias`,
+//! `scale`, `embedding`, ...) and its hyper-parameters are static fields, so
+//! a model is one pytree that `jit`, `grad`, `vmap`, the optimizers of
+//! `oxla_optim` and the checkpoints take whole. Constructors draw
+//! parameters from an explicit [`Key`](oxla::random::Key) with Flax's
+//! default initializers; `apply` runs the layer (Flax's `__call__`).
+//!
+//! Layers: [`Linear`], [`Mlp`], [`Conv2d`], [`Embedding`], [`LayerNorm`],
+//! [`RmsNorm`], [`Dropout`], [`MultiHeadAttention`], [`TransformerBlock`],
+//! [`TransformerLm`]; functions: [`relu`], [`gelu`], [`softmax`],
+//! [`log_softmax`], [`dot_product_attention`], [`max_pool`], ... Self-
+//! attention over a causal mask, as a decoder does it:
+//!
+//! ```
+//! use oxla_nn::{MultiHeadAttention, make_causal_mask};
+//! use oxla::random::{self, Key};
+//! use oxla::DType;
+//! # fn main() -> oxla::Result<()> {
+//! let attention = MultiHeadAttention::new(Key::new(0), 8, 2);   // 8 features, 2 heads of 4
+//! assert_eq!(attention.query.kernel.shape(), &[8, 2, 4]);
+//! let x = random::normal(Key::new(1), &[3, 5, 8], DType::F32);   // [batch, length, features]
+//! let mask = make_causal_mask(5);                                // position i sees 0..=i
+//! let y = attention.apply(&x, Some(&mask));
+//! assert_eq!(y.shape(), &[3, 5, 8]);
+//! assert!(y.to_vec::<f32>()?.iter().all(|v| v.is_finite()));
+//! # Ok(())
+//! # }
+//! ```
+
+mod activations;
+mod attention;
+mod conv;
+mod dropout;
+mod embedding;
+pub mod initializers;
+mod linear;
+pub mod losses;
+mod normalization;
+mod pooling;
+mod transformer;
+
+pub use activations::{gelu, log_softmax, logsumexp, one_hot, relu, sigmoid, silu, softmax};
+pub use attention::{MultiHeadAttention, Projection, dot_product_attention, make_causal_mask};
+pub use conv::Conv2d;
+pub use dropout::Dropout;
+pub use embedding::Embedding;
+pub use initializers::Initializer;
+pub use linear::{Activation, Linear, Mlp};
+pub use normalization::{LayerNorm, RmsNorm};
+/// The padding [`max_pool`] and [`avg_pool`] take (`lax::Padding`).
+pub use oxla::lax::Padding;
+pub use pooling::{avg_pool, max_pool};
+pub use transformer::{TransformerBlock, TransformerLm};
+
+use oxla::Array;
+use oxla::Error;
+
+/// The error array of a layer given an input it cannot take: names the
+/// layer, the input's type, what it expected and the caller's line.
+#[track_caller]
+fn layer_input_error(layer: &str, x: &Array, expected: &str) -> Array {
+    let location = oxla::Location::from_caller(std::panic::Location::caller());
+    let got = x.aval().map(ToString::to_string).unwrap_or_default();
+    Array::error(Error::InvalidArgument(format!(
+        "{location}: {layer}.apply of {got}: {expected}"
+    )))
+}
+
+/// `x` if its last dimension is `features`, else [`layer_input_error`].
+/// The error a layer's own parameters carry (its constructor was given
+/// something that cannot work: 10 features in 3 heads, say), so that
+/// `apply` reports the constructor's message and line rather than a
+/// confusing complaint about the input.
+fn own_error<L: oxla::Pytree>(layer: &L) -> Option<Array> {
+    oxla::pytree::tree_leaves(layer)
+        .into_iter()
+        .find_map(|leaf| leaf.check().err().map(Array::error))
+}
+
+#[track_caller]
+fn expect_features(layer: &str, x: &Array, features: i64) -> Result<(), Array> {
+    match x.aval() {
+        Err(e) => Err(Array::error(e)),
+        Ok(a) if a.shape.last() == Some(&features) => Ok(()),
+        Ok(_) => Err(layer_input_error(
+            layer,
+            x,
+            &format!("the layer takes inputs whose last dimension is {features}"),
+        )),
+    }
+}

@@ -1,0 +1,147 @@
+//! The safetensors format (the `safetensors` feature).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use oxla::DType;
+use safetensors::{Dtype as StDtype, SafeTensors, tensor::TensorView};
+
+use super::checkpoint_error;
+use super::files::{fill_template, named_host_leaves, write_atomically};
+use oxla::Result;
+use oxla::pytree::Pytree;
+
+fn safetensors_dtype(dtype: DType) -> StDtype {
+    match dtype {
+        DType::Bool => StDtype::BOOL,
+        DType::I8 => StDtype::I8,
+        DType::I16 => StDtype::I16,
+        DType::I32 => StDtype::I32,
+        DType::I64 => StDtype::I64,
+        DType::U8 => StDtype::U8,
+        DType::U16 => StDtype::U16,
+        DType::U32 => StDtype::U32,
+        DType::U64 => StDtype::U64,
+        DType::F16 => StDtype::F16,
+        DType::BF16 => StDtype::BF16,
+        DType::F32 => StDtype::F32,
+        DType::F64 => StDtype::F64,
+    }
+}
+
+/// Saves `tree` as a safetensors file: one tensor per leaf, named by
+/// [`tensor_names`](super::tensor_names), with metadata `format = oxla` and the pytree
+/// structure as text (`treedef`).
+///
+/// ```
+/// use oxla::Array;
+/// use oxla_train::checkpoint::{load_safetensors, save_safetensors};
+/// # fn main() -> oxla::Result<()> {
+/// // Any extension: the format is safetensors either way.
+/// let path = std::env::temp_dir().join(format!("oxla-doc-st-{}.bin", std::process::id()));
+/// let tree = vec![Array::from_slice(&[1.5f32, -2.0], &[2])?];
+/// save_safetensors(&path, &tree)?;
+/// let back = load_safetensors(&path, &tree)?;
+/// assert_eq!(back[0].to_vec::<f32>()?, vec![1.5, -2.0]);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok(())
+/// # }
+/// ```
+pub fn save_safetensors<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<()> {
+    let path = path.as_ref();
+    let (leaves, def) = named_host_leaves(tree)?;
+    let views = leaves
+        .iter()
+        .map(|(name, leaf, host)| {
+            let shape = host.dims.iter().map(|&d| d as usize).collect();
+            TensorView::new(safetensors_dtype(leaf.dtype_or_bool()), shape, &host.bytes)
+                .map(|view| (name.clone(), view))
+                .map_err(|e| checkpoint_error(path, format!("{name}: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let metadata = sorted_metadata([("format", "oxla".to_string()), ("treedef", def.to_string())]);
+    write_atomically(path, |partial| {
+        safetensors::serialize_to_file(views, Some(metadata), partial)
+            .map_err(|e| checkpoint_error(path, e))
+    })
+}
+
+/// The metadata map for `entries` (in sorted key order), built so that it
+/// iterates in that order. The safetensors crate writes a header's
+/// `__metadata__` in its `HashMap`'s iteration order, which each map's
+/// random hash keys decide; a checkpoint should be the same bytes for the
+/// same tree (a resumed run's file compares equal to an uninterrupted
+/// run's), so the map is built again, with fresh keys, until its order is
+/// the sorted one (half of all maps of two entries; the bound is never
+/// reached in practice, and past it only the bytes' order varies).
+fn sorted_metadata<const N: usize>(entries: [(&str, String); N]) -> HashMap<String, String> {
+    let build = || -> HashMap<String, String> {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    };
+    let in_order = |m: &HashMap<String, String>| m.keys().is_sorted();
+    let mut map = build();
+    for _ in 0..256 {
+        if in_order(&map) {
+            break;
+        }
+        map = build();
+    }
+    map
+}
+
+/// Loads a safetensors file into a pytree shaped like `like`.
+///
+/// ```
+/// use oxla::{Array, DType};
+/// use oxla_train::checkpoint::{load_safetensors, save_safetensors};
+/// # fn main() -> oxla::Result<()> {
+/// let path = std::env::temp_dir().join(format!("oxla-doc-lst-{}.safetensors", std::process::id()));
+/// save_safetensors(&path, &Array::from_slice(&[1u8, 2, 3], &[3])?)?;
+/// let like = oxla::numpy::zeros(&[3], DType::U8);
+/// assert_eq!(load_safetensors(&path, &like)?.to_vec::<u8>()?, vec![1, 2, 3]);
+/// // The template's dtype must match the file's.
+/// assert!(load_safetensors(&path, &oxla::numpy::zeros(&[3], DType::F32)).is_err());
+/// # std::fs::remove_file(&path).ok();
+/// # Ok(())
+/// # }
+/// ```
+pub fn load_safetensors<P: Pytree>(path: impl AsRef<Path>, like: &P) -> Result<P> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|e| checkpoint_error(path, e))?;
+    let file = SafeTensors::deserialize(&bytes).map_err(|e| checkpoint_error(path, e))?;
+    let mut tensors = BTreeMap::new();
+    for (name, view) in file.tensors() {
+        let dtype = dtype_of_safetensors(view.dtype()).ok_or_else(|| {
+            checkpoint_error(
+                path,
+                format!("{name} has unsupported dtype {:?}", view.dtype()),
+            )
+        })?;
+        let dims = view.shape().iter().map(|&d| d as i64).collect();
+        tensors.insert(name, (dtype, dims, view.data().to_vec()));
+    }
+    fill_template(path, like, tensors)
+}
+
+fn dtype_of_safetensors(dtype: StDtype) -> Option<DType> {
+    Some(match dtype {
+        StDtype::BOOL => DType::Bool,
+        StDtype::I8 => DType::I8,
+        StDtype::I16 => DType::I16,
+        StDtype::I32 => DType::I32,
+        StDtype::I64 => DType::I64,
+        StDtype::U8 => DType::U8,
+        StDtype::U16 => DType::U16,
+        StDtype::U32 => DType::U32,
+        StDtype::U64 => DType::U64,
+        StDtype::F16 => DType::F16,
+        StDtype::BF16 => DType::BF16,
+        StDtype::F32 => DType::F32,
+        StDtype::F64 => DType::F64,
+        // safetensors' enum is open (non_exhaustive): fp8, fp4, complex.
+        _ => return None,
+    })
+}
