@@ -361,6 +361,8 @@ struct ScanParts<'a> {
     unroll: i64,
 }
 
+// Long by design: JAX's _scan_partial_eval in one piece (the fixed point
+// over carries, then the known and unknown scans that share its masks).
 /// A `scan` with partly unknown operands as a known scan (its known
 /// outputs, and the residuals the unknown part needs, stacked per
 /// iteration) and an unknown scan. Which carries are unknown is found by

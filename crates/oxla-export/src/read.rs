@@ -172,6 +172,8 @@ fn by_index<T: Clone>(unique: &[T], idxs: impl Iterator<Item = u32>, what: &str)
     .collect()
 }
 
+// Long by design: one step per field of the flatbuffer root table, in the
+// order of serialization.fbs.
 /// Converts a verified root table.
 pub(crate) fn exported(e: schema::Exported<'_>) -> Result<Exported> {
     let version = e.serialization_version();

@@ -194,6 +194,10 @@ fn value_attributes(
     Ok(Some(format!("[{}]", dicts.join(", "))))
 }
 
+// Long by design: one MLIR context builds the module in order (the body,
+// the signature's sharding and alias attributes, the mesh declarations and
+// partition count, the checks, the printing); each step reads what the
+// ones before it made in that context.
 /// Lowers `jaxpr` as [`lower_to_text`] does, with `lowering`'s aliases and
 /// shardings; a program with shardings declares its mesh (`sdy.mesh`) and
 /// its number of partitions, for XLA's Shardy partitioner.

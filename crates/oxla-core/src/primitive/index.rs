@@ -277,127 +277,11 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             dimension_numbers: d,
             slice_sizes,
             ..
-        } => {
-            expect_arity(inputs, 2)?;
-            let (x, indices) = (inputs[0], inputs[1]);
-            if !indices.dtype.is_int() || indices.rank() == 0 {
-                return Err(ShapeError::Invalid(format!(
-                    "indices must be an integer array with an index vector dim, got {indices}"
-                )));
-            }
-            let index_size = *indices.shape.last().expect("rank >= 1");
-            if d.start_index_map.len() as i64 != index_size {
-                return Err(ShapeError::Invalid(format!(
-                    "start_index_map {:?} must have one entry per index component ({index_size})",
-                    d.start_index_map
-                )));
-            }
-            check_axes(&d.start_index_map, x.rank(), "start_index_map entry")?;
-            check_axes(&d.collapsed_slice_dims, x.rank(), "collapsed slice dim")?;
-            if slice_sizes.len() != x.rank() {
-                return Err(ShapeError::Invalid(format!(
-                    "slice_sizes {slice_sizes:?} need {} entries",
-                    x.rank()
-                )));
-            }
-            for (dim, (&size, &bound)) in slice_sizes.iter().zip(&x.shape).enumerate() {
-                if size < 0 || size > bound {
-                    return Err(ShapeError::Invalid(format!(
-                        "slice size {size} does not fit dimension {dim} of size {bound}"
-                    )));
-                }
-            }
-            if let Some(&c) = d
-                .collapsed_slice_dims
-                .iter()
-                .find(|&&c| slice_sizes[c as usize] != 1)
-            {
-                return Err(ShapeError::Invalid(format!(
-                    "collapsed slice dim {c} must have slice size 1"
-                )));
-            }
-            let offsets: Vec<i64> = (0..x.rank() as i64)
-                .filter(|dim| !d.collapsed_slice_dims.contains(dim))
-                .map(|dim| slice_sizes[dim as usize])
-                .collect();
-            let batch: Vec<i64> = indices.shape[..indices.rank() - 1].to_vec();
-            let rank = batch.len() + offsets.len();
-            if d.offset_dims.len() != offsets.len() {
-                return Err(ShapeError::Invalid(format!(
-                    "offset_dims {:?} need {} entries",
-                    d.offset_dims,
-                    offsets.len()
-                )));
-            }
-            check_axes(&d.offset_dims, rank, "offset dim")?;
-            let (mut offsets, mut batch) = (offsets.into_iter(), batch.into_iter());
-            let shape: Dims = (0..rank as i64)
-                .map(|dim| {
-                    if d.offset_dims.contains(&dim) {
-                        offsets.next()
-                    } else {
-                        batch.next()
-                    }
-                })
-                .collect::<Option<Dims>>()
-                .ok_or("inconsistent gather dimensions")?;
-            Ok(vec![x.with_shape(&shape)])
-        }
+        } => gather_types(d, slice_sizes, inputs),
         Op::Scatter {
             dimension_numbers: d,
             ..
-        } => {
-            expect_arity(inputs, 3)?;
-            let (x, indices, updates) = (inputs[0], inputs[1], inputs[2]);
-            if !indices.dtype.is_int() || indices.rank() == 0 {
-                return Err(ShapeError::Invalid(format!(
-                    "indices must be an integer array with an index vector dim, got {indices}"
-                )));
-            }
-            if updates.dtype != x.dtype {
-                return Err(ShapeError::Invalid(format!(
-                    "updates {updates} must have the operand's dtype {}",
-                    x.dtype
-                )));
-            }
-            let index_size = *indices.shape.last().expect("rank >= 1");
-            if d.scatter_dims_to_operand_dims.len() as i64 != index_size {
-                return Err(ShapeError::Invalid(format!(
-                    "scatter_dims_to_operand_dims {:?} must have one entry per index component ({index_size})",
-                    d.scatter_dims_to_operand_dims
-                )));
-            }
-            check_axes(&d.scatter_dims_to_operand_dims, x.rank(), "scatter dim")?;
-            check_axes(&d.inserted_window_dims, x.rank(), "inserted window dim")?;
-            check_axes(&d.update_window_dims, updates.rank(), "update window dim")?;
-            if d.update_window_dims.len() + d.inserted_window_dims.len() != x.rank() {
-                return Err(ShapeError::Invalid(format!(
-                    "update window dims {:?} and inserted dims {:?} must cover the operand's rank {}",
-                    d.update_window_dims,
-                    d.inserted_window_dims,
-                    x.rank()
-                )));
-            }
-            let scatter_dims: Vec<i64> = (0..updates.rank() as i64)
-                .filter(|dim| !d.update_window_dims.contains(dim))
-                .map(|dim| updates.shape[dim as usize])
-                .collect();
-            if scatter_dims != indices.shape[..indices.rank() - 1] {
-                return Err(ShapeError::Invalid(format!(
-                    "updates {updates} do not match the indices {indices}"
-                )));
-            }
-            let window_bounds =
-                (0..x.rank() as i64).filter(|dim| !d.inserted_window_dims.contains(dim));
-            for (&u, bound) in d.update_window_dims.iter().zip(window_bounds) {
-                if updates.shape[u as usize] > x.shape[bound as usize] {
-                    return Err(ShapeError::Invalid(format!(
-                        "update window dim {u} is larger than operand dim {bound}"
-                    )));
-                }
-            }
-            Ok(vec![x.clone()])
-        }
+        } => scatter_types(d, inputs),
     }
 }
 
@@ -415,4 +299,129 @@ fn check_indices(indices: &[&Aval], rank: usize) -> RuleResult<()> {
         )));
     }
     Ok(())
+}
+
+/// The shape rule of `gather`.
+fn gather_types(
+    d: &GatherDimensionNumbers,
+    slice_sizes: &Dims,
+    inputs: &[&Aval],
+) -> RuleResult<Vec<Aval>> {
+    expect_arity(inputs, 2)?;
+    let (x, indices) = (inputs[0], inputs[1]);
+    if !indices.dtype.is_int() || indices.rank() == 0 {
+        return Err(ShapeError::Invalid(format!(
+            "indices must be an integer array with an index vector dim, got {indices}"
+        )));
+    }
+    let index_size = *indices.shape.last().expect("rank >= 1");
+    if d.start_index_map.len() as i64 != index_size {
+        return Err(ShapeError::Invalid(format!(
+            "start_index_map {:?} must have one entry per index component ({index_size})",
+            d.start_index_map
+        )));
+    }
+    check_axes(&d.start_index_map, x.rank(), "start_index_map entry")?;
+    check_axes(&d.collapsed_slice_dims, x.rank(), "collapsed slice dim")?;
+    if slice_sizes.len() != x.rank() {
+        return Err(ShapeError::Invalid(format!(
+            "slice_sizes {slice_sizes:?} need {} entries",
+            x.rank()
+        )));
+    }
+    for (dim, (&size, &bound)) in slice_sizes.iter().zip(&x.shape).enumerate() {
+        if size < 0 || size > bound {
+            return Err(ShapeError::Invalid(format!(
+                "slice size {size} does not fit dimension {dim} of size {bound}"
+            )));
+        }
+    }
+    if let Some(&c) = d
+        .collapsed_slice_dims
+        .iter()
+        .find(|&&c| slice_sizes[c as usize] != 1)
+    {
+        return Err(ShapeError::Invalid(format!(
+            "collapsed slice dim {c} must have slice size 1"
+        )));
+    }
+    let offsets: Vec<i64> = (0..x.rank() as i64)
+        .filter(|dim| !d.collapsed_slice_dims.contains(dim))
+        .map(|dim| slice_sizes[dim as usize])
+        .collect();
+    let batch: Vec<i64> = indices.shape[..indices.rank() - 1].to_vec();
+    let rank = batch.len() + offsets.len();
+    if d.offset_dims.len() != offsets.len() {
+        return Err(ShapeError::Invalid(format!(
+            "offset_dims {:?} need {} entries",
+            d.offset_dims,
+            offsets.len()
+        )));
+    }
+    check_axes(&d.offset_dims, rank, "offset dim")?;
+    let (mut offsets, mut batch) = (offsets.into_iter(), batch.into_iter());
+    let shape: Dims = (0..rank as i64)
+        .map(|dim| {
+            if d.offset_dims.contains(&dim) {
+                offsets.next()
+            } else {
+                batch.next()
+            }
+        })
+        .collect::<Option<Dims>>()
+        .ok_or("inconsistent gather dimensions")?;
+    Ok(vec![x.with_shape(&shape)])
+}
+
+/// The shape rule of `scatter` (and its combining variants).
+fn scatter_types(d: &ScatterDimensionNumbers, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    expect_arity(inputs, 3)?;
+    let (x, indices, updates) = (inputs[0], inputs[1], inputs[2]);
+    if !indices.dtype.is_int() || indices.rank() == 0 {
+        return Err(ShapeError::Invalid(format!(
+            "indices must be an integer array with an index vector dim, got {indices}"
+        )));
+    }
+    if updates.dtype != x.dtype {
+        return Err(ShapeError::Invalid(format!(
+            "updates {updates} must have the operand's dtype {}",
+            x.dtype
+        )));
+    }
+    let index_size = *indices.shape.last().expect("rank >= 1");
+    if d.scatter_dims_to_operand_dims.len() as i64 != index_size {
+        return Err(ShapeError::Invalid(format!(
+            "scatter_dims_to_operand_dims {:?} must have one entry per index component ({index_size})",
+            d.scatter_dims_to_operand_dims
+        )));
+    }
+    check_axes(&d.scatter_dims_to_operand_dims, x.rank(), "scatter dim")?;
+    check_axes(&d.inserted_window_dims, x.rank(), "inserted window dim")?;
+    check_axes(&d.update_window_dims, updates.rank(), "update window dim")?;
+    if d.update_window_dims.len() + d.inserted_window_dims.len() != x.rank() {
+        return Err(ShapeError::Invalid(format!(
+            "update window dims {:?} and inserted dims {:?} must cover the operand's rank {}",
+            d.update_window_dims,
+            d.inserted_window_dims,
+            x.rank()
+        )));
+    }
+    let scatter_dims: Vec<i64> = (0..updates.rank() as i64)
+        .filter(|dim| !d.update_window_dims.contains(dim))
+        .map(|dim| updates.shape[dim as usize])
+        .collect();
+    if scatter_dims != indices.shape[..indices.rank() - 1] {
+        return Err(ShapeError::Invalid(format!(
+            "updates {updates} do not match the indices {indices}"
+        )));
+    }
+    let window_bounds = (0..x.rank() as i64).filter(|dim| !d.inserted_window_dims.contains(dim));
+    for (&u, bound) in d.update_window_dims.iter().zip(window_bounds) {
+        if updates.shape[u as usize] > x.shape[bound as usize] {
+            return Err(ShapeError::Invalid(format!(
+                "update window dim {u} is larger than operand dim {bound}"
+            )));
+        }
+    }
+    Ok(vec![x.clone()])
 }

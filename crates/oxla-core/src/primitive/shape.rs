@@ -172,40 +172,7 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         Op::BroadcastInDim {
             shape,
             broadcast_dimensions,
-        } => {
-            expect_arity(inputs, 1)?;
-            let x = inputs[0];
-            if broadcast_dimensions.len() != x.rank() {
-                return Err(ShapeError::Invalid(format!(
-                    "broadcast_dimensions {broadcast_dimensions:?} must have one entry per operand dimension ({})",
-                    x.rank()
-                )));
-            }
-            if shape.iter().any(|&d| d < 0) {
-                return Err(ShapeError::Invalid(format!(
-                    "negative dimension in shape {shape:?}"
-                )));
-            }
-            for (i, &b) in broadcast_dimensions.iter().enumerate() {
-                if b < 0 || b as usize >= shape.len() {
-                    return Err(ShapeError::Invalid(format!(
-                        "broadcast dimension {b} is out of range for shape {shape:?}"
-                    )));
-                }
-                if i > 0 && b <= broadcast_dimensions[i - 1] {
-                    return Err(ShapeError::Invalid(format!(
-                        "broadcast_dimensions {broadcast_dimensions:?} must be strictly increasing"
-                    )));
-                }
-                if x.shape[i] != 1 && x.shape[i] != shape[b as usize] {
-                    return Err(ShapeError::Invalid(format!(
-                        "operand dimension {i} of size {} cannot broadcast to size {}",
-                        x.shape[i], shape[b as usize]
-                    )));
-                }
-            }
-            Ok(vec![x.with_shape(shape)])
-        }
+        } => broadcast_in_dim_types(shape, broadcast_dimensions, inputs),
         Op::Reshape { new_sizes } => {
             expect_arity(inputs, 1)?;
             let x = inputs[0];
@@ -303,38 +270,81 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             out.weak_type = inputs.iter().all(|x| x.weak_type);
             Ok(vec![out])
         }
-        Op::Pad { config } => {
-            expect_arity(inputs, 2)?;
-            let (x, value) = (inputs[0], inputs[1]);
-            if value.rank() != 0 || value.dtype != x.dtype {
-                return Err(ShapeError::Invalid(format!(
-                    "the padding value must be a {} scalar, got {value}",
-                    x.dtype
-                )));
-            }
-            if config.len() != x.rank() {
-                return Err(ShapeError::Invalid(format!(
-                    "padding config has {} entries for rank {}",
-                    config.len(),
-                    x.rank()
-                )));
-            }
-            let mut shape = Dims::new();
-            for (&d, &(lo, hi, interior)) in x.shape.iter().zip(config) {
-                if interior < 0 {
-                    return Err(ShapeError::Invalid(format!(
-                        "interior padding {interior} is negative"
-                    )));
-                }
-                let size = lo + hi + d + (d - 1).max(0) * interior;
-                if size < 0 {
-                    return Err(ShapeError::Invalid(format!(
-                        "padding ({lo}, {hi}, {interior}) of size {d} leaves a negative size"
-                    )));
-                }
-                shape.push(size);
-            }
-            Ok(vec![x.with_shape(&shape)])
+        Op::Pad { config } => pad_types(config, inputs),
+    }
+}
+
+/// The shape rule of `broadcast_in_dim`.
+fn broadcast_in_dim_types(
+    shape: &Dims,
+    broadcast_dimensions: &Dims,
+    inputs: &[&Aval],
+) -> RuleResult<Vec<Aval>> {
+    expect_arity(inputs, 1)?;
+    let x = inputs[0];
+    if broadcast_dimensions.len() != x.rank() {
+        return Err(ShapeError::Invalid(format!(
+            "broadcast_dimensions {broadcast_dimensions:?} must have one entry per operand dimension ({})",
+            x.rank()
+        )));
+    }
+    if shape.iter().any(|&d| d < 0) {
+        return Err(ShapeError::Invalid(format!(
+            "negative dimension in shape {shape:?}"
+        )));
+    }
+    for (i, &b) in broadcast_dimensions.iter().enumerate() {
+        if b < 0 || b as usize >= shape.len() {
+            return Err(ShapeError::Invalid(format!(
+                "broadcast dimension {b} is out of range for shape {shape:?}"
+            )));
+        }
+        if i > 0 && b <= broadcast_dimensions[i - 1] {
+            return Err(ShapeError::Invalid(format!(
+                "broadcast_dimensions {broadcast_dimensions:?} must be strictly increasing"
+            )));
+        }
+        if x.shape[i] != 1 && x.shape[i] != shape[b as usize] {
+            return Err(ShapeError::Invalid(format!(
+                "operand dimension {i} of size {} cannot broadcast to size {}",
+                x.shape[i], shape[b as usize]
+            )));
         }
     }
+    Ok(vec![x.with_shape(shape)])
+}
+
+/// The shape rule of `pad`.
+fn pad_types(config: &[(i64, i64, i64)], inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    expect_arity(inputs, 2)?;
+    let (x, value) = (inputs[0], inputs[1]);
+    if value.rank() != 0 || value.dtype != x.dtype {
+        return Err(ShapeError::Invalid(format!(
+            "the padding value must be a {} scalar, got {value}",
+            x.dtype
+        )));
+    }
+    if config.len() != x.rank() {
+        return Err(ShapeError::Invalid(format!(
+            "padding config has {} entries for rank {}",
+            config.len(),
+            x.rank()
+        )));
+    }
+    let mut shape = Dims::new();
+    for (&d, &(lo, hi, interior)) in x.shape.iter().zip(config) {
+        if interior < 0 {
+            return Err(ShapeError::Invalid(format!(
+                "interior padding {interior} is negative"
+            )));
+        }
+        let size = lo + hi + d + (d - 1).max(0) * interior;
+        if size < 0 {
+            return Err(ShapeError::Invalid(format!(
+                "padding ({lo}, {hi}, {interior}) of size {d} leaves a negative size"
+            )));
+        }
+        shape.push(size);
+    }
+    Ok(vec![x.with_shape(&shape)])
 }

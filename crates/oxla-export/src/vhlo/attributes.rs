@@ -606,6 +606,8 @@ impl<'b, 'a> Tables<'b, 'a> {
         Ok(format!("dense<\"0x{hex}\"> : {builtin}"))
     }
 
+    // Long by design: one arm per VHLO attribute kind, each a few lines, in
+    // the order of the VHLO spec; splitting it would scatter that table.
     fn decode_attr(&self, entry: &Entry<'_>) -> Result<String, VhloError> {
         if !entry.custom {
             return Self::text_entry(entry);

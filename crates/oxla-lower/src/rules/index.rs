@@ -49,127 +49,17 @@ pub(crate) fn lower<'c, 'a>(
             slice_sizes,
             mode,
             fill_value,
-        } => {
-            let (x, indices) = (in_avals[0], in_avals[1]);
-            let index_vector_dim = indices.rank() as i64 - 1;
-            let numbers = format!(
-                "#stablehlo.gather<offset_dims = {}, collapsed_slice_dims = {}, start_index_map = {}, index_vector_dim = {index_vector_dim}>",
-                attrs::i64_list(&d.offset_dims),
-                attrs::i64_list(&d.collapsed_slice_dims),
-                attrs::i64_list(&d.start_index_map)
-            );
-            let gathered = e.op(
-                "stablehlo.gather",
-                inputs,
-                &[out],
-                &[
-                    ("dimension_numbers", numbers),
-                    ("slice_sizes", attrs::i64_array(slice_sizes)),
-                    ("indices_are_sorted", "false".into()),
-                ],
-                loc,
-            )?[0];
-            match mode {
-                oxla_core::GatherMode::Clip | oxla_core::GatherMode::PromiseInBounds => {
-                    Ok(vec![gathered])
-                }
-                oxla_core::GatherMode::Fill => {
-                    // In bounds: 0 <= index <= dim - slice size, for every component.
-                    let bounds: Vec<i64> = d
-                        .start_index_map
-                        .iter()
-                        .map(|&o| x.shape[o as usize] - slice_sizes[o as usize])
-                        .collect();
-                    let components = *indices.shape.last().unwrap_or(&0);
-                    let bound_aval = Aval::new(indices.dtype, &[components]);
-                    let bound_literal = format!(
-                        "dense<{}> : {}",
-                        attrs::i64_list(&bounds),
-                        bound_aval.mlir_type()
-                    );
-                    let bound = if components == 0 {
-                        e.constant(&bound_aval, Scalar::Int(0), loc)?
-                    } else {
-                        e.op(
-                            "stablehlo.constant",
-                            &[],
-                            &[&bound_aval],
-                            &[("value", bound_literal)],
-                            loc,
-                        )?[0]
-                    };
-                    let last = [index_vector_dim];
-                    let bound = e.op(
-                        "stablehlo.broadcast_in_dim",
-                        &[bound],
-                        &[indices],
-                        &[("broadcast_dimensions", attrs::i64_array(&last))],
-                        loc,
-                    )?[0];
-                    let zero = e.constant(indices, Scalar::Int(0), loc)?;
-                    let flags = indices.with_dtype(DType::Bool);
-                    let direction = |dir: &str| {
-                        vec![
-                            (
-                                "comparison_direction",
-                                format!("#stablehlo<comparison_direction {dir}>"),
-                            ),
-                            (
-                                "compare_type",
-                                attrs::compare_type(indices.dtype).to_string(),
-                            ),
-                        ]
-                    };
-                    let above = e.op(
-                        "stablehlo.compare",
-                        &[inputs[1], zero],
-                        &[&flags],
-                        &direction("GE"),
-                        loc,
-                    )?[0];
-                    let below = e.op(
-                        "stablehlo.compare",
-                        &[inputs[1], bound],
-                        &[&flags],
-                        &direction("LE"),
-                        loc,
-                    )?[0];
-                    let both = e.op("stablehlo.and", &[above, below], &[&flags], &[], loc)?[0];
-                    let batch_shape: Vec<i64> = indices.shape[..indices.rank() - 1].to_vec();
-                    let batch_aval = Aval::new(DType::Bool, &batch_shape);
-                    let scalar_bool = Aval::new(DType::Bool, &[]);
-                    let truth = e.constant(&scalar_bool, Scalar::Bool(true), loc)?;
-                    let body = e.binary_region("stablehlo.and", &scalar_bool, loc)?;
-                    let in_bounds = e.op_with_regions(
-                        "stablehlo.reduce",
-                        &[both, truth],
-                        &[&batch_aval],
-                        &[("dimensions", attrs::i64_array(&last))],
-                        vec![body],
-                        loc,
-                    )?[0];
-                    let batch_positions: Vec<i64> = (0..out.rank() as i64)
-                        .filter(|p| !d.offset_dims.contains(p))
-                        .collect();
-                    let mask_aval = out.with_dtype(DType::Bool);
-                    let mask = e.op(
-                        "stablehlo.broadcast_in_dim",
-                        &[in_bounds],
-                        &[&mask_aval],
-                        &[("broadcast_dimensions", attrs::i64_array(&batch_positions))],
-                        loc,
-                    )?[0];
-                    let fill = e.constant(out, fill_value.value(), loc)?;
-                    e.op(
-                        "stablehlo.select",
-                        &[mask, gathered, fill],
-                        &[out],
-                        &[],
-                        loc,
-                    )
-                }
-            }
-        }
+        } => gather(
+            e,
+            d,
+            slice_sizes,
+            mode,
+            fill_value,
+            inputs,
+            in_avals,
+            out,
+            loc,
+        ),
         Op::Scatter {
             op,
             dimension_numbers: d,
@@ -204,6 +94,138 @@ pub(crate) fn lower<'c, 'a>(
                     ("unique_indices", "false".into()),
                 ],
                 vec![body],
+                loc,
+            )
+        }
+    }
+}
+
+/// `stablehlo.gather`, with a select on an in-bounds mask in fill mode.
+#[allow(clippy::too_many_arguments)]
+fn gather<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    d: &oxla_core::GatherDimensionNumbers,
+    slice_sizes: &oxla_core::Dims,
+    mode: &oxla_core::GatherMode,
+    fill_value: &oxla_core::ScalarKey,
+    inputs: &[Value<'c, 'a>],
+    in_avals: &[&Aval],
+    out: &Aval,
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let (x, indices) = (in_avals[0], in_avals[1]);
+    let index_vector_dim = indices.rank() as i64 - 1;
+    let numbers = format!(
+        "#stablehlo.gather<offset_dims = {}, collapsed_slice_dims = {}, start_index_map = {}, index_vector_dim = {index_vector_dim}>",
+        attrs::i64_list(&d.offset_dims),
+        attrs::i64_list(&d.collapsed_slice_dims),
+        attrs::i64_list(&d.start_index_map)
+    );
+    let gathered = e.op(
+        "stablehlo.gather",
+        inputs,
+        &[out],
+        &[
+            ("dimension_numbers", numbers),
+            ("slice_sizes", attrs::i64_array(slice_sizes)),
+            ("indices_are_sorted", "false".into()),
+        ],
+        loc,
+    )?[0];
+    match mode {
+        oxla_core::GatherMode::Clip | oxla_core::GatherMode::PromiseInBounds => Ok(vec![gathered]),
+        oxla_core::GatherMode::Fill => {
+            // In bounds: 0 <= index <= dim - slice size, for every component.
+            let bounds: Vec<i64> = d
+                .start_index_map
+                .iter()
+                .map(|&o| x.shape[o as usize] - slice_sizes[o as usize])
+                .collect();
+            let components = *indices.shape.last().unwrap_or(&0);
+            let bound_aval = Aval::new(indices.dtype, &[components]);
+            let bound_literal = format!(
+                "dense<{}> : {}",
+                attrs::i64_list(&bounds),
+                bound_aval.mlir_type()
+            );
+            let bound = if components == 0 {
+                e.constant(&bound_aval, Scalar::Int(0), loc)?
+            } else {
+                e.op(
+                    "stablehlo.constant",
+                    &[],
+                    &[&bound_aval],
+                    &[("value", bound_literal)],
+                    loc,
+                )?[0]
+            };
+            let last = [index_vector_dim];
+            let bound = e.op(
+                "stablehlo.broadcast_in_dim",
+                &[bound],
+                &[indices],
+                &[("broadcast_dimensions", attrs::i64_array(&last))],
+                loc,
+            )?[0];
+            let zero = e.constant(indices, Scalar::Int(0), loc)?;
+            let flags = indices.with_dtype(DType::Bool);
+            let direction = |dir: &str| {
+                vec![
+                    (
+                        "comparison_direction",
+                        format!("#stablehlo<comparison_direction {dir}>"),
+                    ),
+                    (
+                        "compare_type",
+                        attrs::compare_type(indices.dtype).to_string(),
+                    ),
+                ]
+            };
+            let above = e.op(
+                "stablehlo.compare",
+                &[inputs[1], zero],
+                &[&flags],
+                &direction("GE"),
+                loc,
+            )?[0];
+            let below = e.op(
+                "stablehlo.compare",
+                &[inputs[1], bound],
+                &[&flags],
+                &direction("LE"),
+                loc,
+            )?[0];
+            let both = e.op("stablehlo.and", &[above, below], &[&flags], &[], loc)?[0];
+            let batch_shape: Vec<i64> = indices.shape[..indices.rank() - 1].to_vec();
+            let batch_aval = Aval::new(DType::Bool, &batch_shape);
+            let scalar_bool = Aval::new(DType::Bool, &[]);
+            let truth = e.constant(&scalar_bool, Scalar::Bool(true), loc)?;
+            let body = e.binary_region("stablehlo.and", &scalar_bool, loc)?;
+            let in_bounds = e.op_with_regions(
+                "stablehlo.reduce",
+                &[both, truth],
+                &[&batch_aval],
+                &[("dimensions", attrs::i64_array(&last))],
+                vec![body],
+                loc,
+            )?[0];
+            let batch_positions: Vec<i64> = (0..out.rank() as i64)
+                .filter(|p| !d.offset_dims.contains(p))
+                .collect();
+            let mask_aval = out.with_dtype(DType::Bool);
+            let mask = e.op(
+                "stablehlo.broadcast_in_dim",
+                &[in_bounds],
+                &[&mask_aval],
+                &[("broadcast_dimensions", attrs::i64_array(&batch_positions))],
+                loc,
+            )?[0];
+            let fill = e.constant(out, fill_value.value(), loc)?;
+            e.op(
+                "stablehlo.select",
+                &[mask, gathered, fill],
+                &[out],
+                &[],
                 loc,
             )
         }

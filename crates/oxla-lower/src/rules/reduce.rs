@@ -129,118 +129,14 @@ pub(crate) fn lower<'c, 'a>(
             op,
             axis,
             index_dtype,
-        } => {
-            let x = in_avals[0];
-            let indices_aval = x.with_dtype(*index_dtype);
-            let indices = e.op(
-                "stablehlo.iota",
-                &[],
-                &[&indices_aval],
-                &[("iota_dimension", attrs::i64_attr(*axis as i64))],
-                loc,
-            )?[0];
-            let value = Aval::new(x.dtype, &[]);
-            let index = Aval::new(*index_dtype, &[]);
-            let (start, direction) = match op {
-                oxla_core::ArgOp::Max => (reduction(ReduceOp::Max, x.dtype).0, "GT"),
-                oxla_core::ArgOp::Min => (reduction(ReduceOp::Min, x.dtype).0, "LT"),
-            };
-            let init_value = e.constant(&value, start, loc)?;
-            let init_index = e.constant(&index, Scalar::Int(0), loc)?;
-            // JAX's comparator: take a's value if it wins or is NaN; take a's
-            // index if its value is taken, or on a tie with a smaller index.
-            let body = e.region(&[&value, &index, &value, &index], loc, |e, a| {
-                let (va, ia, vb, ib) = (a[0], a[1], a[2], a[3]);
-                let bool_scalar = Aval::new(DType::Bool, &[]);
-                let wins = compare_scalars(e, va, vb, &value, direction, false, loc)?;
-                let pick_value = if value.dtype.is_float() {
-                    let nan = compare_scalars(e, va, va, &value, "NE", false, loc)?;
-                    e.op("stablehlo.or", &[wins, nan], &[&bool_scalar], &[], loc)?[0]
-                } else {
-                    wins
-                };
-                let tie = compare_scalars(e, va, vb, &value, "EQ", false, loc)?;
-                let lower = compare_scalars(e, ia, ib, &index, "LT", false, loc)?;
-                let tie_lower = e.op("stablehlo.and", &[tie, lower], &[&bool_scalar], &[], loc)?[0];
-                let pick_index = e.op(
-                    "stablehlo.or",
-                    &[pick_value, tie_lower],
-                    &[&bool_scalar],
-                    &[],
-                    loc,
-                )?[0];
-                let v = e.op(
-                    "stablehlo.select",
-                    &[pick_value, va, vb],
-                    &[&value],
-                    &[],
-                    loc,
-                )?[0];
-                let i = e.op(
-                    "stablehlo.select",
-                    &[pick_index, ia, ib],
-                    &[&index],
-                    &[],
-                    loc,
-                )?[0];
-                Ok(vec![v, i])
-            })?;
-            let values_out = out.with_dtype(x.dtype);
-            let results = e.op_with_regions(
-                "stablehlo.reduce",
-                &[inputs[0], indices, init_value, init_index],
-                &[&values_out, out],
-                &[("dimensions", attrs::i64_array(&[*axis as i64]))],
-                vec![body],
-                loc,
-            )?;
-            Ok(vec![results[1]])
-        }
+        } => arg_min_max(e, op, axis, index_dtype, inputs, in_avals, out, loc),
         Op::Sort {
             dimension,
             is_stable,
             num_keys,
-        } => {
-            let scalars: Vec<Aval> = in_avals.iter().map(|a| Aval::new(a.dtype, &[])).collect();
-            let args: Vec<&Aval> = scalars.iter().flat_map(|s| [s, s]).collect();
-            let keys = *num_keys;
-            let comparator = e.region(&args, loc, |e, a| {
-                // Lexicographic "less than" over the keys, NaN last.
-                let bool_scalar = Aval::new(DType::Bool, &[]);
-                let mut result: Option<Value<'c, '_>> = None;
-                for k in (0..keys).rev() {
-                    let (x, y) = (a[2 * k], a[2 * k + 1]);
-                    let lt = compare_scalars(e, x, y, &scalars[k], "LT", true, loc)?;
-                    result = Some(match result {
-                        None => lt,
-                        Some(later) => {
-                            let eq = compare_scalars(e, x, y, &scalars[k], "EQ", true, loc)?;
-                            let tie_then_later =
-                                e.op("stablehlo.and", &[eq, later], &[&bool_scalar], &[], loc)?[0];
-                            e.op(
-                                "stablehlo.or",
-                                &[lt, tie_then_later],
-                                &[&bool_scalar],
-                                &[],
-                                loc,
-                            )?[0]
-                        }
-                    });
-                }
-                Ok(vec![result.expect("at least one key")])
-            })?;
-            e.op_with_regions(
-                "stablehlo.sort",
-                inputs,
-                out_avals,
-                &[
-                    ("dimension", attrs::i64_attr(*dimension as i64)),
-                    ("is_stable", is_stable.to_string()),
-                ],
-                vec![comparator],
-                loc,
-            )
-        }
+        } => sort(
+            e, dimension, is_stable, num_keys, inputs, in_avals, out_avals, loc,
+        ),
         Op::TopK { k } => e.op(
             "chlo.top_k",
             inputs,
@@ -312,6 +208,140 @@ pub(crate) fn reduce_window<'c, 'a>(
             ("padding", attrs::padding_pairs(padding)),
         ],
         vec![body],
+        loc,
+    )
+}
+
+/// argmax/argmin: a two-operand reduce of values and indices with JAX's
+/// comparator (NaN wins, ties take the lower index).
+#[allow(clippy::too_many_arguments)]
+fn arg_min_max<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    op: &oxla_core::ArgOp,
+    axis: &usize,
+    index_dtype: &DType,
+    inputs: &[Value<'c, 'a>],
+    in_avals: &[&Aval],
+    out: &Aval,
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let x = in_avals[0];
+    let indices_aval = x.with_dtype(*index_dtype);
+    let indices = e.op(
+        "stablehlo.iota",
+        &[],
+        &[&indices_aval],
+        &[("iota_dimension", attrs::i64_attr(*axis as i64))],
+        loc,
+    )?[0];
+    let value = Aval::new(x.dtype, &[]);
+    let index = Aval::new(*index_dtype, &[]);
+    let (start, direction) = match op {
+        oxla_core::ArgOp::Max => (reduction(ReduceOp::Max, x.dtype).0, "GT"),
+        oxla_core::ArgOp::Min => (reduction(ReduceOp::Min, x.dtype).0, "LT"),
+    };
+    let init_value = e.constant(&value, start, loc)?;
+    let init_index = e.constant(&index, Scalar::Int(0), loc)?;
+    // JAX's comparator: take a's value if it wins or is NaN; take a's
+    // index if its value is taken, or on a tie with a smaller index.
+    let body = e.region(&[&value, &index, &value, &index], loc, |e, a| {
+        let (va, ia, vb, ib) = (a[0], a[1], a[2], a[3]);
+        let bool_scalar = Aval::new(DType::Bool, &[]);
+        let wins = compare_scalars(e, va, vb, &value, direction, false, loc)?;
+        let pick_value = if value.dtype.is_float() {
+            let nan = compare_scalars(e, va, va, &value, "NE", false, loc)?;
+            e.op("stablehlo.or", &[wins, nan], &[&bool_scalar], &[], loc)?[0]
+        } else {
+            wins
+        };
+        let tie = compare_scalars(e, va, vb, &value, "EQ", false, loc)?;
+        let lower = compare_scalars(e, ia, ib, &index, "LT", false, loc)?;
+        let tie_lower = e.op("stablehlo.and", &[tie, lower], &[&bool_scalar], &[], loc)?[0];
+        let pick_index = e.op(
+            "stablehlo.or",
+            &[pick_value, tie_lower],
+            &[&bool_scalar],
+            &[],
+            loc,
+        )?[0];
+        let v = e.op(
+            "stablehlo.select",
+            &[pick_value, va, vb],
+            &[&value],
+            &[],
+            loc,
+        )?[0];
+        let i = e.op(
+            "stablehlo.select",
+            &[pick_index, ia, ib],
+            &[&index],
+            &[],
+            loc,
+        )?[0];
+        Ok(vec![v, i])
+    })?;
+    let values_out = out.with_dtype(x.dtype);
+    let results = e.op_with_regions(
+        "stablehlo.reduce",
+        &[inputs[0], indices, init_value, init_index],
+        &[&values_out, out],
+        &[("dimensions", attrs::i64_array(&[*axis as i64]))],
+        vec![body],
+        loc,
+    )?;
+    Ok(vec![results[1]])
+}
+
+/// `stablehlo.sort` with a lexicographic comparator over the keys in
+/// StableHLO's total order (NaN last).
+#[allow(clippy::too_many_arguments)]
+fn sort<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    dimension: &usize,
+    is_stable: &bool,
+    num_keys: &usize,
+    inputs: &[Value<'c, 'a>],
+    in_avals: &[&Aval],
+    out_avals: &[&Aval],
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    let scalars: Vec<Aval> = in_avals.iter().map(|a| Aval::new(a.dtype, &[])).collect();
+    let args: Vec<&Aval> = scalars.iter().flat_map(|s| [s, s]).collect();
+    let keys = *num_keys;
+    let comparator = e.region(&args, loc, |e, a| {
+        // Lexicographic "less than" over the keys, NaN last.
+        let bool_scalar = Aval::new(DType::Bool, &[]);
+        let mut result: Option<Value<'c, '_>> = None;
+        for k in (0..keys).rev() {
+            let (x, y) = (a[2 * k], a[2 * k + 1]);
+            let lt = compare_scalars(e, x, y, &scalars[k], "LT", true, loc)?;
+            result = Some(match result {
+                None => lt,
+                Some(later) => {
+                    let eq = compare_scalars(e, x, y, &scalars[k], "EQ", true, loc)?;
+                    let tie_then_later =
+                        e.op("stablehlo.and", &[eq, later], &[&bool_scalar], &[], loc)?[0];
+                    e.op(
+                        "stablehlo.or",
+                        &[lt, tie_then_later],
+                        &[&bool_scalar],
+                        &[],
+                        loc,
+                    )?[0]
+                }
+            });
+        }
+        Ok(vec![result.expect("at least one key")])
+    })?;
+    e.op_with_regions(
+        "stablehlo.sort",
+        inputs,
+        out_avals,
+        &[
+            ("dimension", attrs::i64_attr(*dimension as i64)),
+            ("is_stable", is_stable.to_string()),
+        ],
+        vec![comparator],
         loc,
     )
 }

@@ -157,6 +157,8 @@ impl ExportedFn {
         ExportedFn::new(exported)
     }
 
+    // Long by design: the checks an export must pass, in the order JAX
+    // documents them, each with its own error; they share the parsed module.
     /// Makes `exported` callable: checks that oxla can merge it into its
     /// programs (calling convention, effects, static shapes, one device or
     /// one mesh, this platform, a module in a form oxla reads) and loads

@@ -57,6 +57,7 @@ fn vmap1(f: fn(Array) -> Array, a: &[Array]) -> Result<Vec<Array>> {
     Ok(vec![vmap(f).call(a[0].clone())?])
 }
 
+// Long by design: the table of golden cases, one entry per case.
 fn cases() -> Vec<Golden> {
     vec![
         // Elementwise.
