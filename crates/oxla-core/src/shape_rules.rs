@@ -131,65 +131,16 @@ pub enum VaryingRule {
 /// The varying-axes rule of `primitive`.
 pub fn varying_rule(primitive: &Primitive) -> VaryingRule {
     match primitive {
-        Primitive::Collective(collective::Op::Pvary { .. }) => VaryingRule::AddGroup,
-        Primitive::Collective(collective::Op::AllReduce { .. })
-        | Primitive::Collective(collective::Op::AllGather {
-            invariant: true, ..
-        }) => VaryingRule::RemoveGroup,
-        Primitive::Collective(collective::Op::AxisIndex { .. }) => VaryingRule::Group,
-        Primitive::Call(call::Op::Call { .. })
-        | Primitive::Call(call::Op::Remat { .. })
-        | Primitive::Call(call::Op::CustomJvpCall { .. })
-        | Primitive::Call(call::Op::CustomVjpCall { .. })
-        | Primitive::Call(call::Op::CustomLin { .. })
-        | Primitive::Control(control::Op::Cond { .. })
-        | Primitive::Control(control::Op::While(_))
-        | Primitive::Control(control::Op::Scan(_))
-        | Primitive::Host(host::Op::HostCallback { .. })
-        | Primitive::Call(call::Op::CallExported { .. }) => VaryingRule::FromBody,
-        Primitive::Elementwise(elementwise::Op::Unary(_))
-        | Primitive::Elementwise(elementwise::Op::Binary(_))
-        | Primitive::Elementwise(elementwise::Op::Compare(_))
-        | Primitive::Elementwise(elementwise::Op::IntegerPow { .. })
-        | Primitive::Elementwise(elementwise::Op::SelectN)
-        | Primitive::Elementwise(elementwise::Op::Clamp)
-        | Primitive::Elementwise(elementwise::Op::ConvertElementType { .. })
-        | Primitive::Shape(shape::Op::Iota { .. })
-        | Primitive::Shape(shape::Op::BroadcastInDim { .. })
-        | Primitive::Shape(shape::Op::Reshape { .. })
-        | Primitive::Shape(shape::Op::Transpose { .. })
-        | Primitive::Shape(shape::Op::Squeeze { .. })
-        | Primitive::Shape(shape::Op::Rev { .. })
-        | Primitive::Shape(shape::Op::Concatenate { .. })
-        | Primitive::Shape(shape::Op::Split { .. })
-        | Primitive::Shape(shape::Op::Pad { .. })
-        | Primitive::Index(index::Op::Slice { .. })
-        | Primitive::Reduce(reduce::Op::Reduce { .. })
-        | Primitive::Reduce(reduce::Op::ReduceWith { .. })
-        | Primitive::Index(index::Op::DynamicSlice { .. })
-        | Primitive::Index(index::Op::DynamicUpdateSlice)
-        | Primitive::Elementwise(elementwise::Op::BitcastConvertType { .. })
-        | Primitive::Reduce(reduce::Op::Cumulative { .. })
-        | Primitive::Reduce(reduce::Op::ReduceWindow { .. })
-        | Primitive::Reduce(reduce::Op::SelectAndScatterAdd { .. })
-        | Primitive::Reduce(reduce::Op::ArgMinMax { .. })
-        | Primitive::Reduce(reduce::Op::Sort { .. })
-        | Primitive::Reduce(reduce::Op::TopK { .. })
-        | Primitive::Contract(contract::Op::ConvGeneralDilated { .. })
-        | Primitive::Index(index::Op::Gather { .. })
-        | Primitive::Index(index::Op::Scatter { .. })
-        | Primitive::Contract(contract::Op::DotGeneral { .. })
-        | Primitive::Marker(marker::Op::StopGradient)
-        | Primitive::Marker(marker::Op::OptimizationBarrier)
-        | Primitive::Marker(marker::Op::CheckpointName { .. })
-        | Primitive::Sharding(sharding::Op::ShardingConstraint { .. })
-        | Primitive::Sharding(sharding::Op::ShardMap(_))
-        | Primitive::Collective(collective::Op::AllGather {
-            invariant: false, ..
-        })
-        | Primitive::Collective(collective::Op::ReduceScatter { .. })
-        | Primitive::Collective(collective::Op::AllToAll { .. })
-        | Primitive::Collective(collective::Op::Ppermute { .. }) => VaryingRule::Union,
+        Primitive::Collective(op) => op.varying_rule(),
+        // A body's types say what its results vary over.
+        Primitive::Call(_) | Primitive::Control(_) | Primitive::Host(_) => VaryingRule::FromBody,
+        Primitive::Elementwise(_)
+        | Primitive::Shape(_)
+        | Primitive::Index(_)
+        | Primitive::Reduce(_)
+        | Primitive::Contract(_)
+        | Primitive::Sharding(_)
+        | Primitive::Marker(_) => VaryingRule::Union,
     }
 }
 

@@ -507,16 +507,7 @@ pub fn matmul(x: &Array, y: &Array) -> Array {
         ),
         preferred,
     );
-    let identity = plan
-        .permutation
-        .iter()
-        .enumerate()
-        .all(|(i, &p)| p == i as i64);
-    let out = if identity {
-        out
-    } else {
-        lax::transpose(&out, &plan.permutation)
-    };
+    let out = crate::transform::support::transpose_if_needed(&out, &plan.permutation);
     if plan.both_squeezed.is_empty() {
         out
     } else {

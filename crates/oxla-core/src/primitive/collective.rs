@@ -80,6 +80,26 @@ pub enum Op {
 }
 
 impl Op {
+    /// How the collective changes the mesh axes its result varies over
+    /// (JAX's vma rules).
+    pub fn varying_rule(&self) -> crate::shape_rules::VaryingRule {
+        use crate::shape_rules::VaryingRule;
+        match self {
+            Op::Pvary { .. } => VaryingRule::AddGroup,
+            Op::AllReduce { .. }
+            | Op::AllGather {
+                invariant: true, ..
+            } => VaryingRule::RemoveGroup,
+            Op::AxisIndex { .. } => VaryingRule::Group,
+            Op::AllGather {
+                invariant: false, ..
+            }
+            | Op::ReduceScatter { .. }
+            | Op::AllToAll { .. }
+            | Op::Ppermute { .. } => VaryingRule::Union,
+        }
+    }
+
     /// The mesh axes (and index groups) the collective runs over.
     pub fn group(&self) -> &crate::sharding::AxisGroup {
         match self {

@@ -2,23 +2,23 @@
 //! to StableHLO.
 #![deny(clippy::wildcard_enum_match_arm)]
 
-use super::{Values, first_result};
+use super::{LowerArgs, Values, first_result};
 use crate::attrs;
 use crate::emit::{Emitter, LowerError};
-use melior::ir::{Location, Value};
 use oxla_core::primitive::contract::Op;
-use oxla_core::{Aval, Primitive};
 
 /// The StableHLO of a primitive of this family.
 pub(crate) fn lower<'c, 'a>(
     op: &Op,
     e: &mut Emitter<'c, 'a>,
-    _primitive: &Primitive,
-    inputs: &[Value<'c, 'a>],
-    _in_avals: &[&Aval],
-    out_avals: &[&Aval],
-    loc: Location<'c>,
+    input: &LowerArgs<'_, 'c, 'a>,
 ) -> Result<Values<'c, 'a>, LowerError> {
+    let LowerArgs {
+        inputs,
+        out_avals,
+        loc,
+        ..
+    } = *input;
     let out = &first_result(out_avals);
     match op {
         Op::ConvGeneralDilated {

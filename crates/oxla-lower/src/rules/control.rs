@@ -10,7 +10,7 @@
 //! inside and after a loop or branch keep their program order.
 #![deny(clippy::wildcard_enum_match_arm)]
 
-use super::Values;
+use super::{LowerArgs, Values};
 use crate::attrs;
 use crate::body::lower_body;
 use crate::emit::{Emitter, LowerError, effect_order_aval};
@@ -18,18 +18,21 @@ use crate::rules::compare_scalars;
 use melior::ir::{Location, Value, ValueLike};
 use oxla_core::primitive::control::Op;
 use oxla_core::primitive::control::{ScanParams, WhileParams};
-use oxla_core::{Aval, DType, Jaxpr, Primitive, Scalar, SubJaxpr};
+use oxla_core::{Aval, DType, Jaxpr, Scalar, SubJaxpr};
 
 /// The StableHLO of a primitive of this family.
 pub(crate) fn lower<'c, 'a>(
     op: &Op,
     e: &mut Emitter<'c, 'a>,
-    _primitive: &Primitive,
-    inputs: &[Value<'c, 'a>],
-    in_avals: &[&Aval],
-    out_avals: &[&Aval],
-    loc: Location<'c>,
+    input: &LowerArgs<'_, 'c, 'a>,
 ) -> Result<Values<'c, 'a>, LowerError> {
+    let LowerArgs {
+        inputs,
+        in_avals,
+        out_avals,
+        loc,
+        ..
+    } = *input;
     match op {
         Op::Cond { branches } => cond(e, branches, inputs, out_avals, loc),
         Op::While(WhileParams {

@@ -2,23 +2,26 @@
 //! to StableHLO.
 #![deny(clippy::wildcard_enum_match_arm)]
 
-use super::{Values, first_result};
+use super::{LowerArgs, Values, first_result};
 use crate::attrs;
 use crate::emit::{Emitter, LowerError};
 use melior::ir::{Location, Value};
 use oxla_core::primitive::index::Op;
-use oxla_core::{Aval, DType, Primitive, Scalar};
+use oxla_core::{Aval, DType, Scalar};
 
 /// The StableHLO of a primitive of this family.
 pub(crate) fn lower<'c, 'a>(
     op: &Op,
     e: &mut Emitter<'c, 'a>,
-    _primitive: &Primitive,
-    inputs: &[Value<'c, 'a>],
-    in_avals: &[&Aval],
-    out_avals: &[&Aval],
-    loc: Location<'c>,
+    input: &LowerArgs<'_, 'c, 'a>,
 ) -> Result<Values<'c, 'a>, LowerError> {
+    let LowerArgs {
+        inputs,
+        in_avals,
+        out_avals,
+        loc,
+        ..
+    } = *input;
     let out = &first_result(out_avals);
     match op {
         Op::Slice {

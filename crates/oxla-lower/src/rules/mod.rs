@@ -34,6 +34,21 @@ pub(crate) fn direction(c: Comparison) -> &'static str {
     }
 }
 
+/// What a family's lowering rule gets besides the emitter and its op: the
+/// equation's operands' values and types, its results' types and its
+/// source location.
+#[derive(Clone, Copy)]
+pub(crate) struct LowerArgs<'x, 'c, 'a> {
+    /// The operands' values.
+    pub(crate) inputs: &'x [Value<'c, 'a>],
+    /// The operands' types.
+    pub(crate) in_avals: &'x [&'x Aval],
+    /// The results' types.
+    pub(crate) out_avals: &'x [&'x Aval],
+    /// The equation's source location.
+    pub(crate) loc: Location<'c>,
+}
+
 /// Lowers one equation; returns the values of its outputs.
 pub(crate) fn lower_equation<'c, 'a>(
     e: &mut Emitter<'c, 'a>,
@@ -43,28 +58,24 @@ pub(crate) fn lower_equation<'c, 'a>(
     out_avals: &[&Aval],
     loc: Location<'c>,
 ) -> Result<Values<'c, 'a>, LowerError> {
+    let input = LowerArgs {
+        inputs,
+        in_avals,
+        out_avals,
+        loc,
+    };
     match primitive {
-        Primitive::Elementwise(op) => {
-            elementwise::lower(op, e, primitive, inputs, in_avals, out_avals, loc)
-        }
-        Primitive::Shape(op) => shape::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
-        Primitive::Index(op) => index::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
-        Primitive::Reduce(op) => reduce::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
-        Primitive::Contract(op) => {
-            contract::lower(op, e, primitive, inputs, in_avals, out_avals, loc)
-        }
-        Primitive::Call(op) => call::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
-        Primitive::Control(op) => {
-            control::lower(op, e, primitive, inputs, in_avals, out_avals, loc)
-        }
-        Primitive::Collective(op) => {
-            collective::lower(op, e, primitive, inputs, in_avals, out_avals, loc)
-        }
-        Primitive::Sharding(op) => {
-            sharding::lower(op, e, primitive, inputs, in_avals, out_avals, loc)
-        }
-        Primitive::Host(op) => host::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
-        Primitive::Marker(op) => marker::lower(op, e, primitive, inputs, in_avals, out_avals, loc),
+        Primitive::Elementwise(op) => elementwise::lower(op, e, &input),
+        Primitive::Shape(op) => shape::lower(op, e, &input),
+        Primitive::Index(op) => index::lower(op, e, &input),
+        Primitive::Reduce(op) => reduce::lower(op, e, &input),
+        Primitive::Contract(op) => contract::lower(op, e, &input),
+        Primitive::Call(op) => call::lower(op, e, &input),
+        Primitive::Control(op) => control::lower(op, e, &input),
+        Primitive::Collective(op) => collective::lower(op, e, &input),
+        Primitive::Sharding(op) => sharding::lower(op, e, &input),
+        Primitive::Host(op) => host::lower(op, e, &input),
+        Primitive::Marker(op) => marker::lower(op, e, &input),
     }
 }
 

@@ -2,23 +2,26 @@
 //! to StableHLO.
 #![deny(clippy::wildcard_enum_match_arm)]
 
-use super::{Values, compare_scalars, first_result};
+use super::{LowerArgs, Values, compare_scalars, first_result};
 use crate::attrs;
 use crate::emit::{Emitter, LowerError};
 use melior::ir::{Location, Value};
 use oxla_core::primitive::reduce::Op;
-use oxla_core::{Aval, DType, Primitive, ReduceOp, Scalar};
+use oxla_core::{Aval, DType, ReduceOp, Scalar};
 
 /// The StableHLO of a primitive of this family.
 pub(crate) fn lower<'c, 'a>(
     op: &Op,
     e: &mut Emitter<'c, 'a>,
-    _primitive: &Primitive,
-    inputs: &[Value<'c, 'a>],
-    in_avals: &[&Aval],
-    out_avals: &[&Aval],
-    loc: Location<'c>,
+    input: &LowerArgs<'_, 'c, 'a>,
 ) -> Result<Values<'c, 'a>, LowerError> {
+    let LowerArgs {
+        inputs,
+        in_avals,
+        out_avals,
+        loc,
+        ..
+    } = *input;
     let out = &first_result(out_avals);
     match op {
         Op::ReduceWith { computation, axes } => {

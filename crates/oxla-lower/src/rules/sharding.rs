@@ -2,23 +2,24 @@
 //! to StableHLO.
 #![deny(clippy::wildcard_enum_match_arm)]
 
-use super::Values;
+use super::{LowerArgs, Values};
 use crate::emit::{Emitter, LowerError};
-use melior::ir::{Location, Value};
 use oxla_core::primitive::sharding::Op;
 use oxla_core::primitive::sharding::ShardMapParams;
-use oxla_core::{Aval, Primitive};
 
 /// The StableHLO of a primitive of this family.
 pub(crate) fn lower<'c, 'a>(
     op: &Op,
     e: &mut Emitter<'c, 'a>,
-    _primitive: &Primitive,
-    inputs: &[Value<'c, 'a>],
-    in_avals: &[&Aval],
-    out_avals: &[&Aval],
-    loc: Location<'c>,
+    input: &LowerArgs<'_, 'c, 'a>,
 ) -> Result<Values<'c, 'a>, LowerError> {
+    let LowerArgs {
+        inputs,
+        in_avals,
+        out_avals,
+        loc,
+        ..
+    } = *input;
     match op {
         Op::ShardMap(ShardMapParams {
             jaxpr,

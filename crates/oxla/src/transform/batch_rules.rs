@@ -20,6 +20,20 @@ use crate::lax;
 /// Outputs and their batch dims.
 pub(crate) type Batched = (Vec<Array>, Vec<Option<usize>>);
 
+/// What a family's batching rule gets: the equation's primitive, its
+/// operands, where each is batched, and the batch size.
+#[derive(Clone, Copy)]
+pub(crate) struct BatchArgs<'a> {
+    /// The primitive.
+    pub(crate) primitive: &'a Primitive,
+    /// The operands.
+    pub(crate) args: &'a [Array],
+    /// Each operand's batch dimension (`None`: unbatched).
+    pub(crate) bdims: &'a [Option<usize>],
+    /// The batch size.
+    pub(crate) axis_size: i64,
+}
+
 /// Outputs of `primitive` on batched operands (`bdims[i]` is where operand
 /// i's batch dimension is, `None` if it has none), and their batch dims.
 pub(crate) fn batch(
@@ -35,18 +49,24 @@ pub(crate) fn batch(
             format!("{} operands but {} batch dims", args.len(), bdims.len()),
         ));
     }
+    let input = BatchArgs {
+        primitive,
+        args,
+        bdims,
+        axis_size,
+    };
     match primitive {
-        Primitive::Elementwise(op) => elementwise::batch(op, primitive, args, bdims, axis_size),
-        Primitive::Shape(op) => shape::batch(op, primitive, args, bdims, axis_size),
-        Primitive::Index(op) => index::batch(op, primitive, args, bdims, axis_size),
-        Primitive::Reduce(op) => reduce::batch(op, primitive, args, bdims, axis_size),
-        Primitive::Contract(op) => contract::batch(op, primitive, args, bdims, axis_size),
-        Primitive::Call(op) => call::batch(op, primitive, args, bdims, axis_size),
-        Primitive::Control(op) => control::batch(op, primitive, args, bdims, axis_size),
-        Primitive::Collective(op) => collective::batch(op, primitive, args, bdims, axis_size),
-        Primitive::Sharding(op) => sharding::batch(op, primitive, args, bdims, axis_size),
-        Primitive::Host(op) => host::batch(op, primitive, args, bdims, axis_size),
-        Primitive::Marker(op) => marker::batch(op, primitive, args, bdims, axis_size),
+        Primitive::Elementwise(op) => elementwise::batch(op, &input),
+        Primitive::Shape(op) => shape::batch(op, &input),
+        Primitive::Index(op) => index::batch(op, &input),
+        Primitive::Reduce(op) => reduce::batch(op, &input),
+        Primitive::Contract(op) => contract::batch(op, &input),
+        Primitive::Call(op) => call::batch(op, &input),
+        Primitive::Control(op) => control::batch(op, &input),
+        Primitive::Collective(op) => collective::batch(op, &input),
+        Primitive::Sharding(op) => sharding::batch(op, &input),
+        Primitive::Host(op) => host::batch(op, &input),
+        Primitive::Marker(op) => marker::batch(op, &input),
     }
 }
 

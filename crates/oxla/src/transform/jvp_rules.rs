@@ -27,6 +27,20 @@ use crate::lax;
 /// Primal outputs and their tangents.
 pub(crate) type Jvp = (Vec<Array>, Vec<Tangent>);
 
+/// What a family's jvp rule gets: the equation's primitive, its primal
+/// inputs and their tangents (`None`: a symbolic zero).
+#[derive(Clone, Copy)]
+pub(crate) struct JvpArgs<'a> {
+    /// The primitive.
+    pub(crate) primitive: &'a Primitive,
+    /// The primal inputs.
+    pub(crate) primals: &'a [Array],
+    /// Their tangents.
+    pub(crate) tangents: &'a [Tangent],
+    /// The jvp trace's context (linearize or forward).
+    pub(crate) ctx: &'a JvpContext,
+}
+
 /// Primal outputs and output tangents of `primitive`.
 pub(crate) fn jvp(
     primitive: &Primitive,
@@ -34,18 +48,24 @@ pub(crate) fn jvp(
     tangents: &[Tangent],
     ctx: &JvpContext,
 ) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let input = JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ctx,
+    };
     match primitive {
-        Primitive::Elementwise(op) => elementwise::jvp(op, primitive, primals, tangents, ctx),
-        Primitive::Shape(op) => shape::jvp(op, primitive, primals, tangents, ctx),
-        Primitive::Index(op) => index::jvp(op, primitive, primals, tangents, ctx),
-        Primitive::Reduce(op) => reduce::jvp(op, primitive, primals, tangents, ctx),
-        Primitive::Contract(op) => contract::jvp(op, primitive, primals, tangents, ctx),
-        Primitive::Call(op) => call::jvp(op, primitive, primals, tangents, ctx),
-        Primitive::Control(op) => control::jvp(op, primitive, primals, tangents, ctx),
-        Primitive::Collective(op) => collective::jvp(op, primitive, primals, tangents, ctx),
-        Primitive::Sharding(op) => sharding::jvp(op, primitive, primals, tangents, ctx),
-        Primitive::Host(op) => host::jvp(op, primitive, primals, tangents, ctx),
-        Primitive::Marker(op) => marker::jvp(op, primitive, primals, tangents, ctx),
+        Primitive::Elementwise(op) => elementwise::jvp(op, &input),
+        Primitive::Shape(op) => shape::jvp(op, &input),
+        Primitive::Index(op) => index::jvp(op, &input),
+        Primitive::Reduce(op) => reduce::jvp(op, &input),
+        Primitive::Contract(op) => contract::jvp(op, &input),
+        Primitive::Call(op) => call::jvp(op, &input),
+        Primitive::Control(op) => control::jvp(op, &input),
+        Primitive::Collective(op) => collective::jvp(op, &input),
+        Primitive::Sharding(op) => sharding::jvp(op, &input),
+        Primitive::Host(op) => host::jvp(op, &input),
+        Primitive::Marker(op) => marker::jvp(op, &input),
     }
 }
 

@@ -21,6 +21,24 @@ use crate::error::{Error, Result};
 
 use crate::lax;
 
+/// What a family's transpose rule gets: the equation's primitive, the
+/// cotangents of its outputs and its operands (linear or known).
+#[derive(Clone, Copy)]
+pub(crate) struct TransposeArgs<'a> {
+    /// The primitive.
+    pub(crate) primitive: &'a Primitive,
+    /// The output cotangents.
+    pub(crate) cts: &'a [Tangent],
+    /// The operands: linear (with their types) or known values.
+    pub(crate) operands: &'a [Operand],
+    /// The output types.
+    pub(crate) out_avals: &'a [Aval],
+    /// The first nonzero output cotangent.
+    pub(crate) ct: &'a Array,
+    /// Its shape.
+    pub(crate) ct_shape: &'a [i64],
+}
+
 /// Cotangents of `operands` (`None` for zero, and for every known operand).
 pub(crate) fn transpose(
     primitive: &Primitive,
@@ -37,40 +55,26 @@ pub(crate) fn transpose(
         return Ok(none(operands.len()));
     };
     let ct_shape = ct.shape_or_empty().to_vec();
+    let input = TransposeArgs {
+        primitive,
+        cts,
+        operands,
+        out_avals,
+        ct,
+        ct_shape: &ct_shape,
+    };
     let cts_in = match primitive {
-        Primitive::Elementwise(op) => {
-            elementwise::transpose(op, primitive, cts, operands, out_avals, ct, &ct_shape)
-        }
-        Primitive::Shape(op) => {
-            shape::transpose(op, primitive, cts, operands, out_avals, ct, &ct_shape)
-        }
-        Primitive::Index(op) => {
-            index::transpose(op, primitive, cts, operands, out_avals, ct, &ct_shape)
-        }
-        Primitive::Reduce(op) => {
-            reduce::transpose(op, primitive, cts, operands, out_avals, ct, &ct_shape)
-        }
-        Primitive::Contract(op) => {
-            contract::transpose(op, primitive, cts, operands, out_avals, ct, &ct_shape)
-        }
-        Primitive::Call(op) => {
-            call::transpose(op, primitive, cts, operands, out_avals, ct, &ct_shape)
-        }
-        Primitive::Control(op) => {
-            control::transpose(op, primitive, cts, operands, out_avals, ct, &ct_shape)
-        }
-        Primitive::Collective(op) => {
-            collective::transpose(op, primitive, cts, operands, out_avals, ct, &ct_shape)
-        }
-        Primitive::Sharding(op) => {
-            sharding::transpose(op, primitive, cts, operands, out_avals, ct, &ct_shape)
-        }
-        Primitive::Host(op) => {
-            host::transpose(op, primitive, cts, operands, out_avals, ct, &ct_shape)
-        }
-        Primitive::Marker(op) => {
-            marker::transpose(op, primitive, cts, operands, out_avals, ct, &ct_shape)
-        }
+        Primitive::Elementwise(op) => elementwise::transpose(op, &input),
+        Primitive::Shape(op) => shape::transpose(op, &input),
+        Primitive::Index(op) => index::transpose(op, &input),
+        Primitive::Reduce(op) => reduce::transpose(op, &input),
+        Primitive::Contract(op) => contract::transpose(op, &input),
+        Primitive::Call(op) => call::transpose(op, &input),
+        Primitive::Control(op) => control::transpose(op, &input),
+        Primitive::Collective(op) => collective::transpose(op, &input),
+        Primitive::Sharding(op) => sharding::transpose(op, &input),
+        Primitive::Host(op) => host::transpose(op, &input),
+        Primitive::Marker(op) => marker::transpose(op, &input),
     }?;
     finish(primitive, operands, cts_in)
 }

@@ -11,14 +11,17 @@
 
 use crate::array::Array;
 use crate::error::{Error, Result};
+use crate::transform::batch_rules::BatchArgs;
 use crate::transform::batch_rules::per_example;
 use crate::transform::jvp::JvpContext;
+use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{finish, zero_jvp};
 use crate::transform::support;
 use crate::transform::support::{Tangent, bind_all, instantiate, internal_error, rule_error};
 use crate::transform::support::{location, refs};
 use crate::transform::transpose::Operand;
 use crate::transform::transpose::transpose_jaxpr;
+use crate::transform::transpose_rules::TransposeArgs;
 use crate::transform::transpose_rules::nonlinear;
 use oxla_core::partial_eval::partial_eval;
 use oxla_core::primitive::call;
@@ -27,13 +30,13 @@ use oxla_core::{Aval, Equation, Primitive, SubJaxpr};
 use std::sync::Arc;
 
 /// Primal outputs and output tangents of a primitive of this family.
-pub(crate) fn jvp(
-    op: &Op,
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
+pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ctx,
+    } = *input;
     let result = match op {
         Op::Call { .. }
         | Op::Remat { .. }
@@ -62,15 +65,14 @@ pub(crate) fn jvp(
 
 /// Cotangents of the operands of a primitive of this family (`ct` is the
 /// first nonzero output cotangent, of shape `ct_shape`).
-pub(crate) fn transpose(
-    op: &Op,
-    primitive: &Primitive,
-    cts: &[Tangent],
-    operands: &[Operand],
-    out_avals: &[Aval],
-    _ct: &Array,
-    _ct_shape: &[i64],
-) -> Result<Vec<Tangent>> {
+pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangent>> {
+    let TransposeArgs {
+        primitive,
+        cts,
+        operands,
+        out_avals,
+        ..
+    } = *input;
     match op {
         Op::CallExported { .. } => nonlinear(primitive, operands),
         Op::Call { .. }
@@ -82,13 +84,13 @@ pub(crate) fn transpose(
 }
 
 /// Batched outputs and their batch dims for a primitive of this family.
-pub(crate) fn batch(
-    op: &Op,
-    primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-    axis_size: i64,
-) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let BatchArgs {
+        primitive,
+        args,
+        bdims,
+        axis_size,
+    } = *input;
     match op {
         Op::Call { .. }
         | Op::Remat { .. }

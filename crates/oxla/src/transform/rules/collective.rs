@@ -25,27 +25,29 @@
 use crate::array::Array;
 use crate::error::Result;
 use crate::lax;
+use crate::transform::batch_rules::BatchArgs;
 use crate::transform::batch_rules::same_bdim_unary;
-use crate::transform::jvp::JvpContext;
+use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{finish, single};
 use crate::transform::support;
 use crate::transform::support::{
     Tangent, batch_at, bind_all, internal_error, literal, move_axis, refs, rule_error, zeros,
 };
 use crate::transform::transpose::Operand;
+use crate::transform::transpose_rules::TransposeArgs;
 use crate::transform::transpose_rules::for_linear;
 use oxla_core::primitive::collective;
 use oxla_core::primitive::collective::Op;
-use oxla_core::{Aval, AxisGroup, DType, Primitive, ReduceOp};
+use oxla_core::{AxisGroup, DType, Primitive, ReduceOp};
 
 /// Primal outputs and output tangents of a primitive of this family.
-pub(crate) fn jvp(
-    op: &Op,
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    _ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
+pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ..
+    } = *input;
     let result = match op {
         Op::AllReduce { .. }
         | Op::AllGather { .. }
@@ -70,15 +72,13 @@ pub(crate) fn jvp(
 
 /// Cotangents of the operands of a primitive of this family (`ct` is the
 /// first nonzero output cotangent, of shape `ct_shape`).
-pub(crate) fn transpose(
-    op: &Op,
-    primitive: &Primitive,
-    _cts: &[Tangent],
-    operands: &[Operand],
-    _out_avals: &[Aval],
-    ct: &Array,
-    _ct_shape: &[i64],
-) -> Result<Vec<Tangent>> {
+pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangent>> {
+    let TransposeArgs {
+        primitive,
+        operands,
+        ct,
+        ..
+    } = *input;
     match op {
         // JAX's pvary transpose: the cotangent summed over the axes the
         // value was made to vary over.
@@ -101,13 +101,13 @@ pub(crate) fn transpose(
 }
 
 /// Batched outputs and their batch dims for a primitive of this family.
-pub(crate) fn batch(
-    op: &Op,
-    primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-    axis_size: i64,
-) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let BatchArgs {
+        primitive,
+        args,
+        bdims,
+        axis_size,
+    } = *input;
     let size = axis_size;
     match op {
         Op::Pvary { .. } => same_bdim_unary(primitive, args, bdims, size),
@@ -299,21 +299,13 @@ fn ppermute(
     Ok((lax::select_n(&mask, &[&zeros(&aval), &moved]), Some(0)))
 }
 
-fn bind1(primitive: Primitive, x: &Array) -> Result<Array> {
-    let name = primitive.name();
-    bind_all(primitive, &[x])?
-        .into_iter()
-        .next()
-        .ok_or_else(|| crate::error::Error::Internal(format!("{name} gave nothing")))
-}
-
 fn psum(group: &AxisGroup, x: &Array) -> Result<Array> {
-    bind1(
-        Primitive::Collective(collective::Op::AllReduce {
+    support::bind_one(
+        &Primitive::Collective(collective::Op::AllReduce {
             op: ReduceOp::Sum,
             group: group.clone(),
         }),
-        x,
+        &[x],
     )
 }
 
@@ -328,7 +320,7 @@ pub(crate) fn collective_jvp(
         return Ok((bind_all(primitive.clone(), &[])?, vec![None]));
     }
     let x = &primals[0];
-    let out = bind1(primitive.clone(), x)?;
+    let out = support::bind_one(primitive, &[x])?;
     let Some(t) = tangents.first().cloned().flatten() else {
         return Ok((vec![out], vec![None]));
     };
@@ -345,7 +337,7 @@ pub(crate) fn collective_jvp(
         | Op::AllGather { .. }
         | Op::ReduceScatter { .. }
         | Op::AllToAll { .. }
-        | Op::Ppermute { .. } => bind1(primitive.clone(), &t)?,
+        | Op::Ppermute { .. } => support::bind_one(primitive, &[&t])?,
         Op::Pvary { .. } | Op::AxisIndex { .. } => {
             return Err(internal_error("jvp", primitive, "not a collective"));
         }
@@ -430,7 +422,7 @@ pub(crate) fn collective_transpose(
             return Err(internal_error("transpose", primitive, "not a collective"));
         }
     };
-    Ok(vec![Some(bind1(transposed, ct)?)])
+    Ok(vec![Some(support::bind_one(&transposed, &[ct])?)])
 }
 
 /// The transpose of `all_gather_invariant`: this device's block of the
@@ -486,32 +478,32 @@ pub(crate) fn collective_batch(
     };
     let front = || move_axis(x, b, 0);
     let (out, bdim) = match op {
-        Op::AllReduce { .. } | Op::Ppermute { .. } => (bind1(primitive.clone(), x)?, b),
+        Op::AllReduce { .. } | Op::Ppermute { .. } => (support::bind_one(primitive, &[x])?, b),
         Op::AllGather {
             group,
             dim,
             tiled,
             invariant,
         } => (
-            bind1(
-                Primitive::Collective(collective::Op::AllGather {
+            support::bind_one(
+                &Primitive::Collective(collective::Op::AllGather {
                     group: group.clone(),
                     dim: dim + 1,
                     tiled: *tiled,
                     invariant: *invariant,
                 }),
-                &front(),
+                &[&front()],
             )?,
             0,
         ),
         Op::ReduceScatter { group, dim, tiled } => (
-            bind1(
-                Primitive::Collective(collective::Op::ReduceScatter {
+            support::bind_one(
+                &Primitive::Collective(collective::Op::ReduceScatter {
                     group: group.clone(),
                     dim: dim + 1,
                     tiled: *tiled,
                 }),
-                &front(),
+                &[&front()],
             )?,
             0,
         ),
@@ -520,13 +512,13 @@ pub(crate) fn collective_batch(
             split_dim,
             concat_dim,
         } => (
-            bind1(
-                Primitive::Collective(collective::Op::AllToAll {
+            support::bind_one(
+                &Primitive::Collective(collective::Op::AllToAll {
                     group: group.clone(),
                     split_dim: split_dim + 1,
                     concat_dim: concat_dim + 1,
                 }),
-                &front(),
+                &[&front()],
             )?,
             0,
         ),

@@ -5,25 +5,27 @@
 use crate::array::Array;
 use crate::error::Result;
 use crate::lax;
+use crate::transform::batch_rules::BatchArgs;
 use crate::transform::batch_rules::{Batched, axes_to_batched, done, empty_batch, to_batched};
-use crate::transform::jvp::JvpContext;
+use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{Jvp, differentiable, finish, single};
 use crate::transform::support;
 use crate::transform::support::{Tangent, add_tangents, refs, rule_error};
 use crate::transform::transpose::Operand;
+use crate::transform::transpose_rules::TransposeArgs;
 use crate::transform::transpose_rules::{argsort, dilate, nonlinear, not_linear, vjp_lhs_padding};
 use oxla_core::primitive::contract;
 use oxla_core::primitive::contract::Op;
 use oxla_core::{Aval, ConvDimensionNumbers, DType, Dims, Precision, Primitive};
 
 /// Primal outputs and output tangents of a primitive of this family.
-pub(crate) fn jvp(
-    op: &Op,
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    _ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
+pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ..
+    } = *input;
     let result = match op {
         Op::DotGeneral { .. } | Op::ConvGeneralDilated { .. } => {
             bilinear_jvp(primitive, primals, tangents)?
@@ -34,15 +36,14 @@ pub(crate) fn jvp(
 
 /// Cotangents of the operands of a primitive of this family (`ct` is the
 /// first nonzero output cotangent, of shape `ct_shape`).
-pub(crate) fn transpose(
-    op: &Op,
-    primitive: &Primitive,
-    _cts: &[Tangent],
-    operands: &[Operand],
-    _out_avals: &[Aval],
-    ct: &Array,
-    ct_shape: &[i64],
-) -> Result<Vec<Tangent>> {
+pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangent>> {
+    let TransposeArgs {
+        primitive,
+        operands,
+        ct,
+        ct_shape,
+        ..
+    } = *input;
     match op {
         Op::ConvGeneralDilated {
             window_strides,
@@ -88,13 +89,13 @@ pub(crate) fn transpose(
 }
 
 /// Batched outputs and their batch dims for a primitive of this family.
-pub(crate) fn batch(
-    op: &Op,
-    primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-    axis_size: i64,
-) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let BatchArgs {
+        primitive,
+        args,
+        bdims,
+        axis_size,
+    } = *input;
     let size = axis_size;
     match op {
         Op::ConvGeneralDilated { .. } => conv(primitive, args, bdims, size),

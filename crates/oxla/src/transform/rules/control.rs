@@ -15,26 +15,29 @@ use crate::array::Array;
 use crate::control::join_branches;
 use crate::error::Result;
 use crate::lax;
+use crate::transform::batch_rules::BatchArgs;
 use crate::transform::jvp::{JvpContext, bind_jvp, jvp_jaxpr};
+use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::support;
 use crate::transform::support::{
     Tangent, batch_at, bind_all, has_tangent, instantiate, location, refs, rule_error,
 };
 use crate::transform::transpose::Operand;
 use crate::transform::transpose::{transpose_jaxpr, with_known_as_consts};
+use crate::transform::transpose_rules::TransposeArgs;
 use oxla_core::primitive::control;
 use oxla_core::primitive::control::Op;
 use oxla_core::primitive::control::{ScanParams, WhileParams};
 use oxla_core::{Aval, Jaxpr, Primitive, SubJaxpr, Var};
 
 /// Primal outputs and output tangents of a primitive of this family.
-pub(crate) fn jvp(
-    op: &Op,
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
+pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ctx,
+    } = *input;
     match op {
         Op::Cond { branches } => cond_jvp(branches, primals, tangents, ctx),
         Op::While(WhileParams {
@@ -72,15 +75,14 @@ pub(crate) fn jvp(
 
 /// Cotangents of the operands of a primitive of this family (`ct` is the
 /// first nonzero output cotangent, of shape `ct_shape`).
-pub(crate) fn transpose(
-    op: &Op,
-    primitive: &Primitive,
-    cts: &[Tangent],
-    operands: &[Operand],
-    out_avals: &[Aval],
-    _ct: &Array,
-    _ct_shape: &[i64],
-) -> Result<Vec<Tangent>> {
+pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangent>> {
+    let TransposeArgs {
+        primitive,
+        cts,
+        operands,
+        out_avals,
+        ..
+    } = *input;
     match op {
         Op::Cond { branches } => cond_transpose(branches, cts, operands, out_avals),
         Op::While(_) => Err(while_reverse_error(primitive)),
@@ -89,13 +91,13 @@ pub(crate) fn transpose(
 }
 
 /// Batched outputs and their batch dims for a primitive of this family.
-pub(crate) fn batch(
-    op: &Op,
-    _primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-    axis_size: i64,
-) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let BatchArgs {
+        args,
+        bdims,
+        axis_size,
+        ..
+    } = *input;
     match op {
         Op::Cond { branches } => cond_batch(branches, args, bdims, axis_size),
         Op::While(WhileParams {

@@ -5,8 +5,9 @@
 use crate::array::Array;
 use crate::error::Result;
 use crate::lax;
+use crate::transform::batch_rules::BatchArgs;
 use crate::transform::batch_rules::{clamp, done, elementwise, same_bdim_unary, select_n};
-use crate::transform::jvp::JvpContext;
+use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{
     Jvp, balanced_eq, differentiable, finish, fit, instantiate, lit, select, single, unary_rule,
     zero_jvp,
@@ -14,19 +15,20 @@ use crate::transform::jvp_rules::{
 use crate::transform::support;
 use crate::transform::support::{Tangent, add_tangents, batch_at, has_tangent, refs};
 use crate::transform::transpose::Operand;
+use crate::transform::transpose_rules::TransposeArgs;
 use crate::transform::transpose_rules::{self, for_linear, known_at, nonlinear, not_linear};
 use oxla_core::primitive::elementwise;
 use oxla_core::primitive::elementwise::Op;
-use oxla_core::{Aval, BinaryOp, DType, Primitive, UnaryOp};
+use oxla_core::{BinaryOp, DType, Primitive, UnaryOp};
 
 /// Primal outputs and output tangents of a primitive of this family.
-pub(crate) fn jvp(
-    op: &Op,
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    _ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
+pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ..
+    } = *input;
     let result = match op {
         Op::Unary(op) => unary_rule(primitive, primals, tangents, |x, ans, t| {
             unary_tangent(*op, x, ans, t)
@@ -47,15 +49,13 @@ pub(crate) fn jvp(
 
 /// Cotangents of the operands of a primitive of this family (`ct` is the
 /// first nonzero output cotangent, of shape `ct_shape`).
-pub(crate) fn transpose(
-    op: &Op,
-    primitive: &Primitive,
-    _cts: &[Tangent],
-    operands: &[Operand],
-    _out_avals: &[Aval],
-    ct: &Array,
-    _ct_shape: &[i64],
-) -> Result<Vec<Tangent>> {
+pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangent>> {
+    let TransposeArgs {
+        primitive,
+        operands,
+        ct,
+        ..
+    } = *input;
     match op {
         Op::Unary(op) => unary(primitive, *op, ct, operands),
         Op::Binary(op) => binary(primitive, *op, ct, operands),
@@ -68,13 +68,13 @@ pub(crate) fn transpose(
 }
 
 /// Batched outputs and their batch dims for a primitive of this family.
-pub(crate) fn batch(
-    op: &Op,
-    primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-    axis_size: i64,
-) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let BatchArgs {
+        primitive,
+        args,
+        bdims,
+        axis_size,
+    } = *input;
     let size = axis_size;
     match op {
         Op::Unary(_) | Op::IntegerPow { .. } | Op::ConvertElementType { .. } => {

@@ -5,25 +5,26 @@
 use crate::array::Array;
 use crate::error::Result;
 use crate::lax;
+use crate::transform::batch_rules::BatchArgs;
 use crate::transform::batch_rules::{Batched, per_example};
-use crate::transform::jvp::JvpContext;
+use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{finish, zero_jvp};
 use crate::transform::support;
 use crate::transform::support::{Tangent, bind_all, move_axis};
-use crate::transform::transpose::Operand;
+use crate::transform::transpose_rules::TransposeArgs;
 use crate::transform::transpose_rules::nonlinear;
 use oxla_core::primitive::host;
 use oxla_core::primitive::host::Op;
 use oxla_core::{Aval, Primitive, VmapMethod};
 
 /// Primal outputs and output tangents of a primitive of this family.
-pub(crate) fn jvp(
-    op: &Op,
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    _ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
+pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ..
+    } = *input;
     let result = match op {
         Op::HostCallback { callback, results } => {
             // A callback without results (debug::print) runs on the primals;
@@ -47,28 +48,25 @@ pub(crate) fn jvp(
 
 /// Cotangents of the operands of a primitive of this family (`ct` is the
 /// first nonzero output cotangent, of shape `ct_shape`).
-pub(crate) fn transpose(
-    op: &Op,
-    primitive: &Primitive,
-    _cts: &[Tangent],
-    operands: &[Operand],
-    _out_avals: &[Aval],
-    _ct: &Array,
-    _ct_shape: &[i64],
-) -> Result<Vec<Tangent>> {
+pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangent>> {
+    let TransposeArgs {
+        primitive,
+        operands,
+        ..
+    } = *input;
     match op {
         Op::HostCallback { .. } => nonlinear(primitive, operands),
     }
 }
 
 /// Batched outputs and their batch dims for a primitive of this family.
-pub(crate) fn batch(
-    op: &Op,
-    primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-    axis_size: i64,
-) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let BatchArgs {
+        primitive,
+        args,
+        bdims,
+        axis_size,
+    } = *input;
     match op {
         Op::HostCallback { callback, results } => match callback.vmap_method {
             VmapMethod::Sequential => per_example(primitive, args, bdims),

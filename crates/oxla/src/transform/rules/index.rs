@@ -5,10 +5,11 @@
 use crate::array::Array;
 use crate::error::Result;
 use crate::lax;
+use crate::transform::batch_rules::BatchArgs;
 use crate::transform::batch_rules::{
     Batched, done, empty_batch, index_dtype, insert_at, operand, unbatched_shape,
 };
-use crate::transform::jvp::JvpContext;
+use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{
     Jvp, differentiable, finish, fit, indicator, instantiate, linear_jvp, lit, lit_i32, select,
     single, zero_jvp,
@@ -18,6 +19,7 @@ use crate::transform::support::{
     Tangent, add_tangents, batch_at, has_tangent, literal, move_axis, refs,
 };
 use crate::transform::transpose::Operand;
+use crate::transform::transpose_rules::TransposeArgs;
 use crate::transform::transpose_rules::{
     aval_at, for_linear, gather, known_at, scatter, slice, zeros_like_ct,
 };
@@ -29,13 +31,13 @@ use oxla_core::{
 };
 
 /// Primal outputs and output tangents of a primitive of this family.
-pub(crate) fn jvp(
-    op: &Op,
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    _ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
+pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ..
+    } = *input;
     let result = match op {
         Op::Slice { .. } => linear_jvp(primitive, primitive.clone(), primals, tangents, |_| true)?,
         Op::DynamicSlice { .. } => {
@@ -69,15 +71,14 @@ pub(crate) fn jvp(
 
 /// Cotangents of the operands of a primitive of this family (`ct` is the
 /// first nonzero output cotangent, of shape `ct_shape`).
-pub(crate) fn transpose(
-    op: &Op,
-    primitive: &Primitive,
-    _cts: &[Tangent],
-    operands: &[Operand],
-    _out_avals: &[Aval],
-    ct: &Array,
-    ct_shape: &[i64],
-) -> Result<Vec<Tangent>> {
+pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangent>> {
+    let TransposeArgs {
+        primitive,
+        operands,
+        ct,
+        ct_shape,
+        ..
+    } = *input;
     match op {
         Op::Slice {
             start_indices,
@@ -107,13 +108,13 @@ pub(crate) fn transpose(
 }
 
 /// Batched outputs and their batch dims for a primitive of this family.
-pub(crate) fn batch(
-    op: &Op,
-    primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-    axis_size: i64,
-) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let BatchArgs {
+        primitive,
+        args,
+        bdims,
+        axis_size,
+    } = *input;
     let size = axis_size;
     match op {
         Op::Slice {

@@ -4,25 +4,27 @@
 
 use crate::array::Array;
 use crate::error::Result;
+use crate::transform::batch_rules::BatchArgs;
 use crate::transform::batch_rules::{done, same_bdim_unary};
-use crate::transform::jvp::JvpContext;
+use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{Jvp, finish, single, zero_jvp};
 use crate::transform::support;
 use crate::transform::support::{Tangent, bind_all, move_axis, refs};
 use crate::transform::transpose::Operand;
+use crate::transform::transpose_rules::TransposeArgs;
 use crate::transform::transpose_rules::{for_linear, none, nonlinear};
+use oxla_core::Primitive;
 use oxla_core::primitive::marker;
 use oxla_core::primitive::marker::Op;
-use oxla_core::{Aval, Primitive};
 
 /// Primal outputs and output tangents of a primitive of this family.
-pub(crate) fn jvp(
-    op: &Op,
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    _ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
+pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ..
+    } = *input;
     let result = match op {
         Op::StopGradient => zero_jvp(primitive, primals)?,
         Op::CheckpointName { .. } => {
@@ -36,15 +38,14 @@ pub(crate) fn jvp(
 
 /// Cotangents of the operands of a primitive of this family (`ct` is the
 /// first nonzero output cotangent, of shape `ct_shape`).
-pub(crate) fn transpose(
-    op: &Op,
-    primitive: &Primitive,
-    cts: &[Tangent],
-    operands: &[Operand],
-    _out_avals: &[Aval],
-    ct: &Array,
-    _ct_shape: &[i64],
-) -> Result<Vec<Tangent>> {
+pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangent>> {
+    let TransposeArgs {
+        primitive,
+        cts,
+        operands,
+        ct,
+        ..
+    } = *input;
     match op {
         Op::StopGradient => nonlinear(primitive, operands),
         Op::CheckpointName { .. } => for_linear(operands, |_, _| Ok(Some(ct.clone()))),
@@ -53,13 +54,13 @@ pub(crate) fn transpose(
 }
 
 /// Batched outputs and their batch dims for a primitive of this family.
-pub(crate) fn batch(
-    op: &Op,
-    primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-    axis_size: i64,
-) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let BatchArgs {
+        primitive,
+        args,
+        bdims,
+        axis_size,
+    } = *input;
     let size = axis_size;
     match op {
         Op::StopGradient | Op::CheckpointName { .. } => {

@@ -12,10 +12,11 @@ use crate::array::Array;
 use crate::error::Result;
 use crate::lax;
 use crate::trace::BatchAxis;
+use crate::transform::batch_rules::BatchArgs;
 use crate::transform::batch_rules::{
     axes_to_batched, bdim_after_removing, done, insert_at, operand, to_batched,
 };
-use crate::transform::jvp::JvpContext;
+use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{
     Jvp, balanced_eq, finish, indicator, linear_jvp, lit, lit_i32, select, unary_rule, zero_jvp,
 };
@@ -24,6 +25,7 @@ use crate::transform::support::{
     Tangent, batch_at, bind_all, instantiate, move_axis, refs, rule_error,
 };
 use crate::transform::transpose::Operand;
+use crate::transform::transpose_rules::TransposeArgs;
 use crate::transform::transpose_rules::{
     for_linear, known_at, nonlinear, vjp_lhs_padding, zero_of,
 };
@@ -35,13 +37,13 @@ use oxla_core::{
 };
 
 /// Primal outputs and output tangents of a primitive of this family.
-pub(crate) fn jvp(
-    op: &Op,
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    _ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
+pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ..
+    } = *input;
     let result = match op {
         Op::ArgMinMax { .. } => zero_jvp(primitive, primals)?,
         Op::SelectAndScatterAdd { .. } => {
@@ -85,15 +87,14 @@ pub(crate) fn jvp(
 
 /// Cotangents of the operands of a primitive of this family (`ct` is the
 /// first nonzero output cotangent, of shape `ct_shape`).
-pub(crate) fn transpose(
-    op: &Op,
-    primitive: &Primitive,
-    _cts: &[Tangent],
-    operands: &[Operand],
-    _out_avals: &[Aval],
-    ct: &Array,
-    ct_shape: &[i64],
-) -> Result<Vec<Tangent>> {
+pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangent>> {
+    let TransposeArgs {
+        primitive,
+        operands,
+        ct,
+        ct_shape,
+        ..
+    } = *input;
     match op {
         Op::ArgMinMax { .. } | Op::Sort { .. } | Op::ReduceWith { .. } | Op::TopK { .. } => {
             nonlinear(primitive, operands)
@@ -146,13 +147,13 @@ pub(crate) fn transpose(
 }
 
 /// Batched outputs and their batch dims for a primitive of this family.
-pub(crate) fn batch(
-    op: &Op,
-    primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-    axis_size: i64,
-) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let BatchArgs {
+        primitive,
+        args,
+        bdims,
+        axis_size,
+    } = *input;
     let size = axis_size;
     match op {
         Op::Reduce { op, axes } => {
@@ -270,15 +271,6 @@ fn dim(x: &Array, axis: usize) -> i64 {
     x.shape_or_empty().get(axis).copied().unwrap_or(0)
 }
 
-/// `x` with its dimensions permuted (no equation for the identity).
-fn permute(x: &Array, permutation: &[i64]) -> Array {
-    if permutation.iter().enumerate().all(|(i, &p)| p == i as i64) {
-        x.clone()
-    } else {
-        lax::transpose(x, permutation)
-    }
-}
-
 /// `x[start:limit:stride]` along `axis`, whole along the other dims.
 fn slice_axis(x: &Array, axis: usize, start: i64, limit: i64, stride: i64) -> Array {
     let rank = x.ndim_or_zero();
@@ -356,7 +348,7 @@ fn reduce_prod_tangent(x: &Array, t: &Array, axes: &[i64]) -> Tangent {
     let mut flat: Vec<i64> = kept.iter().map(|&d| size(d)).collect();
     flat.push(n);
     let axis = kept.len();
-    let flatten = |a: &Array| lax::reshape(&permute(a, &permutation), &flat);
+    let flatten = |a: &Array| lax::reshape(&support::transpose_if_needed(a, &permutation), &flat);
     let xf = flatten(x);
     let others = lax::mul(
         &exclusive_cumprod(&xf, axis, n, false),

@@ -5,27 +5,28 @@
 use crate::array::Array;
 use crate::error::Result;
 use crate::lax;
+use crate::transform::batch_rules::BatchArgs;
 use crate::transform::batch_rules::{
     Batched, axes_to_batched, bdim_after_removing, done, insert_at, operand, to_batched,
 };
-use crate::transform::jvp::JvpContext;
+use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{finish, linear_jvp, zero_jvp};
 use crate::transform::support::{Tangent, batch_at, literal, rule_error};
-use crate::transform::transpose::Operand;
+use crate::transform::transpose_rules::TransposeArgs;
 use crate::transform::transpose_rules::{
     self, argsort, broadcast_in_dim, concatenate, for_linear, nonlinear, split,
 };
 use oxla_core::primitive::shape::Op;
-use oxla_core::{Aval, DType, Primitive};
+use oxla_core::{Aval, DType};
 
 /// Primal outputs and output tangents of a primitive of this family.
-pub(crate) fn jvp(
-    op: &Op,
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    _ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
+pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ..
+    } = *input;
     let result = match op {
         Op::Iota { .. } => zero_jvp(primitive, primals)?,
         Op::BroadcastInDim { .. }
@@ -42,15 +43,15 @@ pub(crate) fn jvp(
 
 /// Cotangents of the operands of a primitive of this family (`ct` is the
 /// first nonzero output cotangent, of shape `ct_shape`).
-pub(crate) fn transpose(
-    op: &Op,
-    primitive: &Primitive,
-    cts: &[Tangent],
-    operands: &[Operand],
-    out_avals: &[Aval],
-    ct: &Array,
-    ct_shape: &[i64],
-) -> Result<Vec<Tangent>> {
+pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangent>> {
+    let TransposeArgs {
+        primitive,
+        cts,
+        operands,
+        out_avals,
+        ct,
+        ct_shape,
+    } = *input;
     match op {
         Op::Iota { .. } => nonlinear(primitive, operands),
         Op::BroadcastInDim {
@@ -72,13 +73,13 @@ pub(crate) fn transpose(
 }
 
 /// Batched outputs and their batch dims for a primitive of this family.
-pub(crate) fn batch(
-    op: &Op,
-    primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-    axis_size: i64,
-) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let BatchArgs {
+        primitive,
+        args,
+        bdims,
+        axis_size,
+    } = *input;
     let size = axis_size;
     match op {
         Op::Iota { .. } => Err(rule_error(

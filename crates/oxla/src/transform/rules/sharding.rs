@@ -27,29 +27,32 @@
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::sharding::shard_map::with_consts_as_inputs;
+use crate::transform::batch_rules::BatchArgs;
 use crate::transform::batch_rules::{Batched, done, operand};
 use crate::transform::jvp::JvpContext;
+use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{finish, single};
 use crate::transform::support;
 use crate::transform::support::{
     Tangent, bind_all, instantiate, location, move_axis, refs, rule_error,
 };
 use crate::transform::transpose::Operand;
+use crate::transform::transpose_rules::TransposeArgs;
 use crate::transform::transpose_rules::for_linear;
 use oxla_core::partial_eval::partial_eval;
 use oxla_core::primitive::sharding::Op;
 use oxla_core::primitive::sharding::ShardMapParams;
 use oxla_core::primitive::{collective, sharding};
-use oxla_core::{Atom, Aval, Jaxpr, Primitive, ShardingDesc, SubJaxpr};
+use oxla_core::{Atom, Jaxpr, Primitive, ShardingDesc, SubJaxpr};
 
 /// Primal outputs and output tangents of a primitive of this family.
-pub(crate) fn jvp(
-    op: &Op,
-    primitive: &Primitive,
-    primals: &[Array],
-    tangents: &[Tangent],
-    ctx: &JvpContext,
-) -> Result<(Vec<Array>, Vec<Tangent>)> {
+pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
+    let JvpArgs {
+        primitive,
+        primals,
+        tangents,
+        ctx,
+    } = *input;
     let result = match op {
         Op::ShardMap(params) => return shard_map_jvp(params, primals, tangents, ctx),
         // Linear: the tangent is laid out (or varies) as the value does.
@@ -67,15 +70,15 @@ pub(crate) fn jvp(
 
 /// Cotangents of the operands of a primitive of this family (`ct` is the
 /// first nonzero output cotangent, of shape `ct_shape`).
-pub(crate) fn transpose(
-    op: &Op,
-    primitive: &Primitive,
-    cts: &[Tangent],
-    operands: &[Operand],
-    out_avals: &[Aval],
-    ct: &Array,
-    _ct_shape: &[i64],
-) -> Result<Vec<Tangent>> {
+pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangent>> {
+    let TransposeArgs {
+        primitive,
+        cts,
+        operands,
+        out_avals,
+        ct,
+        ..
+    } = *input;
     match op {
         // The cotangent is laid out as the value was (as JAX transposes it).
         Op::ShardingConstraint { .. } => for_linear(operands, |_, _| {
@@ -86,13 +89,13 @@ pub(crate) fn transpose(
 }
 
 /// Batched outputs and their batch dims for a primitive of this family.
-pub(crate) fn batch(
-    op: &Op,
-    _primitive: &Primitive,
-    args: &[Array],
-    bdims: &[Option<usize>],
-    axis_size: i64,
-) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<Option<usize>>)> {
+    let BatchArgs {
+        args,
+        bdims,
+        axis_size,
+        ..
+    } = *input;
     let size = axis_size;
     match op {
         Op::ShardingConstraint { sharding } => sharding_constraint(sharding, args, bdims, size),
