@@ -1,5 +1,7 @@
-//! The shape and dtype rule of each primitive: from the input avals to the
-//! output avals, or a message saying what is wrong.
+//! The shape-rule dispatcher (each family's rule is `output_types` in
+//! `primitive/<family>.rs`), the checks several families share, the typed
+//! [`ShapeError`], and the varying-axes rules: from the input avals to the
+//! output avals, or what is wrong.
 
 use crate::aval::Aval;
 use crate::primitive::{

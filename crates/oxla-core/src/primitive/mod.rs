@@ -1,8 +1,11 @@
-//! The closed set of primitives, each with its parameters.
+//! The closed set of primitives, in families, each op with its parameters.
 //!
-//! Every transformation is a `match` over [`Primitive`] in its own module
-//! (shape rules here in oxla-core, lowering in oxla-lower): adding a variant
-//! makes the compiler list every rule still missing.
+//! [`Primitive`] is an enum of families; each family module holds its `Op`
+//! enum, the ops' names and printed parameters, and their shape rule. The
+//! same family has a file of the same name among the transformation rules
+//! (`oxla::transform::rules`) and the lowering rules (oxla-lower's `rules`),
+//! and every match over a family's ops is exhaustive: adding an op makes
+//! the compiler list every rule still missing.
 
 use std::fmt;
 

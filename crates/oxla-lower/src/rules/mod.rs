@@ -1,5 +1,6 @@
-//! One lowering rule per primitive (an exhaustive match: a new primitive
-//! does not compile until it has a rule here).
+//! The lowering dispatcher and the helpers several families share; each
+//! family's rules are in `rules/<family>.rs`, matching its ops exhaustively
+//! (a new op does not compile until it has a lowering).
 
 mod call;
 mod collective;

@@ -1,4 +1,5 @@
-//! The batching rule of every primitive: outputs and where their batch
+//! The batching dispatcher (each family's rule is in `rules/<family>.rs`)
+//! and the helpers several families share: outputs and where their batch
 //! dimension is, from operands with a batch dimension (or none).
 #![deny(clippy::wildcard_enum_match_arm)]
 

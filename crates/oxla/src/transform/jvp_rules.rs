@@ -1,5 +1,6 @@
-//! The jvp rule of every primitive: primal outputs and output tangents from
-//! primal inputs and input tangents (`None` = symbolic zero).
+//! The jvp dispatcher (each family's rule is in `rules/<family>.rs`) and
+//! the helpers several families' jvp rules share: primal outputs and output
+//! tangents from primal inputs and input tangents (`None` = symbolic zero).
 //!
 //! The rules follow JAX's (`jax/_src/lax/lax.py`, `slicing.py`,
 //! `windowed_reductions.py`, `special.py`, `control_flow/loops.py`).

@@ -1,4 +1,5 @@
-//! The transpose rule of every linear primitive: cotangents of the linear
+//! The transpose dispatcher (each family's rule is in `rules/<family>.rs`)
+//! and the helpers several families share: cotangents of the linear
 //! operands from the cotangents of the outputs (JAX's
 //! `ad.primitive_transposes`).
 #![deny(clippy::wildcard_enum_match_arm)]
