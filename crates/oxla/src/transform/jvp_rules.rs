@@ -109,9 +109,12 @@ pub(crate) fn fit(t: &Array, shape: &[i64]) -> Array {
     lax::broadcast_in_dim(t, shape, &dims)
 }
 
-/// The tangent's values, zeros of `primal`'s type if it is symbolic (a
-/// literal for a scalar).
-pub(crate) fn instantiate(t: &Tangent, primal: &Array) -> Result<Array> {
+/// The tangent's values inside a jvp rule, zeros of `primal`'s type if it
+/// is symbolic, written as a literal for a scalar (as JAX's jvp rules make
+/// them). [`support::instantiate`] is the transpose and control-flow
+/// counterpart, which takes a type and always broadcasts; the two differ
+/// in the jaxprs they make, so they stay apart.
+pub(crate) fn tangent_values(t: &Tangent, primal: &Array) -> Result<Array> {
     let aval = primal.aval()?;
     Ok(match t {
         Some(t) => t.clone(),
@@ -196,7 +199,7 @@ pub(crate) fn linear_jvp(
         .enumerate()
         .map(|(i, (p, t))| {
             if linear(i) {
-                instantiate(t, p)
+                tangent_values(t, p)
             } else {
                 Ok(p.clone())
             }

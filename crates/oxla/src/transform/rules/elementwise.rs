@@ -9,7 +9,7 @@ use crate::transform::batch_rules::BatchArgs;
 use crate::transform::batch_rules::{clamp, done, elementwise, same_bdim_unary, select_n};
 use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{
-    Jvp, balanced_eq, differentiable, finish, fit, instantiate, lit, select, single, unary_rule,
+    Jvp, balanced_eq, differentiable, finish, fit, lit, select, single, tangent_values, unary_rule,
     zero_jvp,
 };
 use crate::transform::support;
@@ -297,7 +297,7 @@ fn select_n_jvp(primitive: &Primitive, primals: &[Array], tangents: &[Tangent]) 
     let case_tangents = cases
         .iter()
         .zip(case_tangents)
-        .map(|(p, t)| instantiate(t, p))
+        .map(|(p, t)| tangent_values(t, p))
         .collect::<Result<Vec<_>>>()?;
     let mut operands = vec![which];
     operands.extend(case_tangents.iter());

@@ -11,8 +11,8 @@ use crate::transform::batch_rules::{
 };
 use crate::transform::jvp_rules::JvpArgs;
 use crate::transform::jvp_rules::{
-    Jvp, differentiable, finish, fit, indicator, instantiate, linear_jvp, lit, lit_i32, select,
-    single, zero_jvp,
+    Jvp, differentiable, finish, fit, indicator, linear_jvp, lit, lit_i32, select, single,
+    tangent_values, zero_jvp,
 };
 use crate::transform::support;
 use crate::transform::support::{
@@ -286,7 +286,7 @@ fn scatter_set_jvp(
     };
     let masked_tangent = |keep: &Array, t: &Tangent, primal: &Array| match t {
         Some(t) => masked(keep, t),
-        None => instantiate(&None, primal),
+        None => tangent_values(&None, primal),
     };
     let out = scatter_with(
         ScatterOp::Add,
@@ -378,11 +378,11 @@ fn scatter_extremal_jvp(
     );
     let from_operand = t_x.as_ref().map(|t| lax::mul(&back(t), &operand_coef));
     let from_updates = t_updates.as_ref().map(|t| lax::mul(t, &update_coef));
-    let tangent_updates = instantiate(&add_tangents(from_operand, from_updates), updates)?;
+    let tangent_updates = tangent_values(&add_tangents(from_operand, from_updates), updates)?;
     let tangent = scatter_with(
         ScatterOp::Add,
         numbers,
-        &instantiate(t_x, x)?,
+        &tangent_values(t_x, x)?,
         indices,
         &tangent_updates,
     )?;
