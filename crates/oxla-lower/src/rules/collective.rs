@@ -27,7 +27,7 @@ pub(crate) fn lower<'c, 'a>(
         loc,
         ..
     } = *input;
-    let out = &first_result(out_avals);
+    let out = &*first_result(out_avals);
     match op {
         // A type change only: the value is the operand.
         Op::Pvary { .. } => Ok(vec![inputs[0]]),

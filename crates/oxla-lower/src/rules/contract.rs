@@ -19,7 +19,7 @@ pub(crate) fn lower<'c, 'a>(
         loc,
         ..
     } = *input;
-    let out = &first_result(out_avals);
+    let out = &*first_result(out_avals);
     match op {
         Op::ConvGeneralDilated {
             window_strides,

@@ -22,7 +22,7 @@ pub(crate) fn lower<'c, 'a>(
         loc,
         ..
     } = *input;
-    let out = &first_result(out_avals);
+    let out = &*first_result(out_avals);
     match op {
         Op::Slice {
             start_indices,

@@ -14,6 +14,8 @@ mod reduce;
 mod shape;
 mod sharding;
 
+use std::borrow::Cow;
+
 use melior::ir::{Location, Value};
 
 use oxla_core::{Aval, Comparison, DType, Primitive};
@@ -81,11 +83,13 @@ pub(crate) fn lower_equation<'c, 'a>(
 }
 
 /// The type of the first result, or a bool scalar for a primitive without
-/// results (a call or barrier with none), whose rule does not read it.
-fn first_result(out_avals: &[&Aval]) -> Aval {
-    out_avals
-        .first()
-        .map_or_else(|| Aval::new(DType::Bool, &[]), |a| (*a).clone())
+/// results (a split into no pieces, say), whose rule does not read it;
+/// borrowed, so lowering an equation copies no type.
+fn first_result<'x>(out_avals: &[&'x Aval]) -> Cow<'x, Aval> {
+    match out_avals.first() {
+        Some(out) => Cow::Borrowed(*out),
+        None => Cow::Owned(Aval::new(DType::Bool, &[])),
+    }
 }
 
 /// `compare(direction)` of two scalars of `aval`'s type, with StableHLO's

@@ -20,7 +20,7 @@ pub(crate) fn lower<'c, 'a>(
         loc,
         ..
     } = *input;
-    let out = &first_result(out_avals);
+    let out = &*first_result(out_avals);
     match op {
         Op::Iota { dimension, .. } => e.op(
             "stablehlo.iota",

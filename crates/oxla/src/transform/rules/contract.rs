@@ -94,9 +94,8 @@ pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<O
         primitive,
         args,
         bdims,
-        axis_size,
+        axis_size: size,
     } = *input;
-    let size = axis_size;
     match op {
         Op::ConvGeneralDilated { .. } => conv(primitive, args, bdims, size),
         Op::DotGeneral { .. } => dot_general_batch(primitive, args, bdims),

@@ -73,9 +73,8 @@ pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<O
         primitive,
         args,
         bdims,
-        axis_size,
+        axis_size: size,
     } = *input;
-    let size = axis_size;
     match op {
         Op::Unary(_) | Op::IntegerPow { .. } | Op::ConvertElementType { .. } => {
             same_bdim_unary(primitive, args, bdims, size)

@@ -113,9 +113,8 @@ pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<O
         primitive,
         args,
         bdims,
-        axis_size,
+        axis_size: size,
     } = *input;
-    let size = axis_size;
     match op {
         Op::Slice {
             start_indices,

@@ -59,9 +59,8 @@ pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<O
         primitive,
         args,
         bdims,
-        axis_size,
+        axis_size: size,
     } = *input;
-    let size = axis_size;
     match op {
         Op::StopGradient | Op::CheckpointName { .. } => {
             same_bdim_unary(primitive, args, bdims, size)

@@ -93,10 +93,9 @@ pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<O
     let BatchArgs {
         args,
         bdims,
-        axis_size,
+        axis_size: size,
         ..
     } = *input;
-    let size = axis_size;
     match op {
         Op::ShardingConstraint { sharding } => sharding_constraint(sharding, args, bdims, size),
         Op::ShardMap(params) => shard_map_batch(params, args, bdims, size),
