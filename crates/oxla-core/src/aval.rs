@@ -6,6 +6,7 @@ use std::sync::Arc;
 use smallvec::SmallVec;
 
 use crate::dtype::DType;
+use crate::sharding::ShardingDesc;
 
 /// Dimensions of an array (inline up to 6 dims).
 pub type Dims = SmallVec<[i64; 6]>;
@@ -27,6 +28,11 @@ pub struct Aval {
     /// The mesh axes it varies over inside a `shard_map` that checks
     /// replication (JAX's varying manual axes).
     pub vma: Vma,
+    /// How the value is split over the explicit axes of its mesh (JAX's
+    /// explicit sharding in types, `f32[8@x,4]`): `Some` for a value on a
+    /// mesh with [`Explicit`](crate::sharding::AxisType::Explicit) axes,
+    /// naming only those axes; `None` elsewhere.
+    pub sharding: Option<ShardingDesc>,
 }
 
 impl Aval {
@@ -37,6 +43,7 @@ impl Aval {
             shape: shape.iter().copied().collect(),
             weak_type: false,
             vma: Vma::default(),
+            sharding: None,
         }
     }
 
@@ -47,6 +54,7 @@ impl Aval {
             shape: Dims::new(),
             weak_type: true,
             vma: Vma::default(),
+            sharding: None,
         }
     }
 
@@ -60,24 +68,50 @@ impl Aval {
         self.shape.iter().product()
     }
 
-    /// The same shape (and varying axes) with another dtype (and not weak).
+    /// The same shape (and varying axes and sharding) with another dtype
+    /// (and not weak).
     pub fn with_dtype(&self, dtype: DType) -> Self {
         Self {
             dtype,
             shape: self.shape.clone(),
             weak_type: false,
             vma: self.vma.clone(),
+            sharding: self.sharding.clone(),
         }
     }
 
-    /// The same dtype, weakness and varying axes with another shape.
+    /// The same dtype, weakness and varying axes with another shape (and
+    /// no sharding in its type: a sharding rule gives the new one).
     pub fn with_shape(&self, shape: &[i64]) -> Self {
         Self {
             dtype: self.dtype,
             shape: shape.iter().copied().collect(),
             weak_type: self.weak_type,
             vma: self.vma.clone(),
+            sharding: None,
         }
+    }
+
+    /// The same type with `sharding` as its explicit sharding (kept without
+    /// trailing unsplit dimensions, so equal splits compare equal).
+    pub fn with_sharding(&self, sharding: Option<ShardingDesc>) -> Self {
+        Self {
+            sharding: sharding.map(|s| s.trimmed()),
+            ..self.clone()
+        }
+    }
+
+    /// The mesh axes splitting each dimension in the type (empty for every
+    /// dimension of a value without an explicit sharding).
+    pub fn dim_axes(&self) -> Vec<crate::sharding::DimAxes> {
+        (0..self.rank())
+            .map(|d| {
+                self.sharding
+                    .as_ref()
+                    .and_then(|s| s.dims.get(d).cloned())
+                    .unwrap_or_else(|| std::sync::Arc::from([]))
+            })
+            .collect()
     }
 
     /// The same type varying over `vma` (sorted and deduplicated here).
@@ -104,9 +138,20 @@ impl Aval {
 }
 
 impl fmt::Display for Aval {
-    /// As in jaxprs: `f32[2,3]`.
+    /// As in jaxprs: `f32[2,3]`, with the explicit sharding of each split
+    /// dimension: `f32[8@x,4]`, `f32[8@(x,y),4]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let dims: Vec<String> = self.shape.iter().map(i64::to_string).collect();
+        let axes = self.dim_axes();
+        let dims: Vec<String> = self
+            .shape
+            .iter()
+            .zip(&axes)
+            .map(|(d, axes)| match axes.len() {
+                0 => d.to_string(),
+                1 => format!("{d}@{}", axes[0]),
+                _ => format!("{d}@({})", axes.join(",")),
+            })
+            .collect();
         write!(f, "{}[{}]", self.dtype, dims.join(","))
     }
 }

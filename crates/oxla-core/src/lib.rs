@@ -16,6 +16,7 @@ pub mod primitive;
 pub mod promotion;
 pub mod shape_rules;
 pub mod sharding;
+pub mod sharding_rules;
 pub mod subjaxpr;
 pub mod varmap;
 
@@ -33,6 +34,6 @@ pub use primitive::{
     GatherMode, Precision, Primitive, ReduceOp, RematPolicy, ScatterDimensionNumbers, ScatterOp,
     TypeClass, UnaryOp, WindowOp,
 };
-pub use sharding::{AxisGroup, AxisScope, MeshDesc, ShardingDesc};
+pub use sharding::{AxisGroup, AxisScope, AxisType, DimAxes, MeshDesc, ShardingDesc};
 pub use subjaxpr::{OpaqueRule, SubJaxpr};
 pub use varmap::VarMap;

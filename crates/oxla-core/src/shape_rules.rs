@@ -110,6 +110,7 @@ pub(crate) fn check_axes(axes: &[i64], rank: usize, what: &'static str) -> RuleR
 pub fn abstract_eval(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
     let mut outs = types(primitive, inputs)?;
     varying_axes(primitive, inputs, &mut outs);
+    crate::sharding_rules::apply(primitive, inputs, &mut outs)?;
     Ok(outs)
 }
 
@@ -221,6 +222,7 @@ mod tests {
             rhs_batch: [0].into_iter().collect(),
             preferred_element_type: None,
             precision: None,
+            out_sharding: None,
         });
         let out = abstract_eval(&p, &[&f32s(&[5, 2, 3]), &f32s(&[5, 3, 4])]).unwrap();
         assert_eq!(out[0].to_string(), "f32[5,2,4]");

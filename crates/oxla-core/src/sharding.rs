@@ -8,6 +8,33 @@ use crate::primitive::{collective, sharding};
 use std::fmt;
 use std::sync::Arc;
 
+/// How a mesh axis takes part in sharding (JAX's `jax.sharding.AxisType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum AxisType {
+    /// The partitioner (Shardy) chooses how values are split over the axis;
+    /// types do not mention it.
+    #[default]
+    Auto,
+    /// Values' types say how they are split over the axis (JAX's explicit
+    /// sharding): each primitive's sharding rule gives its results' split,
+    /// or rejects an ambiguous one, and the layouts follow the types.
+    Explicit,
+    /// The program addresses the axis's devices one by one (inside
+    /// `shard_map`).
+    Manual,
+}
+
+impl fmt::Display for AxisType {
+    /// `Auto`, `Explicit`, `Manual`, as JAX prints them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AxisType::Auto => "Auto",
+            AxisType::Explicit => "Explicit",
+            AxisType::Manual => "Manual",
+        })
+    }
+}
+
 /// A mesh: named axes with sizes, and the devices in mesh order (row-major
 /// over the axes). Partition `p` of a program compiled for the mesh runs on
 /// `device_ids[p]`.
@@ -17,9 +44,45 @@ pub struct MeshDesc {
     pub axes: Arc<[(Arc<str>, usize)]>,
     /// The device of each mesh position, row-major.
     pub device_ids: Arc<[i64]>,
+    /// The type of each axis, in the order of `axes`.
+    pub axis_types: Arc<[AxisType]>,
 }
 
 impl MeshDesc {
+    /// A mesh of `axes` over `device_ids` whose axes are all
+    /// [`AxisType::Auto`].
+    pub fn new(axes: Arc<[(Arc<str>, usize)]>, device_ids: Arc<[i64]>) -> MeshDesc {
+        let axis_types = vec![AxisType::Auto; axes.len()].into();
+        MeshDesc {
+            axes,
+            device_ids,
+            axis_types,
+        }
+    }
+
+    /// The same mesh with these axis types (one per axis).
+    pub fn with_axis_types(&self, axis_types: &[AxisType]) -> MeshDesc {
+        MeshDesc {
+            axis_types: axis_types.into(),
+            ..self.clone()
+        }
+    }
+
+    /// The type of axis `name` (`Auto` for an axis the mesh lacks).
+    pub fn axis_type(&self, name: &str) -> AxisType {
+        self.axes
+            .iter()
+            .zip(self.axis_types.iter())
+            .find(|((n, _), _)| &**n == name)
+            .map_or(AxisType::Auto, |(_, t)| *t)
+    }
+
+    /// Whether some axis is [`AxisType::Explicit`]: values on the mesh then
+    /// carry their sharding in their types.
+    pub fn has_explicit_axes(&self) -> bool {
+        self.axis_types.contains(&AxisType::Explicit)
+    }
+
     /// Number of devices.
     pub fn size(&self) -> usize {
         self.axes.iter().map(|(_, n)| n).product()
@@ -53,9 +116,20 @@ impl fmt::Display for MeshDesc {
             .iter()
             .map(|(name, size)| format!("'{name}': {size}"))
             .collect();
-        write!(f, "Mesh({})", axes.join(", "))
+        write!(f, "Mesh({}", axes.join(", "))?;
+        if self.axis_types.iter().any(|t| *t != AxisType::Auto) {
+            let types: Vec<String> = self.axis_types.iter().map(AxisType::to_string).collect();
+            match types.len() {
+                1 => write!(f, ", axis_types=({},)", types[0])?,
+                _ => write!(f, ", axis_types=({})", types.join(", "))?,
+            }
+        }
+        f.write_str(")")
     }
 }
+
+/// The mesh axes splitting one dimension, major first (none: not split).
+pub type DimAxes = Arc<[Arc<str>]>;
 
 /// A named sharding: for each array dimension, the mesh axes it is split
 /// over (none: not split). Mesh axes named by no dimension replicate.
@@ -82,6 +156,43 @@ impl ShardingDesc {
         }
     }
 
+    /// The part of the sharding a value's type shows: the same split over
+    /// the mesh's explicit axes only (`None` on a mesh without explicit
+    /// axes).
+    pub fn explicit_type(&self) -> Option<ShardingDesc> {
+        if !self.mesh.has_explicit_axes() {
+            return None;
+        }
+        let dims = self
+            .dims
+            .iter()
+            .map(|axes| {
+                axes.iter()
+                    .filter(|a| self.mesh.axis_type(a) == AxisType::Explicit)
+                    .cloned()
+                    .collect()
+            })
+            .collect();
+        Some(ShardingDesc::new(self.mesh.clone(), dims))
+    }
+
+    /// The constraint that pins a value to its explicit sharding type: the
+    /// type's split, with the dimensions it leaves unsplit open to the
+    /// partitioner when the mesh also has auto axes.
+    pub fn type_constraint(&self, rank: usize) -> ShardingDesc {
+        let has_auto = self.mesh.axis_types.contains(&AxisType::Auto);
+        let unconstrained = match has_auto {
+            true => (0..rank)
+                .filter(|&d| self.dims.get(d).is_none_or(|axes| axes.is_empty()))
+                .collect(),
+            false => Arc::from([]),
+        };
+        ShardingDesc {
+            unconstrained,
+            ..self.clone()
+        }
+    }
+
     /// Every device holds the whole array.
     pub fn replicated(mesh: MeshDesc) -> ShardingDesc {
         ShardingDesc::new(mesh, Arc::from([]))
@@ -105,6 +216,41 @@ impl ShardingDesc {
                 .collect(),
         }
     }
+    /// The same sharding without its trailing unsplit, constrained
+    /// dimensions (`P('x', None)` is `P('x')`).
+    pub fn trimmed(&self) -> ShardingDesc {
+        let mut dims: Vec<Arc<[Arc<str>]>> = self.dims.to_vec();
+        while dims
+            .last()
+            .is_some_and(|axes| axes.is_empty() && !self.unconstrained.contains(&(dims.len() - 1)))
+        {
+            dims.pop();
+        }
+        ShardingDesc {
+            dims: dims.into(),
+            ..self.clone()
+        }
+    }
+
+    /// The sharding without dimension `at` (the dimensions after it shift
+    /// down by one).
+    pub fn without_dim(&self, at: usize) -> ShardingDesc {
+        let mut dims: Vec<Arc<[Arc<str>]>> = self.dims.to_vec();
+        if at < dims.len() {
+            dims.remove(at);
+        }
+        ShardingDesc {
+            mesh: self.mesh.clone(),
+            dims: dims.into(),
+            unconstrained: self
+                .unconstrained
+                .iter()
+                .filter(|&&d| d != at)
+                .map(|&d| if d > at { d - 1 } else { d })
+                .collect(),
+        }
+    }
+
     /// The sharding of an array of rank `rank` as Shardy writes it, on the
     /// mesh called `mesh_symbol`: `#sdy.sharding<@mesh, [{"data"}, {}]>`
     /// (one entry per dimension; those past the spec are not split).
@@ -214,10 +360,7 @@ impl AxisGroup {
     /// The group of the one named `vmap` axis `name` of `size` examples.
     pub fn vmap(name: Arc<str>, size: usize) -> AxisGroup {
         AxisGroup {
-            mesh: MeshDesc {
-                axes: vec![(name.clone(), size)].into(),
-                device_ids: Vec::new().into(),
-            },
+            mesh: MeshDesc::new(vec![(name.clone(), size)].into(), Vec::new().into()),
             axes: vec![name].into(),
             scope: AxisScope::Vmap,
             index_groups: None,
@@ -455,15 +598,20 @@ fn primitive_mesh(primitive: &crate::primitive::Primitive) -> Option<&MeshDesc> 
     }
 }
 
-/// The meshes of every sharding constraint, `shard_map` and collective in `jaxpr` and the jaxprs it
-/// nests, each once, in order of appearance.
+/// The meshes of every sharding constraint, `shard_map`, collective and
+/// explicitly sharded result in `jaxpr` and the jaxprs it nests, each
+/// once, in order of appearance.
 pub fn program_meshes(jaxpr: &crate::jaxpr::Jaxpr) -> Vec<MeshDesc> {
     fn walk(jaxpr: &crate::jaxpr::Jaxpr, found: &mut Vec<MeshDesc>) {
         for eqn in &jaxpr.eqns {
-            if let Some(mesh) = primitive_mesh(&eqn.primitive)
-                && !found.contains(mesh)
-            {
-                found.push(mesh.clone());
+            let typed = eqn
+                .outputs
+                .iter()
+                .filter_map(|v| jaxpr.aval(*v).sharding.as_ref().map(|s| &s.mesh));
+            for mesh in primitive_mesh(&eqn.primitive).into_iter().chain(typed) {
+                if !found.contains(mesh) {
+                    found.push(mesh.clone());
+                }
             }
             for nested in eqn.primitive.nested_jaxprs() {
                 walk(nested.jaxpr(), found);
@@ -480,10 +628,10 @@ mod tests {
     use super::*;
 
     fn mesh() -> MeshDesc {
-        MeshDesc {
-            axes: vec![("data".into(), 4), ("model".into(), 2)].into(),
-            device_ids: (0..8).collect(),
-        }
+        MeshDesc::new(
+            vec![("data".into(), 4), ("model".into(), 2)].into(),
+            (0..8).collect(),
+        )
     }
 
     #[test]

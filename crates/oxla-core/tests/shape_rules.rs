@@ -12,22 +12,60 @@ use oxla_core::primitive::{
 };
 use oxla_core::shape_rules::abstract_eval;
 use oxla_core::{
-    ArgOp, Atom, Aval, AxisGroup, BinaryOp, Comparison, ConvDimensionNumbers, CumulativeOp, DType,
-    ExportedFunction, GatherDimensionNumbers, GatherMode, HostCallback, Jaxpr, JaxprBuilder,
-    MeshDesc, OpaqueRule, Primitive, ReduceOp, RematPolicy, ScalarKey, ScatterDimensionNumbers,
-    ScatterOp, ShardingDesc, SubJaxpr, UnaryOp, VmapMethod, WindowOp,
+    ArgOp, Atom, Aval, AxisGroup, AxisType, BinaryOp, Comparison, ConvDimensionNumbers,
+    CumulativeOp, DType, ExportedFunction, GatherDimensionNumbers, GatherMode, HostCallback, Jaxpr,
+    JaxprBuilder, MeshDesc, OpaqueRule, Primitive, ReduceOp, RematPolicy, ScalarKey,
+    ScatterDimensionNumbers, ScatterOp, ShardingDesc, SubJaxpr, UnaryOp, VmapMethod, WindowOp,
 };
 
-/// An aval from its text: `f32[2,3]`, `i32[]`.
+/// An aval from its text: `f32[2,3]`, `i32[]`; with an explicit sharding
+/// on [`explicit_mesh`] where a dimension names its axes (`f32[8@x,4]`,
+/// `f32[8@(x,y)]`), or where the text starts with `~` (typed, unsplit).
 fn t(text: &str) -> Aval {
-    let (dtype, dims) = text.split_once('[').expect("dtype[dims]");
-    let dims: Vec<i64> = dims
-        .trim_end_matches(']')
-        .split(',')
-        .filter(|d| !d.is_empty())
-        .map(|d| d.parse().expect("a dimension"))
-        .collect();
-    Aval::new(DType::from_name(dtype).expect("a dtype"), &dims)
+    let typed = text.starts_with('~');
+    let (dtype, dims) = text
+        .trim_start_matches('~')
+        .split_once('[')
+        .expect("dtype[dims]");
+    let mut sizes = Vec::new();
+    let mut axes: Vec<Arc<[Arc<str>]>> = Vec::new();
+    for dim in split_dims(dims.trim_end_matches(']')) {
+        let (size, names) = dim.split_once('@').unwrap_or((&dim, ""));
+        sizes.push(size.parse::<i64>().expect("a dimension"));
+        axes.push(
+            names
+                .trim_matches(|c| c == '(' || c == ')')
+                .split(',')
+                .filter(|a| !a.is_empty())
+                .map(Arc::from)
+                .collect(),
+        );
+    }
+    let aval = Aval::new(DType::from_name(dtype).expect("a dtype"), &sizes);
+    match typed || text.contains('@') {
+        true => aval.with_sharding(Some(ShardingDesc::new(explicit_mesh(), axes.into()))),
+        false => aval,
+    }
+}
+
+/// The dimensions of `2,3@x,4@(x,y)`, split at the commas outside
+/// parentheses.
+fn split_dims(text: &str) -> Vec<String> {
+    let (mut dims, mut current, mut depth) = (Vec::new(), String::new(), 0);
+    for c in text.chars() {
+        match c {
+            '(' | ')' => {
+                depth += if c == '(' { 1 } else { -1 };
+                current.push(c);
+            }
+            ',' if depth == 0 => dims.push(std::mem::take(&mut current)),
+            _ => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        dims.push(current);
+    }
+    dims
 }
 
 /// What a case expects: the result types, or a piece of the error.
@@ -105,10 +143,25 @@ fn lt(b: &mut JaxprBuilder, x: &Atom, y: &Atom) -> Atom {
 }
 
 fn mesh() -> MeshDesc {
-    MeshDesc {
-        axes: Arc::from([(Arc::from("x"), 4), (Arc::from("y"), 2)]),
-        device_ids: (0..8).collect(),
-    }
+    MeshDesc::new(
+        Arc::from([(Arc::from("x"), 4), (Arc::from("y"), 2)]),
+        (0..8).collect(),
+    )
+}
+
+/// [`mesh`] with both axes explicit.
+fn explicit_mesh() -> MeshDesc {
+    mesh().with_axis_types(&[AxisType::Explicit, AxisType::Explicit])
+}
+
+/// A reshard to `entries` on [`explicit_mesh`] (`None`: into auto axes).
+fn reshard(entries: Option<&[&[&str]]>) -> Primitive {
+    Primitive::Sharding(sharding::Op::Reshard {
+        sharding: entries.map(|entries| ShardingDesc {
+            mesh: explicit_mesh(),
+            ..spec(entries)
+        }),
+    })
 }
 
 fn group(axes: &[&str]) -> AxisGroup {
@@ -123,6 +176,23 @@ fn spec(entries: &[&[&str]]) -> ShardingDesc {
             .map(|axes| axes.iter().map(|a| Arc::from(*a)).collect())
             .collect(),
     )
+}
+
+/// A matrix product contracting `lhs` with `rhs`, with `out` as its
+/// out_sharding on [`explicit_mesh`].
+fn dot(lhs: &[i64], rhs: &[i64], out: Option<&[&[&str]]>) -> Primitive {
+    Primitive::Contract(contract::Op::DotGeneral {
+        lhs_contracting: dims(lhs),
+        rhs_contracting: dims(rhs),
+        lhs_batch: dims(&[]),
+        rhs_batch: dims(&[]),
+        preferred_element_type: None,
+        precision: None,
+        out_sharding: out.map(|entries| ShardingDesc {
+            mesh: explicit_mesh(),
+            ..spec(entries)
+        }),
+    })
 }
 
 fn rule() -> OpaqueRule {
@@ -599,6 +669,7 @@ fn cases() -> Vec<Case> {
                 rhs_batch: dims(&[0]),
                 preferred_element_type: None,
                 precision: None,
+                out_sharding: None,
             }),
             &["f32[5,2,3]", "f32[5,3,4]"],
             Types(&["f32[5,2,4]"]),
@@ -611,6 +682,7 @@ fn cases() -> Vec<Case> {
                 rhs_batch: dims(&[0]),
                 preferred_element_type: None,
                 precision: None,
+                out_sharding: None,
             }),
             &["f32[5,2,3]", "f32[5,4,4]"],
             Error("does not match"),
@@ -973,6 +1045,167 @@ fn cases() -> Vec<Case> {
             &["f32[3]"],
             Types(&["f32[3]"]),
         ),
+        // Explicit sharding in types: each family's sharding rule.
+        case(
+            reshard(Some(&[&["x"], &[]])),
+            &["~f32[8,4]"],
+            Types(&["f32[8@x,4]"]),
+        ),
+        case(reshard(None), &["f32[8@x,4]"], Types(&["f32[8,4]"])),
+        case(
+            reshard(Some(&[&["x"], &[]])),
+            &["~f32[6,4]"],
+            Error("not divisible"),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::Add)),
+            &["f32[8@x,4]", "f32[8,4@y]"],
+            Types(&["f32[8@x,4@y]"]),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::Add)),
+            &["f32[8@x,4]", "f32[1,4@y]"],
+            Types(&["f32[8@x,4@y]"]),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::Add)),
+            &["f32[8@x,4]", "f32[8@y,4]"],
+            Error("incompatible shardings for broadcasting: ('x', None), ('y', None)"),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::Add)),
+            &["f32[8@x,4]", "f32[1,4]"],
+            Types(&["f32[8@x,4]"]),
+        ),
+        case(
+            unary(UnaryOp::Sin),
+            &["f32[8@(x,y),4]"],
+            Types(&["f32[8@(x,y),4]"]),
+        ),
+        case(
+            sh(shape::Op::Reshape {
+                new_sizes: dims(&[2, 4, 4]),
+            }),
+            &["f32[8@y,4]"],
+            Types(&["f32[2@y,4,4]"]),
+        ),
+        case(
+            sh(shape::Op::Reshape {
+                new_sizes: dims(&[32]),
+            }),
+            &["f32[8@x,4]"],
+            Types(&["f32[32@x]"]),
+        ),
+        case(
+            sh(shape::Op::Reshape {
+                new_sizes: dims(&[4, 8]),
+            }),
+            &["f32[8@x,4]"],
+            Error("does not carry over to shape (4, 8)"),
+        ),
+        case(
+            sh(shape::Op::Reshape {
+                new_sizes: dims(&[32]),
+            }),
+            &["f32[8,4@y]"],
+            Error("does not carry over"),
+        ),
+        case(
+            sh(shape::Op::Transpose {
+                permutation: dims(&[1, 0]),
+            }),
+            &["f32[8@x,4@y]"],
+            Types(&["f32[4@y,8@x]"]),
+        ),
+        case(
+            sh(shape::Op::BroadcastInDim {
+                shape: dims(&[3, 8, 4]),
+                broadcast_dimensions: dims(&[1, 2]),
+            }),
+            &["f32[8@x,4]"],
+            Types(&["f32[3,8@x,4]"]),
+        ),
+        case(
+            sh(shape::Op::Concatenate { dimension: 0 }),
+            &["f32[8@x,4]", "f32[8,4@y]"],
+            Types(&["f32[16@x,4@y]"]),
+        ),
+        case(
+            sh(shape::Op::Split {
+                axis: 0,
+                sizes: dims(&[4, 4]),
+            }),
+            &["f32[8@x,4]"],
+            Error("split cuts it into pieces"),
+        ),
+        case(
+            rd(reduce::Op::Reduce {
+                op: ReduceOp::Sum,
+                axes: dims(&[0]),
+            }),
+            &["f32[8@x,4@y]"],
+            Types(&["f32[4@y]"]),
+        ),
+        case(
+            rd(reduce::Op::Cumulative {
+                op: CumulativeOp::Sum,
+                axis: 0,
+                reverse: false,
+            }),
+            &["f32[8@x,4]"],
+            Error("accumulates along it"),
+        ),
+        case(
+            rd(reduce::Op::Sort {
+                dimension: 1,
+                is_stable: true,
+                num_keys: 1,
+            }),
+            &["f32[8@x,4]"],
+            Types(&["f32[8@x,4]"]),
+        ),
+        case(
+            ix(index::Op::Slice {
+                start_indices: dims(&[0, 1]),
+                limit_indices: dims(&[4, 3]),
+                strides: dims(&[1, 1]),
+            }),
+            &["f32[8@x,4]"],
+            Types(&["f32[4@x,2]"]),
+        ),
+        case(
+            dot(&[1], &[0], None),
+            &["f32[8@x,4]", "f32[4,16@y]"],
+            Types(&["f32[8@x,16@y]"]),
+        ),
+        case(
+            dot(&[1], &[0], None),
+            &["f32[8,4@y]", "f32[4@y,8]"],
+            Error("lhs_contracting_spec=('y',) and rhs_contracting_spec=('y',)"),
+        ),
+        case(
+            dot(&[1], &[0], Some(&[&["x"], &[]])),
+            &["f32[8,4@y]", "f32[4@y,8]"],
+            Types(&["f32[8@x,8]"]),
+        ),
+        case(
+            dot(&[1], &[0], None),
+            &["f32[8@x,4]", "f32[4,8@x]"],
+            Error("illegally split result f32[8@x,8@x]"),
+        ),
+        case(
+            Primitive::Marker(marker::Op::StopGradient),
+            &["f32[8@x,4]"],
+            Types(&["f32[8@x,4]"]),
+        ),
+        case(
+            Primitive::Collective(collective::Op::AllReduce {
+                op: ReduceOp::Sum,
+                group: group(&["x"]),
+            }),
+            &["f32[8@x]"],
+            Error("explicit axes"),
+        ),
     ]
 }
 
@@ -1046,6 +1279,7 @@ fn variant(p: &Primitive) -> &'static str {
         },
         Primitive::Sharding(op) => match op {
             sharding::Op::ShardingConstraint { .. } => "ShardingConstraint",
+            sharding::Op::Reshard { .. } => "Reshard",
             sharding::Op::ShardMap(_) => "ShardMap",
         },
         Primitive::Host(op) => match op {
@@ -1111,6 +1345,7 @@ const VARIANTS: &[&str] = &[
     "Ppermute",
     "AxisIndex",
     "ShardingConstraint",
+    "Reshard",
     "ShardMap",
     "HostCallback",
     "StopGradient",

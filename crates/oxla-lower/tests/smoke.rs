@@ -48,6 +48,7 @@ fn a_lowered_jaxpr_runs_in_the_plugin() {
         rhs_batch: dims(&[]),
         preferred_element_type: None,
         precision: None,
+        out_sharding: None,
     });
     let d = b
         .add_equation(dot, vec![Atom::Var(m), Atom::Var(w)], None)

@@ -209,6 +209,8 @@ impl Array {
     #[track_caller]
     pub(crate) fn wrap_sharded(sharded: crate::sharding::Sharded, aval: Aval) -> Array {
         let location = crate::ops::current_location(std::panic::Location::caller());
+        // On a mesh with explicit axes the type shows the layout.
+        let aval = aval.with_sharding(sharded.layout.explicit_type());
         let shards: Vec<&Buffer> = sharded.shards.iter().collect();
         let bytes = device_bytes(&shards, &aval);
         Array::from_inner(Inner::Concrete {

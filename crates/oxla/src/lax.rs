@@ -478,6 +478,51 @@ pub fn dot_general_with_precision(
     preferred_element_type: Option<DType>,
     precision: Option<oxla_core::Precision>,
 ) -> Array {
+    dot_general_typed(
+        x,
+        y,
+        dimension_numbers,
+        (preferred_element_type, precision),
+        None,
+    )
+}
+
+/// [`dot_general`] whose result has the explicit sharding `out_sharding`
+/// (JAX's `out_sharding=`): on a mesh with explicit axes, a product whose
+/// contracting dimensions are split on both operands leaves the result's
+/// split ambiguous, and this names it. The spec is read on the operands'
+/// mesh (or the one [`crate::sharding::use_mesh`] set).
+#[track_caller]
+pub fn dot_general_out_sharding(
+    x: &Array,
+    y: &Array,
+    dimension_numbers: DotDimensionNumbers<'_>,
+    preferred_element_type: Option<DType>,
+    out_sharding: &crate::sharding::PartitionSpec,
+) -> Array {
+    let location = crate::sharding::caller_location();
+    match crate::sharding::explicit_type_for(&[x, y], out_sharding, location) {
+        Ok(sharding) => dot_general_typed(
+            x,
+            y,
+            dimension_numbers,
+            (preferred_element_type, None),
+            Some(sharding),
+        ),
+        Err(e) => Array::error(e),
+    }
+}
+
+/// The `dot_general` with every parameter: the result dtype and precision,
+/// and the result's explicit sharding (`None`: as the operands give it).
+#[track_caller]
+pub(crate) fn dot_general_typed(
+    x: &Array,
+    y: &Array,
+    dimension_numbers: DotDimensionNumbers<'_>,
+    (preferred_element_type, precision): (Option<DType>, Option<oxla_core::Precision>),
+    out_sharding: Option<oxla_core::ShardingDesc>,
+) -> Array {
     let ((lc, rc), (lb, rb)) = dimension_numbers;
     let (x, y) = match_weak(x, y);
     bind(
@@ -488,6 +533,7 @@ pub fn dot_general_with_precision(
             rhs_batch: dims(rb),
             preferred_element_type,
             precision: precision.or_else(crate::config::default_matmul_precision),
+            out_sharding,
         }),
         &[&x, &y],
     )

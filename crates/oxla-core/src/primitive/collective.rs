@@ -330,3 +330,18 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         }
     }
 }
+
+/// The sharding rule (see [`crate::sharding_rules`]): collectives run over
+/// manual axes inside `shard_map`, where values carry no explicit
+/// sharding, so an operand split over explicit axes is an error.
+pub(crate) fn output_shardings(
+    op: &Op,
+    inputs: &[&Aval],
+) -> RuleResult<Vec<crate::sharding_rules::Spec>> {
+    Err(ShapeError::Invalid(format!(
+        "{} runs over manual mesh axes inside shard_map, but its operands {} are split over \
+         explicit axes",
+        op.name(),
+        crate::sharding_rules::types_text(inputs)
+    )))
+}

@@ -57,6 +57,10 @@ pub enum Op {
         preferred_element_type: Option<DType>,
         /// Precision of each operand, if set.
         precision: Option<Precision>,
+        /// The result's explicit sharding when the operands' types leave it
+        /// ambiguous (JAX's `out_sharding`: contracting dimensions split on
+        /// both sides); `None` to take it from the operands.
+        out_sharding: Option<crate::sharding::ShardingDesc>,
     },
     /// N-dimensional convolution with strides, padding, dilations and groups.
     ConvGeneralDilated {
@@ -130,6 +134,7 @@ impl Op {
                 rhs_batch,
                 preferred_element_type,
                 precision,
+                out_sharding,
             } => {
                 let mut params = vec![format!(
                     "dimension_numbers=(({}, {}), ({}, {}))",
@@ -149,6 +154,9 @@ impl Op {
                     "preferred_element_type={}",
                     preferred_element_type.map_or("None", |d| d.numpy_name())
                 ));
+                if let Some(sharding) = out_sharding {
+                    params.push(format!("out_sharding={}", sharding.spec_text()));
+                }
                 params
             }
         }
@@ -191,6 +199,7 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             rhs_batch,
             preferred_element_type,
             precision: _,
+            out_sharding: _,
         } => {
             expect_arity(inputs, 2)?;
             let (l, r) = (inputs[0], inputs[1]);
@@ -330,4 +339,93 @@ fn conv_shape(
         };
     }
     Ok(Aval::new(preferred.unwrap_or(lhs.dtype), &out))
+}
+
+/// The sharding rule (see [`crate::sharding_rules`]), JAX's: a matrix
+/// product's batch dimensions must be split alike on both sides and keep
+/// that split; its free dimensions keep theirs; contracting dimensions
+/// must be split alike, and when they are split at all the result's split
+/// is ambiguous (sum where?) unless `out_sharding` names it. A convolution
+/// keeps the input's batch and spatial splits and the kernel's output
+/// feature split, and needs the contracted feature dimensions unsplit.
+pub(crate) fn output_shardings(
+    op: &Op,
+    inputs: &[&Aval],
+    outs: &[Aval],
+) -> RuleResult<Vec<crate::sharding_rules::Spec>> {
+    use crate::sharding_rules::{require_unsplit, spec_tuple, unsplit};
+    let (lhs, rhs) = (inputs[0], inputs[1]);
+    let (l, r) = (lhs.dim_axes(), rhs.dim_axes());
+    match op {
+        Op::DotGeneral {
+            lhs_contracting,
+            rhs_contracting,
+            lhs_batch,
+            rhs_batch,
+            out_sharding,
+            ..
+        } => {
+            if let Some(sharding) = out_sharding {
+                let mut spec = sharding.dims.to_vec();
+                spec.resize(outs[0].rank(), std::sync::Arc::from([]));
+                return Ok(vec![spec]);
+            }
+            let pick = |axes: &[crate::sharding::DimAxes],
+                        dims: &[i64]|
+             -> Vec<crate::sharding::DimAxes> {
+                dims.iter().map(|&d| axes[d as usize].clone()).collect()
+            };
+            let (lb, rb) = (pick(&l, lhs_batch), pick(&r, rhs_batch));
+            if lb != rb {
+                return Err(ShapeError::Invalid(format!(
+                    "the batch dimensions of the operands must be split alike, got lhs_batch_spec={} \
+                     and rhs_batch_spec={}",
+                    spec_tuple(&lb),
+                    spec_tuple(&rb)
+                )));
+            }
+            let (lc, rc) = (pick(&l, lhs_contracting), pick(&r, rhs_contracting));
+            if lc.iter().chain(&rc).any(|axes| !axes.is_empty()) {
+                return Err(ShapeError::Invalid(format!(
+                    "contracting dimensions are split, so how the result is split is ambiguous; \
+                     name it with the out_sharding of the product. Got lhs_contracting_spec={} and \
+                     rhs_contracting_spec={}",
+                    spec_tuple(&lc),
+                    spec_tuple(&rc)
+                )));
+            }
+            let free = |axes: &[crate::sharding::DimAxes],
+                        taken: Vec<i64>|
+             -> Vec<crate::sharding::DimAxes> {
+                (0..axes.len() as i64)
+                    .filter(|d| !taken.contains(d))
+                    .map(|d| axes[d as usize].clone())
+                    .collect()
+            };
+            let lhs_taken = lhs_batch.iter().chain(lhs_contracting).copied().collect();
+            let rhs_taken = rhs_batch.iter().chain(rhs_contracting).copied().collect();
+            let mut spec = lb;
+            spec.extend(free(&l, lhs_taken));
+            spec.extend(free(&r, rhs_taken));
+            Ok(vec![spec])
+        }
+        Op::ConvGeneralDilated {
+            dimension_numbers: dn,
+            ..
+        } => {
+            let features = "the convolution contracts it";
+            require_unsplit(lhs, dn.lhs_spec[1] as usize, features)?;
+            require_unsplit(rhs, dn.rhs_spec[1] as usize, features)?;
+            for &d in &dn.rhs_spec[2..] {
+                require_unsplit(rhs, d as usize, "the kernel window spans it")?;
+            }
+            let mut spec = unsplit(outs[0].rank());
+            spec[dn.out_spec[0] as usize] = l[dn.lhs_spec[0] as usize].clone();
+            spec[dn.out_spec[1] as usize] = r[dn.rhs_spec[0] as usize].clone();
+            for (&o, &i) in dn.out_spec[2..].iter().zip(&dn.lhs_spec[2..]) {
+                spec[o as usize] = l[i as usize].clone();
+            }
+            Ok(vec![spec])
+        }
+    }
 }

@@ -6,6 +6,7 @@ use crate::aval::Aval;
 use crate::dtype::DType;
 use crate::shape_rules::{RuleResult, ShapeError, call_avals};
 use crate::subjaxpr::SubJaxpr;
+use std::sync::Arc;
 
 /// The parameters of a `while` loop.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -178,7 +179,7 @@ fn check_same_avals(got: &[Aval], want: &[Aval], what: &str) -> RuleResult<()> {
         )));
     }
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        if g.dtype != w.dtype || g.shape != w.shape {
+        if g.dtype != w.dtype || g.shape != w.shape || g.sharding != w.sharding {
             return Err(ShapeError::Invalid(format!(
                 "{what}: output {i} is {g}, but must be {w}"
             )));
@@ -270,7 +271,8 @@ fn scan_avals(
                 "xs {i} is {x}, but its leading axis must be the length {length}"
             )));
         }
-        body_in.push(x.with_shape(&x.shape[1..]));
+        let slice_sharding = x.sharding.as_ref().map(|s| s.without_dim(0));
+        body_in.push(x.with_shape(&x.shape[1..]).with_sharding(slice_sharding));
     }
     let refs: Vec<&Aval> = body_in.iter().collect();
     let outs = call_avals(body, &refs).map_err(|m| format!("the scan body: {m}"))?;
@@ -289,7 +291,31 @@ fn scan_avals(
     for y in &outs[num_carry..] {
         let mut shape = vec![length];
         shape.extend_from_slice(&y.shape);
-        result.push(y.with_shape(&shape));
+        let stacked = y
+            .sharding
+            .as_ref()
+            .map(|s| s.with_dim_inserted(0, Arc::from([])));
+        result.push(y.with_shape(&shape).with_sharding(stacked));
     }
     Ok(result)
+}
+
+/// The sharding rule (see [`crate::sharding_rules`]): results are typed as
+/// the bodies give them (the shape rule checked that branches and loop
+/// bodies agree, shardings included); a scan slices its xs along their
+/// leading axis, which must be unsplit.
+pub(crate) fn output_shardings(op: &Op, inputs: &[&Aval]) -> RuleResult<()> {
+    match op {
+        Op::Cond { .. } | Op::While(_) => Ok(()),
+        Op::Scan(ScanParams {
+            num_consts,
+            num_carry,
+            ..
+        }) => {
+            for x in inputs.iter().skip(num_consts + num_carry) {
+                crate::sharding_rules::require_unsplit(x, 0, "scan slices its xs along it")?;
+            }
+            Ok(())
+        }
+    }
 }

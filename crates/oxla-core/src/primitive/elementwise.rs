@@ -541,3 +541,32 @@ pub fn broadcast_shapes(a: &Aval, b: &Aval) -> RuleResult<Dims> {
         })
         .collect()
 }
+
+/// The sharding rule (see [`crate::sharding_rules`]): the result is split
+/// as the broadcast operands agree; a bitcast that adds a trailing
+/// dimension leaves it unsplit, and one that removes it needs it unsplit.
+pub(crate) fn output_shardings(
+    op: &Op,
+    inputs: &[&Aval],
+    outs: &[Aval],
+) -> RuleResult<Vec<crate::sharding_rules::Spec>> {
+    use crate::sharding_rules::{broadcast_spec, require_unsplit};
+    match op {
+        Op::Unary(_)
+        | Op::Binary(_)
+        | Op::Compare(_)
+        | Op::IntegerPow { .. }
+        | Op::SelectN
+        | Op::Clamp
+        | Op::ConvertElementType { .. } => Ok(vec![broadcast_spec(inputs, &outs[0])?]),
+        Op::BitcastConvertType { .. } => {
+            let mut spec = inputs[0].dim_axes();
+            let out_rank = outs[0].rank();
+            if out_rank < spec.len() {
+                require_unsplit(inputs[0], out_rank, "the bitcast merges it into elements")?;
+            }
+            spec.resize(out_rank, std::sync::Arc::from([]));
+            Ok(vec![spec])
+        }
+    }
+}

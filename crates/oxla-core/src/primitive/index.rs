@@ -425,3 +425,63 @@ fn scatter_types(d: &ScatterDimensionNumbers, inputs: &[&Aval]) -> RuleResult<Ve
     }
     Ok(vec![x.clone()])
 }
+
+/// The sharding rule (see [`crate::sharding_rules`]): slices keep the
+/// operand's split; a gather keeps the split of the operand dimensions it
+/// takes whole, gives its batch dimensions the indices' split, and needs
+/// the dimensions it indexes into unsplit (it would otherwise gather across
+/// devices, which JAX too asks the user to spell out); a scatter keeps the
+/// operand's split and needs the dimensions it indexes into unsplit.
+pub(crate) fn output_shardings(
+    op: &Op,
+    inputs: &[&Aval],
+    outs: &[Aval],
+) -> RuleResult<Vec<crate::sharding_rules::Spec>> {
+    use crate::sharding_rules::{require_unsplit, unsplit};
+    match op {
+        Op::Slice { .. } | Op::DynamicSlice { .. } | Op::DynamicUpdateSlice => {
+            Ok(vec![inputs[0].dim_axes()])
+        }
+        Op::Gather {
+            dimension_numbers: d,
+            slice_sizes,
+            ..
+        } => {
+            let (operand, indices) = (inputs[0], inputs[1]);
+            let indexed = "the gather indexes into it";
+            for &dim in d.start_index_map.iter().chain(&d.collapsed_slice_dims) {
+                require_unsplit(operand, dim as usize, indexed)?;
+            }
+            require_unsplit(indices, indices.rank() - 1, "it holds the index vectors")?;
+            let mut spec = unsplit(outs[0].rank());
+            let kept =
+                (0..operand.rank()).filter(|&i| !d.collapsed_slice_dims.contains(&(i as i64)));
+            let operand_axes = operand.dim_axes();
+            for (&out_dim, dim) in d.offset_dims.iter().zip(kept) {
+                if slice_sizes[dim] != operand.shape[dim] {
+                    require_unsplit(operand, dim, "the gather takes part of it")?;
+                }
+                spec[out_dim as usize] = operand_axes[dim].clone();
+            }
+            let batch = (0..spec.len()).filter(|o| !d.offset_dims.contains(&(*o as i64)));
+            for (out_dim, axes) in batch.zip(indices.dim_axes()) {
+                spec[out_dim] = axes;
+            }
+            Ok(vec![spec])
+        }
+        Op::Scatter {
+            dimension_numbers: d,
+            ..
+        } => {
+            let operand = inputs[0];
+            for &dim in d
+                .scatter_dims_to_operand_dims
+                .iter()
+                .chain(&d.inserted_window_dims)
+            {
+                require_unsplit(operand, dim as usize, "the scatter indexes into it")?;
+            }
+            Ok(vec![operand.dim_axes()])
+        }
+    }
+}

@@ -57,3 +57,16 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         Op::OptimizationBarrier => Ok(inputs.iter().map(|a| (*a).clone()).collect()),
     }
 }
+
+/// The sharding rule (see [`crate::sharding_rules`]): each result is its
+/// operand, split alike.
+pub(crate) fn output_shardings(
+    op: &Op,
+    inputs: &[&Aval],
+) -> RuleResult<Vec<crate::sharding_rules::Spec>> {
+    match op {
+        Op::StopGradient | Op::CheckpointName { .. } | Op::OptimizationBarrier => {
+            Ok(inputs.iter().map(|a| a.dim_axes()).collect())
+        }
+    }
+}

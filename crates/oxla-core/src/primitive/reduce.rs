@@ -526,3 +526,54 @@ fn reduce_with_shapes(
         .collect();
     Ok(operands.iter().map(|x| x.with_shape(&out_shape)).collect())
 }
+
+/// The sharding rule (see [`crate::sharding_rules`]): reductions drop the
+/// reduced dimensions' splits (the partitioner combines the partial
+/// results across devices); scans along a dimension, sorts, top-k and
+/// windows that span elements need those dimensions unsplit.
+pub(crate) fn output_shardings(
+    op: &Op,
+    inputs: &[&Aval],
+    outs: &[Aval],
+) -> RuleResult<Vec<crate::sharding_rules::Spec>> {
+    use crate::sharding_rules::{require_unsplit, without_dims};
+    match op {
+        Op::Reduce { axes, .. } | Op::ReduceWith { axes, .. } => {
+            Ok(vec![without_dims(inputs[0], axes); outs.len()])
+        }
+        Op::ArgMinMax { axis, .. } => Ok(vec![without_dims(inputs[0], &[*axis as i64])]),
+        Op::Cumulative { axis, .. } => {
+            require_unsplit(inputs[0], *axis, "the op accumulates along it")?;
+            Ok(vec![inputs[0].dim_axes()])
+        }
+        Op::Sort { dimension, .. } => {
+            for input in inputs {
+                require_unsplit(input, *dimension, "the sort orders along it")?;
+            }
+            Ok(inputs.iter().map(|a| a.dim_axes()).collect())
+        }
+        Op::TopK { .. } => {
+            let last = inputs[0].rank().saturating_sub(1);
+            require_unsplit(inputs[0], last, "top_k picks along it")?;
+            Ok(vec![inputs[0].dim_axes(); outs.len()])
+        }
+        Op::ReduceWindow {
+            window_dimensions,
+            window_strides,
+            ..
+        }
+        | Op::SelectAndScatterAdd {
+            window_dimensions,
+            window_strides,
+            ..
+        } => {
+            for (dim, (&size, &stride)) in window_dimensions.iter().zip(window_strides).enumerate()
+            {
+                if size != 1 || stride != 1 {
+                    require_unsplit(inputs[0], dim, "the window spans it")?;
+                }
+            }
+            Ok(vec![inputs[0].dim_axes(); outs.len()])
+        }
+    }
+}

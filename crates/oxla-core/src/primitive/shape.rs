@@ -348,3 +348,54 @@ fn pad_types(config: &[(i64, i64, i64)], inputs: &[&Aval]) -> RuleResult<Vec<Ava
     }
     Ok(vec![x.with_shape(&shape)])
 }
+
+/// The sharding rule (see [`crate::sharding_rules`]): broadcasts, reshapes,
+/// transposes and squeezes move the operand's splits with its dimensions;
+/// reversal and padding keep them; concatenation takes the operands'
+/// agreed splits; a split into pieces needs the cut dimension unsplit.
+pub(crate) fn output_shardings(
+    op: &Op,
+    inputs: &[&Aval],
+    outs: &[Aval],
+) -> RuleResult<Vec<crate::sharding_rules::Spec>> {
+    use crate::sharding_rules::{
+        agreed_spec, require_unsplit, reshape_spec, unsplit, without_dims,
+    };
+    match op {
+        Op::Iota { shape, .. } => Ok(vec![unsplit(shape.len())]),
+        Op::BroadcastInDim {
+            shape,
+            broadcast_dimensions,
+        } => {
+            let operand = inputs[0];
+            let mut spec = unsplit(shape.len());
+            for (i, (&d, axes)) in broadcast_dimensions
+                .iter()
+                .zip(operand.dim_axes())
+                .enumerate()
+            {
+                if operand.shape[i] == shape[d as usize] {
+                    spec[d as usize] = axes;
+                }
+            }
+            Ok(vec![spec])
+        }
+        Op::Reshape { new_sizes } => Ok(vec![reshape_spec(inputs[0], new_sizes)?]),
+        Op::Transpose { permutation } => {
+            let axes = inputs[0].dim_axes();
+            Ok(vec![
+                permutation
+                    .iter()
+                    .map(|&p| axes[p as usize].clone())
+                    .collect(),
+            ])
+        }
+        Op::Squeeze { dimensions } => Ok(vec![without_dims(inputs[0], dimensions)]),
+        Op::Rev { .. } | Op::Pad { .. } => Ok(vec![inputs[0].dim_axes()]),
+        Op::Concatenate { .. } => Ok(vec![agreed_spec(inputs)?]),
+        Op::Split { axis, .. } => {
+            require_unsplit(inputs[0], *axis, "split cuts it into pieces")?;
+            Ok(vec![inputs[0].dim_axes(); outs.len()])
+        }
+    }
+}

@@ -29,6 +29,14 @@ pub enum Op {
         /// The layout.
         sharding: crate::sharding::ShardingDesc,
     },
+    /// `reshard` (JAX's `jax.sharding.reshard`, and its `mesh_cast` into and
+    /// out of `auto_axes`): the operand with the explicit sharding type
+    /// `sharding` (`None`: no explicit sharding, the partitioner's choice),
+    /// moving its blocks between devices as that needs.
+    Reshard {
+        /// The result's explicit sharding.
+        sharding: Option<crate::sharding::ShardingDesc>,
+    },
     /// `shard_map`: `jaxpr` runs on every device of the mesh, on the
     /// device's blocks of the operands (cut as `in_shardings` say), and its
     /// results are the blocks of the outputs (put together as
@@ -41,7 +49,7 @@ impl Op {
     pub fn nested_jaxprs(&self) -> Vec<&SubJaxpr> {
         match self {
             Op::ShardMap(ShardMapParams { jaxpr, .. }) => vec![jaxpr],
-            Op::ShardingConstraint { .. } => Vec::new(),
+            Op::ShardingConstraint { .. } | Op::Reshard { .. } => Vec::new(),
         }
     }
 
@@ -49,7 +57,7 @@ impl Op {
     pub fn nested_jaxprs_mut(&mut self) -> Vec<&mut SubJaxpr> {
         match self {
             Op::ShardMap(ShardMapParams { jaxpr, .. }) => vec![jaxpr],
-            Op::ShardingConstraint { .. } => Vec::new(),
+            Op::ShardingConstraint { .. } | Op::Reshard { .. } => Vec::new(),
         }
     }
 
@@ -57,6 +65,7 @@ impl Op {
     pub fn name(&self) -> &'static str {
         match self {
             Op::ShardingConstraint { .. } => "sharding_constraint",
+            Op::Reshard { .. } => "reshard",
             Op::ShardMap(_) => "shard_map",
         }
     }
@@ -72,6 +81,8 @@ impl Op {
             Op::ShardingConstraint { sharding } => {
                 vec![format!("sharding={sharding}")]
             }
+            // JAX prints none: the result's type shows the sharding.
+            Op::Reshard { .. } => Vec::new(),
             Op::ShardMap(ShardMapParams {
                 jaxpr,
                 in_shardings,
@@ -109,6 +120,13 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             expect_arity(inputs, 1)?;
             crate::sharding::check_sharding(sharding, inputs[0])?;
             Ok(vec![inputs[0].clone()])
+        }
+        Op::Reshard { sharding } => {
+            expect_arity(inputs, 1)?;
+            if let Some(sharding) = sharding {
+                crate::sharding::check_sharding(sharding, inputs[0])?;
+            }
+            Ok(vec![inputs[0].with_sharding(sharding.clone())])
         }
         Op::ShardMap(ShardMapParams {
             jaxpr,
@@ -193,4 +211,21 @@ fn shard_map_avals(
             Ok(out)
         })
         .collect()
+}
+
+/// The sharding rule (see [`crate::sharding_rules`]): a constraint keeps
+/// its operand's type and a reshard has its target's (the shape rule set
+/// both); a `shard_map` on a mesh with explicit axes gives each result the
+/// explicit part of its out spec.
+pub(crate) fn output_shardings(op: &Op, outs: &mut [Aval]) -> RuleResult<()> {
+    match op {
+        Op::ShardingConstraint { .. } | Op::Reshard { .. } => Ok(()),
+        Op::ShardMap(ShardMapParams { out_shardings, .. }) => {
+            for (out, sharding) in outs.iter_mut().zip(out_shardings) {
+                let typed = sharding.explicit_type();
+                *out = out.with_sharding(typed);
+            }
+            Ok(())
+        }
+    }
 }

@@ -67,7 +67,7 @@ pub(crate) fn lower_equation<'c, 'a>(
         out_avals,
         loc,
     };
-    match primitive {
+    let values = match primitive {
         Primitive::Elementwise(op) => elementwise::lower(op, e, &input),
         Primitive::Shape(op) => shape::lower(op, e, &input),
         Primitive::Index(op) => index::lower(op, e, &input),
@@ -76,10 +76,33 @@ pub(crate) fn lower_equation<'c, 'a>(
         Primitive::Call(op) => call::lower(op, e, &input),
         Primitive::Control(op) => control::lower(op, e, &input),
         Primitive::Collective(op) => collective::lower(op, e, &input),
-        Primitive::Sharding(op) => sharding::lower(op, e, &input),
+        Primitive::Sharding(op) => return sharding::lower(op, e, &input),
         Primitive::Host(op) => host::lower(op, e, &input),
         Primitive::Marker(op) => marker::lower(op, e, &input),
-    }
+    }?;
+    pin_to_types(e, values, out_avals, loc)
+}
+
+/// The results, each pinned to its explicit sharding type where it has
+/// one (as JAX's lowering does on meshes with explicit axes), so the
+/// partitioner lays them out as the types say.
+fn pin_to_types<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    values: Values<'c, 'a>,
+    out_avals: &[&Aval],
+    loc: Location<'c>,
+) -> Result<Values<'c, 'a>, LowerError> {
+    values
+        .into_iter()
+        .zip(out_avals)
+        .map(|(value, aval)| match &aval.sharding {
+            Some(sharding) => {
+                let pinned = sharding.type_constraint(aval.rank());
+                sharding::constrain(e, value, aval, &pinned, loc)
+            }
+            None => Ok(value),
+        })
+        .collect()
 }
 
 /// The type of the first result, or a bool scalar for a primitive without

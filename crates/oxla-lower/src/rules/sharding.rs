@@ -36,17 +36,34 @@ pub(crate) fn lower<'c, 'a>(
             loc,
         ),
         Op::ShardingConstraint { sharding } => {
-            let symbol = e.mesh_symbol(&sharding.mesh)?;
-            e.op(
-                "sdy.sharding_constraint",
-                inputs,
-                out_avals,
-                &[(
-                    "sharding",
-                    sharding.sdy_attribute(&symbol, out_avals[0].shape.len()),
-                )],
-                loc,
-            )
+            Ok(vec![constrain(e, inputs[0], out_avals[0], sharding, loc)?])
         }
+        Op::Reshard { sharding } => match sharding {
+            Some(sharding) => {
+                let pinned = sharding.type_constraint(out_avals[0].rank());
+                Ok(vec![constrain(e, inputs[0], out_avals[0], &pinned, loc)?])
+            }
+            // Into auto axes: the partitioner chooses.
+            None => Ok(inputs.to_vec()),
+        },
     }
+}
+
+/// `value` (of type `aval`), which the partitioner must lay out as
+/// `sharding` here: an `sdy.sharding_constraint`.
+pub(crate) fn constrain<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    value: melior::ir::Value<'c, 'a>,
+    aval: &oxla_core::Aval,
+    sharding: &oxla_core::ShardingDesc,
+    loc: melior::ir::Location<'c>,
+) -> Result<melior::ir::Value<'c, 'a>, LowerError> {
+    let symbol = e.mesh_symbol(&sharding.mesh)?;
+    Ok(e.op(
+        "sdy.sharding_constraint",
+        &[value],
+        &[aval],
+        &[("sharding", sharding.sdy_attribute(&symbol, aval.rank()))],
+        loc,
+    )?[0])
 }

@@ -91,15 +91,42 @@ impl Mesh {
             }
         }
         Ok(Mesh {
-            desc: MeshDesc {
-                axes: axes
-                    .iter()
+            desc: MeshDesc::new(
+                axes.iter()
                     .map(|(name, size)| (Arc::from(*name), *size))
                     .collect(),
-                device_ids: device_ids.into(),
-            },
+                device_ids.into(),
+            ),
             devices: devices.into(),
         })
+    }
+
+    /// The same devices and axes with these axis types, one per axis (JAX's
+    /// `make_mesh(..., axis_types=...)`): on a mesh with
+    /// [`AxisType::Explicit`](oxla_core::AxisType::Explicit) axes, arrays
+    /// carry their split over those axes in their types (see
+    /// [`crate::sharding::reshard`]).
+    #[track_caller]
+    pub fn with_axis_types(&self, axis_types: &[oxla_core::AxisType]) -> Result<Mesh> {
+        if axis_types.len() != self.desc.axes.len() {
+            return Err(Error::Sharding {
+                message: format!(
+                    "{} axis types given for the {} axes of {self}",
+                    axis_types.len(),
+                    self.desc.axes.len()
+                ),
+                location: Some(here()),
+            });
+        }
+        Ok(Mesh {
+            desc: self.desc.with_axis_types(axis_types),
+            devices: self.devices.clone(),
+        })
+    }
+
+    /// The type of each axis, major first.
+    pub fn axis_types(&self) -> &[oxla_core::AxisType] {
+        &self.desc.axis_types
     }
 
     /// The axes' names, major first.

@@ -8,11 +8,15 @@
 //! `Jit::out_shardings`); [`with_sharding_constraint`] pins a layout inside
 //! a function; [`visualize_sharding`] draws which device holds which block.
 //! [`shard_map`] runs a per-device function on the blocks, with the
-//! [`collectives`] over mesh axes inside.
+//! [`collectives`] over mesh axes inside. On a mesh with
+//! [`AxisType::Explicit`] axes, arrays carry their split in their types
+//! and every op has a sharding rule (JAX's explicit sharding mode; see
+//! [`reshard`], [`auto_axes`], [`use_mesh`]).
 
 pub(crate) mod axis_env;
 pub mod collectives;
 pub(crate) mod committed;
+mod explicit;
 pub(crate) mod jit_layouts;
 mod layouts;
 mod mesh;
@@ -25,13 +29,18 @@ mod spec;
 pub(crate) mod spmd;
 mod visualize;
 
+pub use explicit::{
+    MeshGuard, ShardingTarget, auto_axes, current_mesh, explicit_axes, reshard, set_mesh, use_mesh,
+};
+pub(crate) use explicit::{caller_location, explicit_type_for};
 pub use jit_layouts::LeafSharding;
 pub use layouts::Sharding;
 pub use mesh::Mesh;
 pub use named::NamedSharding;
 /// The descriptions a [`Mesh`] and a [`NamedSharding`] lower to (their
-/// `desc`, `hlo` and `from_hlo` take and return them).
-pub use oxla_core::{MeshDesc, ShardingDesc};
+/// `desc`, `hlo` and `from_hlo` take and return them), and the types of
+/// mesh axes.
+pub use oxla_core::{AxisType, MeshDesc, ShardingDesc};
 pub use oxla_pjrt::HloSharding;
 pub(crate) use placement::{ShardLayout, Sharded};
 pub use placement::{device_put, device_put_tree};

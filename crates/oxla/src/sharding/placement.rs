@@ -37,6 +37,16 @@ impl ShardLayout {
         }
     }
 
+    /// The explicit sharding type of an array so laid out: its split over
+    /// the mesh's explicit axes (`None` on a mesh without them; a layout no
+    /// spec expresses shows as unsplit).
+    pub fn explicit_type(&self) -> Option<oxla_core::ShardingDesc> {
+        match &self.named {
+            Some(named) => named.desc().explicit_type(),
+            None => NamedSharding::replicated(&self.mesh).desc().explicit_type(),
+        }
+    }
+
     /// The layout XLA reports (`hlo`) for an array of rank `rank` on `mesh`.
     pub fn of_hlo(mesh: &Mesh, hlo: &HloSharding, rank: usize) -> ShardLayout {
         ShardLayout {

@@ -14,6 +14,7 @@ fn prepare_test_binary() {
 
 #[cfg(feature = "distributed")]
 mod distributed;
+mod explicit;
 mod exports;
 mod placement;
 mod programs;

@@ -74,6 +74,7 @@ pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangen
             rhs_batch,
             preferred_element_type,
             precision,
+            out_sharding: _,
         } => {
             let dot = Dot {
                 x_contract: lhs_contracting,
@@ -246,12 +247,22 @@ fn dot_transpose_lhs(
         .copied()
         .collect();
     let y = convert_if_needed(y, ct.dtype_or_bool(), false);
-    let product = lax::dot_general_with_precision(
+    // The product is x's cotangent with its dimensions in the order
+    // `unsorted`; on a mesh with explicit axes it is split as x is (JAX
+    // passes x's sharding as the product's out_sharding too: its
+    // contracting dimensions may be split on both sides).
+    let out_sharding = x.sharding.as_ref().map(|s| {
+        let axes = x.dim_axes();
+        let dims: Vec<oxla_core::DimAxes> =
+            unsorted.iter().map(|&d| axes[d as usize].clone()).collect();
+        oxla_core::ShardingDesc::new(s.mesh.clone(), dims.into())
+    });
+    let product = lax::dot_general_typed(
         ct,
         &y,
         ((&ans_y, &y_kept), (&ans_batch, dot.y_batch)),
-        dot.preferred_element_type,
-        dot.precision,
+        (dot.preferred_element_type, dot.precision),
+        out_sharding,
     );
     let x_bar = support::transpose_if_needed(&product, &argsort(&unsorted));
     Ok(convert_if_needed(&x_bar, x.dtype, x.weak_type))
@@ -439,6 +450,7 @@ fn dot_general_batch(
         rhs_batch,
         preferred_element_type,
         precision,
+        out_sharding,
     }) = primitive
     else {
         return Err(rule_error("vmap", primitive, "not a dot_general_batch"));
@@ -489,6 +501,11 @@ fn dot_general_batch(
         rhs_batch: rb,
         preferred_element_type: *preferred_element_type,
         precision: *precision,
+        // The batch dimension is not split (JAX inserts `None` for it too).
+        out_sharding: out_sharding
+            .as_ref()
+            .zip(out_bdim)
+            .map(|(s, b)| s.with_dim_inserted(b, std::sync::Arc::from([]))),
     });
     done(
         vec![support::bind_one(&p, &[&args[0], &args[1]])?],

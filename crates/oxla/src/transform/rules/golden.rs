@@ -290,10 +290,10 @@ fn cases() -> Vec<Golden> {
             inputs: &["f32[4,8]"],
             f: |a| {
                 let constrain = |x: Array| {
-                    let mesh = oxla_core::MeshDesc {
-                        axes: std::sync::Arc::from([(std::sync::Arc::from("x"), 4)]),
-                        device_ids: (0..4).collect(),
-                    };
+                    let mesh = oxla_core::MeshDesc::new(
+                        std::sync::Arc::from([(std::sync::Arc::from("x"), 4)]),
+                        (0..4).collect(),
+                    );
                     let spec = oxla_core::ShardingDesc::new(
                         mesh,
                         vec![std::sync::Arc::from([std::sync::Arc::from("x")])]

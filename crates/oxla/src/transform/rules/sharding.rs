@@ -56,7 +56,7 @@ pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tange
     let result = match op {
         Op::ShardMap(params) => return shard_map_jvp(params, primals, tangents, ctx),
         // Linear: the tangent is laid out (or varies) as the value does.
-        Op::ShardingConstraint { .. } => {
+        Op::ShardingConstraint { .. } | Op::Reshard { .. } => {
             let out = support::bind_one(primitive, &refs(primals))?;
             let tangent = match tangents.first().cloned().flatten() {
                 Some(t) => Some(support::bind_one(primitive, &[&t])?),
@@ -85,6 +85,13 @@ pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangen
             Ok(Some(crate::ops::bind(primitive.clone(), &[ct])))
         }),
         Op::ShardMap(params) => shard_map_transpose(params, cts, operands, out_avals),
+        // The cotangent goes back to the operand's sharding (JAX's rule).
+        Op::Reshard { .. } => for_linear(operands, |_, aval| {
+            let back = Primitive::Sharding(Op::Reshard {
+                sharding: aval.sharding.clone(),
+            });
+            Ok(Some(crate::ops::bind(back, &[ct])))
+        }),
     }
 }
 
@@ -99,7 +106,26 @@ pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<O
     match op {
         Op::ShardingConstraint { sharding } => sharding_constraint(sharding, args, bdims, size),
         Op::ShardMap(params) => shard_map_batch(params, args, bdims, size),
+        Op::Reshard { sharding } => reshard(sharding.as_ref(), args, bdims, size),
     }
+}
+
+/// A reshard of a batched operand: the batch dimension is split over the
+/// vmap's `spmd_axis_name` axes, or not at all, as for constraints.
+fn reshard(
+    sharding: Option<&oxla_core::ShardingDesc>,
+    args: &[Array],
+    bdims: &[Option<usize>],
+    size: i64,
+) -> Result<Batched> {
+    let (x, b) = operand(&args[0], bdims[0], size);
+    let spmd_axes = crate::transform::batching::rule_axis(size)
+        .spmd_axis_name
+        .unwrap_or_else(|| std::sync::Arc::from(Vec::new()));
+    let batched = Primitive::Sharding(Op::Reshard {
+        sharding: sharding.map(|s| s.with_dim_inserted(b, spmd_axes)),
+    });
+    done(vec![support::bind_one(&batched, &[&x])?], vec![Some(b)])
 }
 
 /// A sharding constraint on a batched operand: the batch dimension is
