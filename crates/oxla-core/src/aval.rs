@@ -92,6 +92,15 @@ impl Aval {
         }
     }
 
+    /// The type of one slice along the leading axis (what a scan's body
+    /// gets of each xs): the shape without that axis, and the explicit
+    /// sharding without it.
+    pub fn leading_slice(&self) -> Self {
+        let sharding = self.sharding.as_ref().map(|s| s.without_dim(0));
+        self.with_shape(self.shape.get(1..).unwrap_or(&[]))
+            .with_sharding(sharding)
+    }
+
     /// The same type with `sharding` as its explicit sharding (kept without
     /// trailing unsplit dimensions, so equal splits compare equal).
     pub fn with_sharding(&self, sharding: Option<ShardingDesc>) -> Self {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::aval::Aval;
 use crate::primitive::{
-    Primitive, collective, contract, control, elementwise, index, marker, reduce, shape, sharding,
+    Primitive, collective, contract, elementwise, index, marker, reduce, shape, sharding,
 };
 use crate::shape_rules::{RuleResult, ShapeError};
 use crate::sharding::{DimAxes, MeshDesc, ShardingDesc};
@@ -26,10 +26,11 @@ pub(crate) fn apply(primitive: &Primitive, inputs: &[&Aval], outs: &mut [Aval]) 
     let mesh = common_mesh(inputs)?;
     match primitive {
         // A called body's types are its results' (the shape rule returned
-        // them); an exported function's and a callback's results are typed
-        // as they declare.
-        Primitive::Call(_) | Primitive::Host(_) => return Ok(()),
-        Primitive::Control(op) => return control::output_shardings(op, inputs),
+        // them, and checked that branches and loop bodies agree, splits
+        // included, and that a scan's xs are unsplit along the axis it
+        // slices); an exported function's and a callback's results are
+        // typed as they declare.
+        Primitive::Call(_) | Primitive::Host(_) | Primitive::Control(_) => return Ok(()),
         Primitive::Sharding(op) => return sharding::output_shardings(op, outs),
         Primitive::Elementwise(_)
         | Primitive::Shape(_)

@@ -195,6 +195,24 @@ fn dot(lhs: &[i64], rhs: &[i64], out: Option<&[&[&str]]>) -> Primitive {
     })
 }
 
+/// A 2-D convolution in NCHW / OIHW layout, stride 1, no padding.
+fn conv_nchw() -> Primitive {
+    Primitive::Contract(contract::Op::ConvGeneralDilated {
+        window_strides: dims(&[1, 1]),
+        padding: vec![(0, 0), (0, 0)],
+        lhs_dilation: dims(&[1, 1]),
+        rhs_dilation: dims(&[1, 1]),
+        dimension_numbers: ConvDimensionNumbers {
+            lhs_spec: dims(&[0, 1, 2, 3]),
+            rhs_spec: dims(&[0, 1, 2, 3]),
+            out_spec: dims(&[0, 1, 2, 3]),
+        },
+        feature_group_count: 1,
+        batch_group_count: 1,
+        preferred_element_type: None,
+    })
+}
+
 fn rule() -> OpaqueRule {
     OpaqueRule::new("rule", Arc::new(()))
 }
@@ -1192,6 +1210,16 @@ fn cases() -> Vec<Case> {
             dot(&[1], &[0], None),
             &["f32[8@x,4]", "f32[4,8@x]"],
             Error("illegally split result f32[8@x,8@x]"),
+        ),
+        case(
+            conv_nchw(),
+            &["f32[2@x,3,8,8]", "f32[4@y,3,3,3]"],
+            Types(&["f32[2@x,4@y,6,6]"]),
+        ),
+        case(
+            conv_nchw(),
+            &["f32[2,3,8,8]", "f32[4,3@y,3,3]"],
+            Error("the convolution contracts it"),
         ),
         case(
             Primitive::Marker(marker::Op::StopGradient),

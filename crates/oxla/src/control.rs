@@ -476,7 +476,7 @@ pub fn scan<C: Pytree, X: Pytree, Y: Pytree, R: Pytree<Value = (C, Y)>>(
             }
             Some(_) | None => length = Some(n),
         }
-        slice_avals.push(a.with_shape(&a.shape[1..]));
+        slice_avals.push(a.leading_slice());
     }
     let length = length.ok_or_else(|| {
         usage(

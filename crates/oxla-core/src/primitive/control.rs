@@ -179,7 +179,7 @@ fn check_same_avals(got: &[Aval], want: &[Aval], what: &str) -> RuleResult<()> {
         )));
     }
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        if g.dtype != w.dtype || g.shape != w.shape || g.sharding != w.sharding {
+        if g.dtype != w.dtype || g.shape != w.shape || g.dim_axes() != w.dim_axes() {
             return Err(ShapeError::Invalid(format!(
                 "{what}: output {i} is {g}, but must be {w}"
             )));
@@ -271,8 +271,10 @@ fn scan_avals(
                 "xs {i} is {x}, but its leading axis must be the length {length}"
             )));
         }
-        let slice_sharding = x.sharding.as_ref().map(|s| s.without_dim(0));
-        body_in.push(x.with_shape(&x.shape[1..]).with_sharding(slice_sharding));
+        // Each step takes one slice of the leading axis, which no device
+        // may hold only part of.
+        crate::sharding_rules::require_unsplit(x, 0, "scan slices its xs along it")?;
+        body_in.push(x.leading_slice());
     }
     let refs: Vec<&Aval> = body_in.iter().collect();
     let outs = call_avals(body, &refs).map_err(|m| format!("the scan body: {m}"))?;
@@ -298,24 +300,4 @@ fn scan_avals(
         result.push(y.with_shape(&shape).with_sharding(stacked));
     }
     Ok(result)
-}
-
-/// The sharding rule (see [`crate::sharding_rules`]): results are typed as
-/// the bodies give them (the shape rule checked that branches and loop
-/// bodies agree, shardings included); a scan slices its xs along their
-/// leading axis, which must be unsplit.
-pub(crate) fn output_shardings(op: &Op, inputs: &[&Aval]) -> RuleResult<()> {
-    match op {
-        Op::Cond { .. } | Op::While(_) => Ok(()),
-        Op::Scan(ScanParams {
-            num_consts,
-            num_carry,
-            ..
-        }) => {
-            for x in inputs.iter().skip(num_consts + num_carry) {
-                crate::sharding_rules::require_unsplit(x, 0, "scan slices its xs along it")?;
-            }
-            Ok(())
-        }
-    }
 }

@@ -340,6 +340,6 @@ fn slice_at<'c, 'b>(
         &[("slice_sizes", attrs::i64_array(&sizes))],
         loc,
     )?[0];
-    let slice = aval.with_shape(&aval.shape[1..]);
+    let slice = aval.leading_slice();
     Ok(e.op("stablehlo.reshape", &[sliced], &[&slice], &[], loc)?[0])
 }

@@ -185,6 +185,241 @@ fn loops_branches_vmap_and_gradients_keep_the_types() {
 }
 
 #[test]
+fn more_ops_loops_and_nesting_split_their_results_as_jax_does() {
+    let one = |f: fn(Array) -> Array| jit(f).call(x()).unwrap();
+    check(
+        "take",
+        &[one(|a| {
+            jnp::take(
+                &a,
+                &Array::from_slice(&[0i32, 2], &[2]).unwrap(),
+                Some(1),
+                false,
+            )
+        })],
+    );
+    check(
+        "concat",
+        &[one(|a| jnp::concatenate(&[&a, &(&a * 2.0)], 1))],
+    );
+    check(
+        "pad",
+        &[one(|a| {
+            lax::pad(&a, &Array::scalar(0.0f32).unwrap(), &[(0, 0, 0), (1, 1, 0)])
+        })],
+    );
+    check("rev", &[one(|a| lax::rev(&a, &[0]))]);
+    check(
+        "where",
+        &[one(|a| {
+            jnp::where_(
+                &jnp::greater(&a, &Array::scalar(0.5f32).unwrap()),
+                &a,
+                &Array::scalar(0.0f32).unwrap(),
+            )
+        })],
+    );
+    check("sort", &[one(|a| jnp::sort(&a, 1))]);
+    check(
+        "dynamic_slice",
+        &[one(|a| {
+            let zero = Array::scalar(0i32).unwrap();
+            let start = Array::scalar(1i32).unwrap();
+            lax::dynamic_slice(&a, &[&zero, &start], &[8, 2])
+        })],
+    );
+    let scan_xs = |a: Array| {
+        let t = jnp::transpose(&a, None);
+        let init = &t.index(&[0.into()]) * 0.0;
+        let (c, ys) = lax::scan(
+            |c: Array, r: Array| Ok::<_, oxla::Error>((&c + &r, &c * 2.0)),
+            init,
+            t,
+            Default::default(),
+        )
+        .unwrap();
+        (c, ys)
+    };
+    let (c, ys) = jit(scan_xs).call(x()).unwrap();
+    check("scan_xs", &[c, ys]);
+    let scan_carry = |a: Array| {
+        lax::scan(
+            |c: Array, r: Array| Ok::<_, oxla::Error>((&(&c * 0.5) + &r, ())),
+            a,
+            Array::from_slice(&[1.0f32; 3], &[3]).unwrap(),
+            Default::default(),
+        )
+        .map(|(c, ())| c)
+        .unwrap_or_else(Array::error)
+    };
+    check("scan_carry", &[jit(scan_carry).call(x()).unwrap()]);
+    let doubling = |a: Array| {
+        lax::while_loop(
+            |(i, _): &(Array, Array)| jnp::less(i, &Array::scalar(3i32).unwrap()),
+            |(i, v): (Array, Array)| (&i + 1, &v * 2.0),
+            (Array::scalar(0i32).unwrap(), a),
+        )
+        .map(|(_, v)| v)
+        .unwrap_or_else(Array::error)
+    };
+    check("while", &[jit(doubling).call(x()).unwrap()]);
+    let nested = |a: Array| &jit(|b: Array| &b * 2.0).call(a).unwrap() + 1.0;
+    check("nested_jit", &[jit(nested).call(x()).unwrap()]);
+    // Eager ops follow the same rules.
+    assert_eq!(
+        (&x() + &y()).aval().unwrap().to_string(),
+        reference()["eager_add"].as_str().unwrap()
+    );
+    // JAX rejects a scan whose carry starts unsplit and comes back split.
+    assert_eq!(
+        reference()["errors_scan_carry"]["error"].as_str(),
+        Some("TypeError")
+    );
+    let unsplit_start = |a: Array| {
+        let t = jnp::transpose(&a, None);
+        lax::scan(
+            |c: Array, r: Array| Ok::<_, oxla::Error>((&c + &r, c)),
+            jnp::zeros(&[8], oxla::DType::F32),
+            t,
+            Default::default(),
+        )
+        .map(|(c, _)| c)
+        .unwrap_or_else(Array::error)
+    };
+    let message = jit(unsplit_start).call(x()).unwrap_err().to_string();
+    assert!(message.contains("changes the carry's type"), "{message}");
+    assert_eq!(
+        reference()["errors_scan_xs"]["error"].as_str(),
+        Some("ValueError")
+    );
+    let split_xs = |a: Array| {
+        lax::scan(
+            |c: Array, r: Array| Ok::<_, oxla::Error>((&c + &r, ())),
+            jnp::zeros(&[4], oxla::DType::F32),
+            a,
+            Default::default(),
+        )
+        .map(|(c, ())| c)
+        .unwrap_or_else(Array::error)
+    };
+    let message = jit(split_xs).call(x()).unwrap_err().to_string();
+    assert!(message.contains("scan slices its xs along it"), "{message}");
+}
+
+#[test]
+fn vmap_and_shard_map_on_an_explicit_mesh() {
+    let mesh = explicit_mesh();
+    let _current = use_mesh(&mesh);
+    let per_row = |r: Array| reshard(&r, &P!["y"]);
+    let plain = vmap(per_row);
+    check(
+        "vmap_reshard",
+        &[jit(move |a: Array| plain.call(a).unwrap())
+            .call(x())
+            .unwrap()],
+    );
+    let spmd = vmap(per_row).spmd_axis_name(&["x"]);
+    check(
+        "vmap_reshard_spmd",
+        &[jit(move |a: Array| spmd.call(a).unwrap())
+            .call(x())
+            .unwrap()],
+    );
+    let doubled =
+        oxla::sharding::shard_map(|b: Array| &b * 2.0, &mesh, vec![P!["x"]], vec![P!["x"]]);
+    check(
+        "shard_map",
+        &[jit(move |a: Array| doubled.call(a).unwrap())
+            .call(x())
+            .unwrap()],
+    );
+    let summed = oxla::sharding::shard_map(
+        |b: Array| oxla::sharding::collectives::psum(&b, &["x"]),
+        &mesh,
+        vec![P!["x"]],
+        vec![P![]],
+    );
+    check(
+        "shard_map_psum",
+        &[jit(move |a: Array| summed.call(a).unwrap())
+            .call(x())
+            .unwrap()],
+    );
+}
+
+#[test]
+fn on_a_mesh_with_an_auto_axis_types_name_only_the_explicit_one() {
+    eight_devices();
+    let mixed = Mesh::new(&[("x", 2), ("y", 4)])
+        .unwrap()
+        .with_axis_types(&[AxisType::Explicit, AxisType::Auto])
+        .unwrap();
+    let on = |name: &str, shape: &[i64], spec| {
+        let x = put(name, shape, P![]);
+        oxla::device_put(&x, NamedSharding::new(&mixed, spec)).unwrap()
+    };
+    let (xm, wm) = (
+        on("x", &[8, 4], P!["x", None]),
+        on("w", &[4, 16], P![None, "y"]),
+    );
+    let out = jit(|(a, b): (Array, Array)| jnp::matmul(&a, &b))
+        .call((xm.clone(), wm.clone()))
+        .unwrap();
+    let case = &reference()["mixed"];
+    let types: Vec<String> = [&xm, &wm, &out]
+        .iter()
+        .map(|a| a.aval().unwrap().to_string())
+        .collect();
+    let want: Vec<String> = case["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(types, want);
+    let values: Vec<f32> = case["values"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap() as f32)
+        .collect();
+    assert_close(&out.to_vec::<f32>().unwrap(), &values);
+}
+
+#[test]
+fn a_data_parallel_training_step_matches_jax() {
+    let case = &reference()["dp_step"];
+    let input = |i: usize, shape: &[i64], spec: PartitionSpec| {
+        let values: Vec<f32> = case["inputs"][i]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() as f32)
+            .collect();
+        let host = Array::from_slice(&values, shape).unwrap();
+        oxla::device_put(&host, NamedSharding::new(&explicit_mesh(), spec)).unwrap()
+    };
+    let w1 = input(0, &[4, 6], P![]);
+    let w2 = input(1, &[6, 2], P![]);
+    let targets = input(2, &[8, 2], P!["x"]);
+    let loss = |((w1, w2), xb, tb): ((Array, Array), Array, Array)| {
+        let hidden = jnp::tanh(&jnp::matmul(&xb, &w1));
+        let err = &jnp::matmul(&hidden, &w2) - &tb;
+        jnp::mean(&(&err * &err), None, false)
+    };
+    let step = move |(params, xb, tb): ((Array, Array), Array, Array)| {
+        let (value, ((g1, g2), _, _)) = oxla::value_and_grad(loss)
+            .argnums(&[0])
+            .call((params.clone(), xb, tb))
+            .unwrap();
+        let (w1, w2) = params;
+        (value, &w1 - &(&g1 * 0.1), &w2 - &(&g2 * 0.1))
+    };
+    let (value, w1, w2) = jit(step).call(((w1, w2), x(), targets)).unwrap();
+    check("dp_step", &[value, w1, w2]);
+}
+
+#[test]
 fn reshard_moves_a_value_and_its_gradient_goes_back() {
     let mesh = explicit_mesh();
     let _current = use_mesh(&mesh);

@@ -70,6 +70,23 @@ programs = {
     "auto_axes": (lambda a, b: auto_axes(lambda u, v: u @ v, out_sharding=P("x", None))(a, b), (a, b)),
     "reshard": (lambda x: reshard(x, P(None, "y")), (x,)),
     "reshard_grad": (jax.grad(lambda x: jnp.sum(reshard(x, P(None, "y")) ** 2)), (x,)),
+    "take": (lambda x: x[:, jnp.array([0, 2])], (x,)),
+    "concat": (lambda x: jnp.concatenate([x, x * 2.0], axis=1), (x,)),
+    "pad": (lambda x: jnp.pad(x, ((0, 0), (1, 1))), (x,)),
+    "rev": (lambda x: x[::-1], (x,)),
+    "where": (lambda x: jnp.where(x > 0.5, x, 0.0), (x,)),
+    "sort": (lambda x: jnp.sort(x, axis=1), (x,)),
+    "dynamic_slice": (lambda x: jax.lax.dynamic_slice(x, (0, 1), (8, 2)), (x,)),
+    "scan_xs": (lambda x: jax.lax.scan(lambda c, r: (c + r, c * 2.0), x.T[0] * 0.0, x.T), (x,)),
+    "errors_scan_carry": (lambda x: jax.lax.scan(lambda c, r: (c + r, c), jnp.zeros(8), x.T), (x,)),
+    "scan_carry": (lambda x: jax.lax.scan(lambda c, r: (c * 0.5 + r, None), x, jnp.ones((3,)))[0], (x,)),
+    "while": (lambda x: jax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1], (x,)),
+    "nested_jit": (lambda x: jax.jit(lambda b: b * 2.0)(x) + 1.0, (x,)),
+    "vmap_reshard": (jax.vmap(lambda r: reshard(r, P("y"))), (x,)),
+    "vmap_reshard_spmd": (jax.vmap(lambda r: reshard(r, P("y")), spmd_axis_name="x"), (x,)),
+    "shard_map": (jax.shard_map(lambda b: b * 2.0, in_specs=P("x"), out_specs=P("x")), (x,)),
+    "shard_map_psum": (jax.shard_map(lambda b: jax.lax.psum(b, "x"), in_specs=P("x"), out_specs=P()), (x,)),
+    "errors_scan_xs": (lambda x: jax.lax.scan(lambda c, r: (c + r, c), jnp.zeros(4), x), (x,)),
     "errors_add": (lambda x: x + put(Y, "y", None), (x,)),
     "errors_reshape": (lambda x: x.reshape(4, 8), (x,)),
     "errors_dot": (lambda a, b: a @ b, (a, b)),
@@ -93,4 +110,38 @@ with jax.set_mesh(mesh):
         }
     cases["eval_shape"] = [type_text(o) for o in jax.tree_util.tree_leaves(
         jax.eval_shape(programs["mlp"][0], x, w))]
+    cases["eager_add"] = type_text(x + y)
+
+    # A data-parallel training step: the batch split over 'x', the
+    # parameters replicated; the weight gradients contract the split batch,
+    # so their product takes the parameters' (unsplit) type.
+    W1 = (np.arange(4 * 6, dtype=np.float32).reshape(4, 6) % 7 - 3.0) / 5.0
+    W2 = (np.arange(6 * 2, dtype=np.float32).reshape(6, 2) % 5 - 2.0) / 4.0
+    T = (np.arange(8 * 2, dtype=np.float32).reshape(8, 2) % 3 - 1.0) / 2.0
+
+    def dp_loss(params, xb, tb):
+        w1, w2 = params
+        return jnp.mean((jnp.tanh(xb @ w1) @ w2 - tb) ** 2)
+
+    def dp_step(params, xb, tb):
+        loss, grads = jax.value_and_grad(dp_loss)(params, xb, tb)
+        return loss, jax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+    outs = jax.jit(dp_step)((put(W1), put(W2)), x, put(T, "x"))
+    leaves = jax.tree_util.tree_leaves(outs)
+    cases["dp_step"] = {
+        "types": [type_text(o) for o in leaves],
+        "values": [np.asarray(o).ravel().tolist() for o in leaves],
+        "specs": [spec_text(o.sharding) for o in leaves],
+        "inputs": [W1.ravel().tolist(), W2.ravel().tolist(), T.ravel().tolist()],
+    }
+
+# A mesh with one explicit and one auto axis: types name the explicit one;
+# the partitioner still splits over the other.
+mixed = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+xm = jax.device_put(X, NamedSharding(mixed, P("x", None)))
+wm = jax.device_put(W, NamedSharding(mixed, P(None, "y")))
+out = jax.jit(lambda a, b: a @ b)(xm, wm)
+cases["mixed"] = {"types": [type_text(xm), type_text(wm), type_text(out)],
+                  "values": [np.asarray(out).ravel().tolist()]}
 print(json.dumps(cases))

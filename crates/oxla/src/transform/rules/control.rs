@@ -787,7 +787,7 @@ pub(crate) fn scan_transpose(
     let carry_avals = linear_avals(nc..nc + nk);
     let lin_x_avals: Vec<Aval> = linear_avals(nc + nk..operands.len())
         .iter()
-        .map(|a| a.with_shape(&a.shape[1..]))
+        .map(|a| a.leading_slice())
         .collect();
     let ct_carry: Vec<Array> = cts[..nk]
         .iter()
@@ -799,13 +799,10 @@ pub(crate) fn scan_transpose(
         .zip(&out_avals[nk..])
         .map(|(c, a)| instantiate(c, a))
         .collect();
-    let y_slice_avals: Vec<Aval> = out_avals[nk..]
-        .iter()
-        .map(|a| a.with_shape(&a.shape[1..]))
-        .collect();
+    let y_slice_avals: Vec<Aval> = out_avals[nk..].iter().map(|a| a.leading_slice()).collect();
     let known_x_slice_avals: Vec<Aval> = avals(&known_xs)?
         .iter()
-        .map(|a| a.with_shape(&a.shape[1..]))
+        .map(|a| a.leading_slice())
         .collect();
     // The body with its known inputs (known consts, known x slices) as
     // constants and the rest (linear consts, carry, linear xs) linear.

@@ -290,21 +290,10 @@ fn cases() -> Vec<Golden> {
             inputs: &["f32[4,8]"],
             f: |a| {
                 let constrain = |x: Array| {
-                    let mesh = oxla_core::MeshDesc::new(
-                        std::sync::Arc::from([(std::sync::Arc::from("x"), 4)]),
-                        (0..4).collect(),
-                    );
-                    let spec = oxla_core::ShardingDesc::new(
-                        mesh,
-                        vec![std::sync::Arc::from([std::sync::Arc::from("x")])]
-                            .into_iter()
-                            .chain(std::iter::once(std::sync::Arc::from([])))
-                            .collect(),
-                    );
                     crate::ops::bind(
                         oxla_core::Primitive::Sharding(
                             oxla_core::primitive::sharding::Op::ShardingConstraint {
-                                sharding: spec,
+                                sharding: rows_split(oxla_core::AxisType::Auto),
                             },
                         ),
                         &[&x],
@@ -312,6 +301,42 @@ fn cases() -> Vec<Golden> {
                 };
                 let g = grad(move |x: Array| sum(&lax::sin(&constrain(x)))).call(a[0].clone())?;
                 Ok(vec![g])
+            },
+        },
+        // Explicit sharding: the cotangent of a reshard goes back to the
+        // operand's split; vmap leaves the batch dimension as it was.
+        Golden {
+            family: "sharding",
+            name: "grad and vmap of a reshard onto explicit axes",
+            inputs: &["f32[4,8]"],
+            f: |a| {
+                let onto = |x: Array| {
+                    crate::ops::bind(
+                        oxla_core::Primitive::Sharding(
+                            oxla_core::primitive::sharding::Op::Reshard {
+                                sharding: Some(rows_split(oxla_core::AxisType::Explicit)),
+                            },
+                        ),
+                        &[&x],
+                    )
+                };
+                let g = grad(move |x: Array| sum(&lax::sin(&onto(x)))).call(a[0].clone())?;
+                let v = vmap(|r: Array| {
+                    let rows = crate::ops::bind(
+                        oxla_core::Primitive::Sharding(
+                            oxla_core::primitive::sharding::Op::Reshard {
+                                sharding: Some(oxla_core::ShardingDesc::new(
+                                    rows_split(oxla_core::AxisType::Explicit).mesh,
+                                    vec![std::sync::Arc::from([std::sync::Arc::from("x")])].into(),
+                                )),
+                            },
+                        ),
+                        &[&r],
+                    );
+                    &rows * 2.0
+                })
+                .call(a[0].clone())?;
+                Ok(vec![g, v])
             },
         },
         // Host callbacks: vmap calls the host function once per example.
@@ -415,4 +440,18 @@ fn every_familys_transformations_trace_to_their_golden_jaxprs() {
         "jaxprs differ from the golden files (OXLA_BLESS=1 rewrites them; review the diff):\n{}",
         stale.join("\n")
     );
+}
+
+/// Rows split over axis 'x' of an abstract mesh of 4 devices whose axis has
+/// type `axis_type`.
+fn rows_split(axis_type: oxla_core::AxisType) -> oxla_core::ShardingDesc {
+    let mesh = oxla_core::MeshDesc::new(
+        std::sync::Arc::from([(std::sync::Arc::from("x"), 4)]),
+        (0..4).collect(),
+    )
+    .with_axis_types(&[axis_type]);
+    oxla_core::ShardingDesc::new(
+        mesh,
+        vec![std::sync::Arc::from([std::sync::Arc::from("x")])].into(),
+    )
 }

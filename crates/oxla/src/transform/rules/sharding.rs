@@ -111,7 +111,8 @@ pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<O
 }
 
 /// A reshard of a batched operand: the batch dimension is split over the
-/// vmap's `spmd_axis_name` axes, or not at all, as for constraints.
+/// vmap's `spmd_axis_name` axes, or, without one, stays split as the
+/// operand's is (JAX's rule).
 fn reshard(
     sharding: Option<&oxla_core::ShardingDesc>,
     args: &[Array],
@@ -119,11 +120,12 @@ fn reshard(
     size: i64,
 ) -> Result<Batched> {
     let (x, b) = operand(&args[0], bdims[0], size);
-    let spmd_axes = crate::transform::batching::rule_axis(size)
-        .spmd_axis_name
-        .unwrap_or_else(|| std::sync::Arc::from(Vec::new()));
+    let batch_axes = match crate::transform::batching::rule_axis(size).spmd_axis_name {
+        Some(axes) => axes,
+        None => x.aval()?.dim_axes().get(b).cloned().unwrap_or_default(),
+    };
     let batched = Primitive::Sharding(Op::Reshard {
-        sharding: sharding.map(|s| s.with_dim_inserted(b, spmd_axes)),
+        sharding: sharding.map(|s| s.with_dim_inserted(b, batch_axes)),
     });
     done(vec![support::bind_one(&batched, &[&x])?], vec![Some(b)])
 }
