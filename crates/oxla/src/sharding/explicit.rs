@@ -158,7 +158,7 @@ pub fn reshard(x: &Array, target: &impl ShardingTarget) -> Array {
 }
 
 /// Binds the `reshard` primitive to `sharding` (`None`: into auto axes).
-fn cast(x: &Array, sharding: Option<ShardingDesc>, location: Location) -> Array {
+pub(crate) fn cast(x: &Array, sharding: Option<ShardingDesc>, location: Location) -> Array {
     let primitive = Primitive::Sharding(sharding::Op::Reshard { sharding });
     match crate::ops::bind_at(primitive, &[x], location) {
         Ok(mut outs) => outs.swap_remove(0),

@@ -57,7 +57,9 @@ use crate::array::Array;
 
 /// `x`, which the partitioner must lay out as `sharding` at this point of
 /// the program (JAX's `jax.lax.with_sharding_constraint`). Outside `jit`
-/// it runs as a one-op program and returns `x` laid out so.
+/// it runs as a one-op program and returns `x` laid out so. Over a mesh's
+/// explicit axes it asserts `x`'s type instead (an error when `x` is split
+/// otherwise), as JAX's does: [`reshard`] moves values there.
 #[track_caller]
 pub fn with_sharding_constraint(x: &Array, sharding: &NamedSharding) -> Array {
     with_sharding_constraint_at(x, sharding, mesh::here())
@@ -75,6 +77,33 @@ pub(crate) fn with_sharding_constraint_at(
     };
     if let Err(e) = sharding.check_constraint(&aval, &format!("a value of {aval}"), location) {
         return Array::error(e);
+    }
+    // Over explicit axes a constraint is an assertion on the type (JAX's
+    // rule): moving a value is reshard's job.
+    if let Some(wanted) = sharding.desc().explicit_type() {
+        let wanted = aval.with_sharding(Some(wanted));
+        let mesh = sharding.mesh().desc();
+        let names_auto_axes = sharding
+            .spec()
+            .entries()
+            .iter()
+            .flat_map(|e| e.names())
+            .any(|a| mesh.axis_type(a) == oxla_core::AxisType::Auto);
+        match (wanted.dim_axes() == aval.dim_axes(), names_auto_axes) {
+            (true, false) => return x.clone(),
+            // The auto axes' part still constrains the partitioner.
+            (true, true) => {}
+            (false, _) => {
+                return Array::error(crate::Error::Sharding {
+                    message: format!(
+                        "with_sharding_constraint acts as an assertion over explicit mesh axes: the \
+                 value is {aval}, not {wanted} as {} asks; use oxla::sharding::reshard to move it",
+                        sharding.spec()
+                    ),
+                    location: Some(location),
+                });
+            }
+        }
     }
     let primitive = Primitive::Sharding(sharding::Op::ShardingConstraint {
         sharding: sharding.desc(),

@@ -186,10 +186,14 @@ fn to_device(x: &Array, device: &Device, location: Location) -> Result<Array> {
 
 /// [`device_put`] to a named sharding, for a call at `location`.
 fn device_put_at(x: &Array, sharding: &NamedSharding, location: Location) -> Result<Array> {
+    // On a mesh with explicit axes a move changes the type: a reshard (as
+    // JAX's device_put inside jit); elsewhere a sharding constraint.
+    let relayout = |x: &Array| match sharding.desc().explicit_type() {
+        Some(typed) => super::explicit::cast(x, Some(typed), location),
+        None => super::with_sharding_constraint_at(x, sharding, location),
+    };
     if x.is_traced() {
-        return super::with_sharding_constraint_at(x, sharding, location)
-            .check()
-            .cloned();
+        return relayout(x).check().cloned();
     }
     let aval = x.aval()?.clone();
     sharding.check(&aval, &format!("an array of {aval}"), location)?;
@@ -197,9 +201,7 @@ fn device_put_at(x: &Array, sharding: &NamedSharding, location: Location) -> Res
         if x.named_sharding().as_ref() == Some(sharding) {
             return Ok(x.clone());
         }
-        let moved = super::with_sharding_constraint_at(x, sharding, location)
-            .check()
-            .cloned()?;
+        let moved = relayout(x).check().cloned()?;
         if moved.named_sharding().as_ref() == Some(sharding) {
             return Ok(moved);
         }

@@ -439,6 +439,29 @@ fn reshard_moves_a_value_and_its_gradient_goes_back() {
             .call(x())
             .unwrap()],
     );
+    // device_put inside jit is a reshard on such a mesh, as in JAX.
+    let target = NamedSharding::new(&mesh, P![None, "y"]);
+    let put = target.clone();
+    check(
+        "device_put",
+        &[
+            jit(move |a: Array| oxla::device_put(&a, put.clone()).unwrap())
+                .call(x())
+                .unwrap(),
+        ],
+    );
+    // Over explicit axes a sharding constraint asserts the type; JAX says
+    // to reshard.
+    assert_eq!(
+        reference()["errors_constraint"]["error"].as_str(),
+        Some("AssertionError")
+    );
+    let same = NamedSharding::new(&mesh, P!["x", None]);
+    let asserted = jit(move |a: Array| oxla::with_sharding_constraint(&a, &same)).call(x());
+    assert_eq!(asserted.unwrap().aval().unwrap().to_string(), "f32[8@x,4]");
+    let constrained = jit(move |a: Array| oxla::with_sharding_constraint(&a, &target)).call(x());
+    let message = constrained.unwrap_err().to_string();
+    assert!(message.contains("use oxla::sharding::reshard"), "{message}");
     // Eagerly too, and with a NamedSharding instead of the current mesh.
     let eager = reshard(&x(), &NamedSharding::new(&mesh, P![None, "y"]));
     assert_eq!(eager.aval().unwrap().to_string(), "f32[8,4@y]");

@@ -86,6 +86,8 @@ programs = {
     "vmap_reshard_spmd": (jax.vmap(lambda r: reshard(r, P("y")), spmd_axis_name="x"), (x,)),
     "shard_map": (jax.shard_map(lambda b: b * 2.0, in_specs=P("x"), out_specs=P("x")), (x,)),
     "shard_map_psum": (jax.shard_map(lambda b: jax.lax.psum(b, "x"), in_specs=P("x"), out_specs=P()), (x,)),
+    "device_put": (lambda x: jax.device_put(x, NamedSharding(mesh, P(None, "y"))), (x,)),
+    "errors_constraint": (lambda x: jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(None, "y"))), (x,)),
     "errors_scan_xs": (lambda x: jax.lax.scan(lambda c, r: (c + r, c), jnp.zeros(4), x), (x,)),
     "errors_add": (lambda x: x + put(Y, "y", None), (x,)),
     "errors_reshape": (lambda x: x.reshape(4, 8), (x,)),
