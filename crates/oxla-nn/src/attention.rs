@@ -31,12 +31,15 @@ fn finfo_min(dtype: DType) -> f64 {
 }
 
 /// Attention of `query` `[..., q, heads, depth]` over `key` and `value`
-/// `[..., k, heads, depth]`, as Flax's `dot_product_attention`: the query is
+/// `[..., k, heads, depth]`, as Flax's `nn.dot_product_attention` (any
+/// number of batch dimensions; JAX's `jax.nn.dot_product_attention`, with
+/// grouped heads, bias, causal and window masks, is
+/// [`crate::dot_product_attention`]): the query is
 /// divided by `sqrt(depth)`, the logits `[..., heads, q, k]` are set to the
 /// dtype's least finite value where `mask` (bool, broadcast to them) is
 /// false, softmax over `k`; the result is `[..., q, heads, depth]`.
 #[track_caller]
-pub fn dot_product_attention(
+pub fn flax_dot_product_attention(
     query: &Array,
     key: &Array,
     value: &Array,
@@ -207,7 +210,7 @@ impl MultiHeadAttention {
         let q = into_heads(&self.query, inputs_q);
         let k = into_heads(&self.key, inputs_kv);
         let v = into_heads(&self.value, inputs_kv);
-        let attended = dot_product_attention(&q, &k, &v, mask);
+        let attended = flax_dot_product_attention(&q, &k, &v, mask);
         let s = self.out.kernel.shape_or_empty();
         let flat_kernel = jnp::reshape(&self.out.kernel, &[s[0] * s[1], s[2]]);
         let mut flat_shape = attended.shape_or_empty()[..attended.ndim_or_zero() - 2].to_vec();

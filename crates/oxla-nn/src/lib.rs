@@ -34,6 +34,7 @@
 mod activations;
 mod attention;
 mod conv;
+mod dot_product_attention;
 mod dropout;
 mod embedding;
 pub mod initializers;
@@ -43,9 +44,15 @@ mod normalization;
 mod pooling;
 mod transformer;
 
-pub use activations::{gelu, log_softmax, logsumexp, one_hot, relu, sigmoid, silu, softmax};
-pub use attention::{MultiHeadAttention, Projection, dot_product_attention, make_causal_mask};
+pub use activations::{
+    celu, elu, gelu, gelu_exact, glu, hard_sigmoid, hard_silu, hard_swish, hard_tanh, identity,
+    leaky_relu, log_sigmoid, log_softmax, log1mexp, logmeanexp, logsumexp, mish, one_hot, relu,
+    relu6, selu, sigmoid, silu, soft_sign, softmax, softplus, sparse_plus, sparse_sigmoid,
+    squareplus, standardize, swish, tanh,
+};
+pub use attention::{MultiHeadAttention, Projection, flax_dot_product_attention, make_causal_mask};
 pub use conv::Conv2d;
+pub use dot_product_attention::{AttentionOptions, dot_product_attention};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use initializers::Initializer;

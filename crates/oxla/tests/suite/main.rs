@@ -12,6 +12,7 @@ fn prepare_test_binary() {
     unsafe { oxla_testing::use_reference_plugin() };
 }
 
+mod api_coverage;
 mod cache;
 mod callbacks;
 mod checkpoints;

@@ -414,6 +414,59 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "relu" => nn::relu(x()),
         "sigmoid" => nn::sigmoid(x()),
         "silu" => nn::silu(x()),
+        "nn_identity" => nn::identity(x()),
+        "nn_tanh" => nn::tanh(x()),
+        "nn_swish" => nn::swish(x()),
+        "nn_squareplus" => nn::squareplus(x(), 3.0),
+        "nn_softplus" => nn::softplus(x()),
+        "nn_sparse_plus" => nn::sparse_plus(x()),
+        "nn_soft_sign" => nn::soft_sign(x()),
+        "nn_sparse_sigmoid" => nn::sparse_sigmoid(x()),
+        "nn_mish" => nn::mish(x()),
+        "nn_log_sigmoid" => nn::log_sigmoid(x()),
+        "nn_elu" => nn::elu(x(), 0.7),
+        "nn_leaky_relu" => nn::leaky_relu(x(), 0.05),
+        "nn_hard_tanh" => nn::hard_tanh(x()),
+        "nn_celu" => nn::celu(x(), 1.5),
+        "nn_selu" => nn::selu(x()),
+        "nn_gelu_exact" => nn::gelu_exact(x()),
+        "nn_glu" => nn::glu(x(), -1),
+        "nn_glu_axis0" => nn::glu(x(), 0),
+        "nn_logmeanexp" => nn::logmeanexp(x(), Some(&[1]), false),
+        "nn_logmeanexp_all" => nn::logmeanexp(x(), None, false),
+        "nn_standardize" => nn::standardize(x(), &[-1], None, None, 1e-5),
+        "nn_standardize_axis0" => nn::standardize(x(), &[0], None, None, 1e-3),
+        "nn_relu6" => nn::relu6(x()),
+        "nn_hard_sigmoid" => nn::hard_sigmoid(x()),
+        "nn_hard_silu" => nn::hard_silu(x()),
+        "nn_hard_swish" => nn::hard_swish(x()),
+        "nn_log1mexp" => nn::log1mexp(x()),
+        "nn_attention" | "nn_attention_unbatched" => {
+            nn::dot_product_attention(&a[0], &a[1], &a[2], &nn::AttentionOptions::default())
+        }
+        "nn_attention_bias_causal" => nn::dot_product_attention(
+            &a[0],
+            &a[1],
+            &a[2],
+            &nn::AttentionOptions {
+                bias: Some(&a[3]),
+                is_causal: true,
+                scale: Some(0.3),
+                ..Default::default()
+            },
+        ),
+        "nn_attention_masks" => nn::dot_product_attention(
+            &a[0],
+            &a[1],
+            &a[2],
+            &nn::AttentionOptions {
+                mask: Some(&a[3]),
+                query_seq_lengths: Some(&a[4]),
+                key_value_seq_lengths: Some(&a[5]),
+                local_window_size: Some((1, 2)),
+                ..Default::default()
+            },
+        ),
         "gelu" => nn::gelu(x()),
         "softmax" => nn::softmax(x(), None),
         "log_softmax" => nn::log_softmax(x(), None),
@@ -491,6 +544,12 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
          scalar paths differ by an ulp, and which one runs depends on the shape, vmap's too) \
          grows several-fold",
     );
+    const ACTIVATION: Tolerance = Tolerance::chain(
+        4.0,
+        1.0,
+        "an activation of a few elementwise ops, which XLA may fuse (or vmap reshape) and \
+         round differently",
+    );
     Some(match name.split('@').next().unwrap_or(name) {
         "dot_general"
         | "dot_general_batch"
@@ -514,7 +573,19 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         | "conv_feature_groups"
         | "conv_nchw_strided_dilated"
         | "conv_nhwc_same"
-        | "mlp_loss" => contraction,
+        | "mlp_loss"
+        | "nn_attention"
+        | "nn_attention_bias_causal"
+        | "nn_attention_masks"
+        | "nn_attention_unbatched" => contraction,
+        "nn_swish" | "nn_squareplus" | "nn_softplus" | "nn_sparse_plus" | "nn_soft_sign"
+        | "nn_sparse_sigmoid" | "nn_mish" | "nn_log_sigmoid" | "nn_elu" | "nn_celu" | "nn_selu"
+        | "nn_gelu_exact" | "nn_glu" | "nn_glu_axis0" | "nn_hard_sigmoid" | "nn_hard_silu"
+        | "nn_hard_swish" | "nn_log1mexp" | "nn_relu6" | "nn_leaky_relu" | "nn_hard_tanh" => {
+            ACTIVATION
+        }
+        "nn_logmeanexp" | "nn_logmeanexp_all" => MEANS,
+        "nn_standardize" | "nn_standardize_axis0" => MOMENTS,
         "jnp_var" | "jnp_std" | "axis_var" | "axis_std" => MOMENTS,
         "cumlogsumexp" | "cumlogsumexp_reverse" => LOG_SUMS,
         "associative_scan_pair" => RECURRENCE,

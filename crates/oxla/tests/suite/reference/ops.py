@@ -341,6 +341,44 @@ CASES = {
 }
 
 
+# jax.nn's activations and normalizations (inputs drawn after every case
+# above, so those keep their data): values spread over the piecewise
+# functions' pieces (-1, 0, 1, 6 and the like), kinks avoided.
+ACT = normal(3, 4) * 4.0
+ACT_POS = uniform(0.05, 3.0, 3, 4)
+CASES.update({
+    "nn_identity": (jax.nn.identity, [ACT]), "nn_tanh": (jax.nn.tanh, [ACT]),
+    "nn_swish": (jax.nn.swish, [ACT]), "nn_squareplus": (lambda a: jax.nn.squareplus(a, 3.0), [ACT]),
+    "nn_softplus": (jax.nn.softplus, [ACT]), "nn_sparse_plus": (jax.nn.sparse_plus, [ACT]),
+    "nn_soft_sign": (jax.nn.soft_sign, [ACT]), "nn_sparse_sigmoid": (jax.nn.sparse_sigmoid, [ACT]),
+    "nn_mish": (jax.nn.mish, [ACT]), "nn_log_sigmoid": (jax.nn.log_sigmoid, [ACT]),
+    "nn_elu": (lambda a: jax.nn.elu(a, 0.7), [ACT]),
+    "nn_leaky_relu": (lambda a: jax.nn.leaky_relu(a, 0.05), [ACT]),
+    "nn_hard_tanh": (jax.nn.hard_tanh, [ACT]), "nn_celu": (lambda a: jax.nn.celu(a, 1.5), [ACT]),
+    "nn_selu": (jax.nn.selu, [ACT]), "nn_gelu_exact": (lambda a: jax.nn.gelu(a, approximate=False), [ACT]),
+    "nn_glu": (lambda a: jax.nn.glu(a, axis=-1), [ACT]), "nn_glu_axis0": (lambda a: jax.nn.glu(a, axis=0), [normal(4, 3)]),
+    "nn_logmeanexp": (lambda a: jax.nn.logmeanexp(a, axis=1), [ACT]),
+    "nn_logmeanexp_all": (jax.nn.logmeanexp, [ACT]),
+    "nn_standardize": (jax.nn.standardize, [ACT]),
+    "nn_standardize_axis0": (lambda a: jax.nn.standardize(a, axis=0, epsilon=1e-3), [ACT]),
+    "nn_relu6": (jax.nn.relu6, [ACT * 2.0]), "nn_hard_sigmoid": (jax.nn.hard_sigmoid, [ACT]),
+    "nn_hard_silu": (jax.nn.hard_silu, [ACT]), "nn_hard_swish": (jax.nn.hard_swish, [ACT]),
+    "nn_log1mexp": (jax.nn.log1mexp, [ACT_POS]),
+})
+ATT_Q, ATT_K, ATT_V = normal(2, 5, 4, 8), normal(2, 6, 2, 8), normal(2, 6, 2, 8)
+CASES.update({
+    "nn_attention": (jax.nn.dot_product_attention, [ATT_Q, ATT_K, ATT_V]),
+    "nn_attention_bias_causal": (
+        lambda q, k, v, bias: jax.nn.dot_product_attention(q, k, v, bias=bias, is_causal=True, scale=0.3),
+        [ATT_Q, ATT_K, ATT_V, normal(1, 4, 5, 6)]),
+    "nn_attention_masks": (
+        lambda q, k, v, m, ql, kl: jax.nn.dot_product_attention(
+            q, k, v, mask=m, query_seq_lengths=ql, key_value_seq_lengths=kl, local_window_size=(1, 2)),
+        [ATT_Q, ATT_K, ATT_V, rng.integers(0, 4, (2, 1, 5, 6)) > 0, np.array([5, 3], np.int32),
+         np.array([4, 6], np.int32)]),
+    "nn_attention_unbatched": (jax.nn.dot_product_attention, [ATT_Q[0], ATT_K[0], ATT_V[0]]),
+})
+
 # Every float primitive again in bf16 and f16 (inputs rounded to the
 # dtype), named "case@bf16" / "case@f16".
 HALF_VARIANTS = [

@@ -1,0 +1,222 @@
+//! How much of JAX's API oxla has: JAX 0.10.2's public function names per
+//! namespace (reference/api_names.py, at test time) against the names
+//! oxla has for them, listed below. Each list is checked by the compiler
+//! (every name is imported from where it lives), each name must be one of
+//! JAX's, and names JAX has that mean nothing in Rust are excluded with
+//! their reason. The test fails when a namespace falls below its floor
+//! (raise a floor when names land; issue 29 asks for 90%), and prints the
+//! coverage table and the missing names either way.
+
+use std::collections::BTreeSet;
+
+/// The JAX names of the items listed (imported, so each must exist);
+/// `name as "jax_name"` where oxla's name differs (a Rust keyword, or
+/// `not` for `bitwise_not`).
+macro_rules! have {
+    ($($module:ident)::+ : $($name:ident $(as $jax:literal)?),* $(,)?) => {{
+        #[allow(unused_imports)]
+        use $($module)::+::{$($name),*};
+        vec![$(have!(@jax $name $(, $jax)?)),*]
+    }};
+    (@jax $name:ident) => { stringify!($name) };
+    (@jax $name:ident, $jax:literal) => { $jax };
+}
+
+/// One namespace: JAX's name for it, the names oxla has, the names left
+/// out with why, and the fewest covered names the test accepts.
+struct Namespace {
+    jax: &'static str,
+    have: Vec<&'static str>,
+    excluded: &'static [(&'static str, &'static str)],
+    floor: usize,
+}
+
+/// jax.numpy names that have no meaning in Rust.
+const NUMPY_EXCLUDED: &[(&str, &str)] = &[
+    (
+        "array_repr",
+        "Python's repr; oxla arrays implement Display and Debug",
+    ),
+    ("array_str", "Python's str; oxla arrays implement Display"),
+    (
+        "printoptions",
+        "NumPy's global print options (a Python context manager)",
+    ),
+    ("set_printoptions", "NumPy's global print options"),
+    ("get_printoptions", "NumPy's global print options"),
+    ("from_dlpack", "DLPack is Python's tensor exchange protocol"),
+    (
+        "fromfile",
+        "reads Python file objects; oxla_npy reads .npy files",
+    ),
+    (
+        "fromiter",
+        "consumes a Python iterator; Array::from_slice takes a slice",
+    ),
+    ("frompyfunc", "wraps a Python function as a NumPy ufunc"),
+    (
+        "fromstring",
+        "parses a Python str; Array::from_slice takes values",
+    ),
+    (
+        "frombuffer",
+        "reads a Python buffer object; Array::from_slice takes values",
+    ),
+    ("iterable", "asks whether a Python object is iterable"),
+    (
+        "isscalar",
+        "asks whether a Python object is a scalar; every oxla value is an Array",
+    ),
+];
+
+/// jax.nn names that have no meaning on the platforms oxla runs them on.
+const NN_EXCLUDED: &[(&str, &str)] = &[
+    (
+        "scaled_matmul",
+        "cuDNN's block-scaled fp8/fp4 matmul: JAX has no CPU lowering, and oxla has no float8 or \
+         float4 dtypes yet",
+    ),
+    (
+        "scaled_dot_general",
+        "quantizes to fp8/fp4 for cuDNN's block-scaled matmul (see scaled_matmul)",
+    ),
+    (
+        "get_scaled_dot_general_config",
+        "the fp8/fp4 block-scale configuration of scaled_dot_general",
+    ),
+];
+
+fn namespaces() -> Vec<Namespace> {
+    let numpy = have!(oxla::numpy: abs, add, arange, arccos, arccosh, arcsin, arcsinh, arctan,
+        arctan2, arctanh, argmax, argmin, argsort, broadcast_shapes, broadcast_to, cbrt, ceil,
+        clip, concatenate, cos, cosh, cumprod, cumsum, divide, divmod, dot, einsum, equal, exp,
+        exp2, expand_dims, expm1, eye, floor, floor_divide, fmod, full, full_like, greater,
+        greater_equal, isfinite, less, less_equal, linspace, log, log1p, logaddexp, logical_not,
+        matmul, max, maximum, mean, min, minimum, moveaxis, multiply, negative, not_equal, ones,
+        ones_like, outer, power, prod, remainder, reshape, sign, sin, sinh, sort, split, sqrt,
+        square, squeeze, stack, std, subtract, sum, swapaxes, take, take_along_axis, tan, tanh,
+        tile, transpose, tril, triu, var, zeros, zeros_like, where_ as "where");
+    let mut lax = have!(oxla::lax: abs, acos, acosh, add, argmax, argmin, asin, asinh,
+        associative_scan, atan, atan2, atanh, bessel_i0e, bessel_i1e, bitcast_convert_type,
+        broadcast, broadcast_in_dim, cbrt, ceil, clamp, clz, concatenate, cond,
+        conv_dimension_numbers, conv_general_dilated, convert_element_type, cos, cosh,
+        cumlogsumexp, cummax, cummin, cumprod, cumsum, digamma, div, dot_general,
+        dynamic_index_in_dim, dynamic_slice, dynamic_slice_in_dim, dynamic_update_index_in_dim,
+        dynamic_update_slice, dynamic_update_slice_in_dim, eq, erf, erf_inv, erfc, exp, exp2,
+        expand_dims, expm1, floor, fori_loop, gather, ge, gt, index_in_dim, index_take,
+        integer_pow, iota, is_finite, le, lgamma, log, log1p, logistic, lt, map, max, min, mul, ne,
+        neg, nextafter, pad, polygamma, population_count, pow, reduce, reduce_and, reduce_max,
+        reduce_min, reduce_or, reduce_prod, reduce_sum, reduce_window, rem, reshape, rev, round,
+        rsqrt, scan, scatter, select_n, shift_left, shift_right_arithmetic, shift_right_logical,
+        sign, sin, sinh, slice, slice_in_dim, sort, split, sqrt, square, squeeze, stop_gradient,
+        sub, switch, tan, tanh, top_k, transpose, while_loop, and as "bitwise_and",
+        or as "bitwise_or", not as "bitwise_not", xor as "bitwise_xor",
+        DotDimensionNumbers, ConvDimensionNumbers as "ConvGeneralDilatedDimensionNumbers",
+        Precision as "PrecisionLike");
+    lax.extend(
+        have!(oxla::sharding::collectives: all_gather, all_to_all, axis_index,
+        axis_size, pmax, pmean, pmin, ppermute, pshuffle, psum, psum_scatter, pswapaxes),
+    );
+    lax.extend(have!(oxla: with_sharding_constraint));
+    let nn = have!(oxla_nn: celu, dot_product_attention, elu, gelu, glu, hard_sigmoid,
+        hard_silu, hard_swish, hard_tanh, identity, leaky_relu, log1mexp, log_sigmoid,
+        log_softmax, logmeanexp, logsumexp, mish, one_hot, relu, relu6, selu, sigmoid, silu,
+        soft_sign, softmax, softplus, sparse_plus, sparse_sigmoid, squareplus, standardize, swish,
+        tanh);
+    let random = have!(oxla::random: bernoulli, bits, categorical, choice, fold_in, gumbel,
+        normal, permutation, randint, split, truncated_normal, uniform);
+    vec![
+        Namespace {
+            jax: "jax.numpy",
+            have: numpy,
+            excluded: NUMPY_EXCLUDED,
+            floor: 89,
+        },
+        Namespace {
+            jax: "jax.lax",
+            have: lax,
+            excluded: &[],
+            floor: 134,
+        },
+        Namespace {
+            jax: "jax.nn",
+            have: nn,
+            excluded: NN_EXCLUDED,
+            floor: 32,
+        },
+        Namespace {
+            jax: "jax.random",
+            have: random,
+            excluded: &[],
+            floor: 12,
+        },
+        Namespace {
+            jax: "jax.numpy.linalg",
+            have: Vec::new(),
+            excluded: &[],
+            floor: 0,
+        },
+        Namespace {
+            jax: "jax.numpy.fft",
+            have: Vec::new(),
+            excluded: &[],
+            floor: 0,
+        },
+    ]
+}
+
+#[test]
+fn oxla_covers_jax_api_names_at_least_to_each_floor() {
+    let names = crate::reference::script("api_names.py");
+    let mut table = vec![
+        "| namespace | JAX's names | excluded | in oxla | coverage |".to_string(),
+        "|---|---|---|---|---|".to_string(),
+    ];
+    let mut failures = Vec::new();
+    for ns in namespaces() {
+        let jax: BTreeSet<&str> = names[ns.jax]
+            .as_array()
+            .unwrap_or_else(|| panic!("api_names.py lists no {}", ns.jax))
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        let have: BTreeSet<&str> = ns.have.iter().copied().collect();
+        for name in have.iter().chain(ns.excluded.iter().map(|(n, _)| n)) {
+            if !jax.contains(name) {
+                failures.push(format!(
+                    "{}.{name} is listed but JAX has no such name",
+                    ns.jax
+                ));
+            }
+        }
+        let excluded: BTreeSet<&str> = ns.excluded.iter().map(|(n, _)| *n).collect();
+        let counted = jax.len() - excluded.len();
+        let covered = have.len();
+        let missing: Vec<&str> = jax
+            .iter()
+            .filter(|n| !have.contains(*n) && !excluded.contains(*n))
+            .copied()
+            .collect();
+        table.push(format!(
+            "| `{}` | {} | {} | {covered} | {:.0}% |",
+            ns.jax,
+            jax.len(),
+            excluded.len(),
+            100.0 * covered as f64 / counted.max(1) as f64
+        ));
+        println!(
+            "{} missing ({}): {}",
+            ns.jax,
+            missing.len(),
+            missing.join(" ")
+        );
+        if covered < ns.floor {
+            failures.push(format!(
+                "{} covers {covered} names, below its floor of {}",
+                ns.jax, ns.floor
+            ));
+        }
+    }
+    println!("{}", table.join("\n"));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
