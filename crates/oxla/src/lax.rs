@@ -140,6 +140,7 @@ unary! {
     floor => Floor: "Rounds down.";
     ceil => Ceil: "Rounds up.";
     round => Round: "Rounds half away from zero.";
+    round_nearest_even => RoundNearestEven: "Rounds half to even (`lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)`).";
     exp => Exp: "e^x";
     exp2 => Exp2: "2^x";
     expm1 => Expm1: "e^x - 1";

@@ -11,10 +11,19 @@ use crate::lax;
 
 mod division;
 mod logaddexp;
+mod math;
 mod tile;
 
 pub use division::{divmod, floor_divide, fmod, remainder};
 pub use logaddexp::logaddexp;
+pub use math::{
+    absolute, acos, acosh, around, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_count,
+    bitwise_invert, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor,
+    copysign, deg2rad, degrees, fabs, float_power, fmax, fmin, frexp, heaviside, hypot, i0, invert,
+    isinf, isnan, isneginf, isposinf, ldexp, left_shift, log2, log10, logaddexp2, logical_and,
+    logical_or, logical_xor, r#mod, nan_to_num, nextafter, positive, pow, rad2deg, radians,
+    reciprocal, right_shift, rint, round, signbit, sinc, true_divide, trunc,
+};
 pub use tile::tile;
 
 /// The dtype and weakness all of `xs` promote to.

@@ -21,6 +21,9 @@ pub enum UnaryOp {
     Ceil,
     /// Round half away from zero.
     Round,
+    /// Round half to even (JAX's `RoundingMethod.TO_NEAREST_EVEN`, what
+    /// `jnp.round` and `jnp.rint` use).
+    RoundNearestEven,
     /// e^x
     Exp,
     /// 2^x
@@ -100,7 +103,7 @@ impl UnaryOp {
             Abs => "abs",
             Floor => "floor",
             Ceil => "ceil",
-            Round => "round",
+            Round | RoundNearestEven => "round",
             Exp => "exp",
             Exp2 => "exp2",
             Expm1 => "expm1",
@@ -145,10 +148,10 @@ impl UnaryOp {
             Neg | Sign | Square => TypeClass::Numeric,
             Not => TypeClass::BoolOrInt,
             PopulationCount | CountLeadingZeros => TypeClass::Int,
-            Floor | Ceil | Round | Exp | Exp2 | Expm1 | Log | Log1p | Sqrt | Rsqrt | Cbrt
-            | Tanh | Logistic | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Asinh
-            | Acosh | Atanh | Erf | Erfc | ErfInv | Lgamma | Digamma | IsFinite | BesselI0e
-            | BesselI1e => TypeClass::Float,
+            Floor | Ceil | Round | RoundNearestEven | Exp | Exp2 | Expm1 | Log | Log1p | Sqrt
+            | Rsqrt | Cbrt | Tanh | Logistic | Sin | Cos | Tan | Asin | Acos | Atan | Sinh
+            | Cosh | Asinh | Acosh | Atanh | Erf | Erfc | ErfInv | Lgamma | Digamma | IsFinite
+            | BesselI0e | BesselI1e => TypeClass::Float,
         }
     }
 }
@@ -354,6 +357,10 @@ impl Op {
         _nested: &mut dyn FnMut(&crate::jaxpr::Jaxpr, usize) -> String,
     ) -> Vec<String> {
         match self {
+            // JAX prints the rounding method of `round` (0: half away from
+            // zero, 1: half to even).
+            Op::Unary(UnaryOp::Round) => vec!["rounding_method=0".into()],
+            Op::Unary(UnaryOp::RoundNearestEven) => vec!["rounding_method=1".into()],
             Op::Unary(_) | Op::Binary(_) | Op::Compare(_) | Op::SelectN | Op::Clamp => vec![],
             Op::BitcastConvertType { new_dtype } => {
                 vec![format!("new_dtype={}", new_dtype.numpy_name())]

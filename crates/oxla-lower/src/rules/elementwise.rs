@@ -111,6 +111,7 @@ fn unary_op_name(op: UnaryOp) -> &'static str {
         Floor => "stablehlo.floor",
         Ceil => "stablehlo.ceil",
         Round => "stablehlo.round_nearest_afz",
+        RoundNearestEven => "stablehlo.round_nearest_even",
         Exp => "stablehlo.exponential",
         Exp2 => "stablehlo.exponential",
         Expm1 => "stablehlo.exponential_minus_one",

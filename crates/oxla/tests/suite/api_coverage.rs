@@ -95,7 +95,13 @@ fn namespaces() -> Vec<Namespace> {
         matmul, max, maximum, mean, min, minimum, moveaxis, multiply, negative, not_equal, ones,
         ones_like, outer, power, prod, remainder, reshape, sign, sin, sinh, sort, split, sqrt,
         square, squeeze, stack, std, subtract, sum, swapaxes, take, take_along_axis, tan, tanh,
-        tile, transpose, tril, triu, var, zeros, zeros_like, where_ as "where");
+        tile, transpose, tril, triu, var, zeros, zeros_like, where_ as "where", absolute, acos,
+        acosh, around, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_count, bitwise_invert,
+        bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, copysign,
+        deg2rad, degrees, fabs, float_power, fmax, fmin, frexp, heaviside, hypot, i0, invert,
+        isinf, isnan, isneginf, isposinf, ldexp, left_shift, log2, log10, logaddexp2, logical_and,
+        logical_or, logical_xor, nan_to_num, nextafter, positive, pow, r#mod as "mod", rad2deg,
+        radians, reciprocal, right_shift, rint, round, signbit, sinc, true_divide, trunc);
     let mut lax = have!(oxla::lax: abs, acos, acosh, add, argmax, argmin, asin, asinh,
         associative_scan, atan, atan2, atanh, bessel_i0e, bessel_i1e, bitcast_convert_type,
         broadcast, broadcast_in_dim, cbrt, ceil, clamp, clz, concatenate, cond,

@@ -111,6 +111,7 @@ fn unary_tangent(op: UnaryOp, x: &Array, ans: &Array, t: &Array) -> Result<Tange
         | UnaryOp::Floor
         | UnaryOp::Ceil
         | UnaryOp::Round
+        | UnaryOp::RoundNearestEven
         | UnaryOp::IsFinite
         | UnaryOp::Not
         | UnaryOp::PopulationCount
@@ -366,6 +367,7 @@ fn unary(
         | UnaryOp::Floor
         | UnaryOp::Ceil
         | UnaryOp::Round
+        | UnaryOp::RoundNearestEven
         | UnaryOp::Exp
         | UnaryOp::Exp2
         | UnaryOp::Expm1

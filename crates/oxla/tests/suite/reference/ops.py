@@ -378,6 +378,48 @@ CASES.update({
          np.array([4, 6], np.int32)]),
     "nn_attention_unbatched": (jax.nn.dot_product_attention, [ATT_Q[0], ATT_K[0], ATT_V[0]]),
 })
+# More of jax.numpy's elementwise functions.
+SPECIAL = np.array([0.0, -0.0, 1.5, -2.5, 2.5, 0.5, np.inf, -np.inf, np.nan, 1e-40, -7.25, 3.0], np.float32).reshape(3, 4)
+NP_A, NP_B = normal(3, 4) * 3.0, normal(3, 4) * 3.0
+NP_I, NP_J = ints(-50, 50, 3, 4), ints(0, 5, 3, 4)
+NP_U = ints(0, 200, 3, 4, dtype=np.uint8)
+CASES.update({
+    "np_absolute": (jnp.absolute, [NP_A]), "np_fabs": (jnp.fabs, [NP_I]),
+    "np_acos": (jnp.acos, [unit]), "np_asinh": (jnp.asinh, [NP_A]), "np_atan2": (jnp.atan2, [NP_A, NP_B]),
+    "np_pow": (jnp.pow, [pos, NP_B]), "np_true_divide": (jnp.true_divide, [NP_A, NP_B]),
+    "np_mod": (jnp.mod, [NP_A, NP_B]), "np_positive": (jnp.positive, [NP_A]),
+    "np_deg2rad": (jnp.deg2rad, [NP_A]), "np_radians": (jnp.radians, [NP_I]),
+    "np_rad2deg": (jnp.rad2deg, [NP_A]), "np_degrees": (jnp.degrees, [NP_A]),
+    "np_log10": (jnp.log10, [pos]), "np_log2": (jnp.log2, [pos]),
+    "np_rint": (jnp.rint, [SPECIAL]), "np_round": (jnp.round, [SPECIAL]),
+    "np_round_decimals": (lambda a: jnp.round(a, 2), [NP_A]), "np_round_int": (lambda a: jnp.round(a, 1), [NP_I]),
+    "np_around": (jnp.around, [NP_A]), "np_trunc": (jnp.trunc, [SPECIAL]),
+    "np_reciprocal": (jnp.reciprocal, [NP_A]), "np_float_power": (jnp.float_power, [pos, NP_B]),
+    "np_isnan": (jnp.isnan, [SPECIAL]), "np_isinf": (jnp.isinf, [SPECIAL]),
+    "np_isposinf": (jnp.isposinf, [SPECIAL]), "np_isneginf": (jnp.isneginf, [SPECIAL]),
+    "np_nan_to_num": (jnp.nan_to_num, [SPECIAL]),
+    "np_nan_to_num_values": (lambda a: jnp.nan_to_num(a, nan=-1.0, posinf=9.0, neginf=-9.0), [SPECIAL]),
+    "np_signbit": (jnp.signbit, [SPECIAL]), "np_signbit_int": (jnp.signbit, [NP_I]),
+    "np_copysign": (jnp.copysign, [NP_A, SPECIAL]), "np_nextafter": (jnp.nextafter, [NP_A, NP_B]),
+    "np_hypot": (jnp.hypot, [NP_A, NP_B]), "np_hypot_special": (jnp.hypot, [SPECIAL, NP_B]),
+    "np_heaviside": (jnp.heaviside, [SPECIAL, NP_B]), "np_fmax": (jnp.fmax, [SPECIAL, NP_B]),
+    "np_fmin": (jnp.fmin, [NP_B, SPECIAL]), "np_sinc": (jnp.sinc, [NP_A]),
+    "np_sinc_zero": (jnp.sinc, [SPECIAL[:, :2]]), "np_i0": (jnp.i0, [NP_A]),
+    "np_logaddexp2": (jnp.logaddexp2, [NP_A, NP_B]),
+    "np_frexp_mantissa": (lambda a: jnp.frexp(a)[0], [SPECIAL]), "np_frexp_exponent": (lambda a: jnp.frexp(a)[1], [SPECIAL]),
+    "np_frexp_mantissa_normal": (lambda a: jnp.frexp(a)[0], [NP_A]),
+    "np_ldexp": (jnp.ldexp, [NP_A, NP_I // 5]),
+    "np_logical_and": (jnp.logical_and, [NP_A > 0, NP_B]), "np_logical_or": (jnp.logical_or, [NP_A > 0, NP_B > 1]),
+    "np_logical_xor": (jnp.logical_xor, [NP_I, NP_J]),
+    "np_bitwise_and": (jnp.bitwise_and, [NP_I, NP_J]), "np_bitwise_or": (jnp.bitwise_or, [NP_I, NP_J]),
+    "np_bitwise_xor": (jnp.bitwise_xor, [NP_U, NP_U[::-1]]), "np_bitwise_not": (jnp.bitwise_not, [NP_I]),
+    "np_invert": (jnp.invert, [NP_U]), "np_bitwise_invert": (jnp.bitwise_invert, [NP_A > 0]),
+    "np_left_shift": (jnp.left_shift, [NP_I, NP_J]), "np_right_shift": (jnp.right_shift, [NP_I, NP_J]),
+    "np_right_shift_unsigned": (jnp.right_shift, [NP_U, NP_J.astype(np.uint8)]),
+    "np_bitwise_left_shift": (jnp.bitwise_left_shift, [NP_I, NP_J]),
+    "np_bitwise_right_shift": (jnp.bitwise_right_shift, [NP_I, NP_J]),
+    "np_bitwise_count": (jnp.bitwise_count, [NP_I]),
+})
 
 # Every float primitive again in bf16 and f16 (inputs rounded to the
 # dtype), named "case@bf16" / "case@f16".
