@@ -9,11 +9,22 @@ use crate::config::x64_enabled;
 use crate::error::{Error, Result};
 use crate::lax;
 
+mod arrays;
 mod division;
 mod logaddexp;
 mod math;
+mod products;
+mod reductions;
 mod tile;
 
+pub use arrays::{
+    append, array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, column_stack,
+    concat, diag, diag_indices, diagflat, diagonal, diff, dsplit, dstack, ediff1d, empty,
+    empty_like, flip, fliplr, flipud, hsplit, hstack, identity, indices, matrix_transpose,
+    meshgrid, ndim, permute_dims, ravel, repeat, roll, rot90, shape, size, trace, tri,
+    tril_indices, tril_indices_from, triu_indices, triu_indices_from, unstack, vander, vsplit,
+    vstack,
+};
 pub use division::{divmod, floor_divide, fmod, remainder};
 pub use logaddexp::logaddexp;
 pub use math::{
@@ -23,6 +34,15 @@ pub use math::{
     isinf, isnan, isneginf, isposinf, ldexp, left_shift, log2, log10, logaddexp2, logical_and,
     logical_or, logical_xor, r#mod, nan_to_num, nextafter, positive, pow, rad2deg, radians,
     reciprocal, right_shift, rint, round, signbit, sinc, true_divide, trunc,
+};
+pub use products::{
+    allclose, array_equal, array_equiv, digitize, inner, interp, isclose, kron, matvec, polyval,
+    searchsorted, select, tensordot, tensordot_n, trapezoid, vdot, vecdot, vecmat,
+};
+pub use reductions::{
+    all, amax, amin, any, average, count_nonzero, cumulative_prod, cumulative_sum, median,
+    nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum,
+    nanvar, percentile, ptp, quantile,
 };
 pub use tile::tile;
 
@@ -795,10 +815,16 @@ pub fn ones_like(x: &Array) -> Array {
 pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Array {
     let n = ((stop - start) / step).ceil().max(0.0) as i64;
     let i = lax::iota(dtype, &[n], 0);
-    add(
+    if start == 0.0 && step == 1.0 {
+        return i;
+    }
+    // The weak float scalars would promote an integer iota to a float; the
+    // result keeps `dtype`, as JAX's does.
+    let values = add(
         &multiply(&i, &Array::weak_scalar(step)),
         &Array::weak_scalar(start),
-    )
+    );
+    as_dtype(&values, dtype)
 }
 
 /// `jnp.linspace(start, stop, num)` (endpoint included), as `dtype`.

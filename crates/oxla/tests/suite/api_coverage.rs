@@ -101,7 +101,17 @@ fn namespaces() -> Vec<Namespace> {
         deg2rad, degrees, fabs, float_power, fmax, fmin, frexp, heaviside, hypot, i0, invert,
         isinf, isnan, isneginf, isposinf, ldexp, left_shift, log2, log10, logaddexp2, logical_and,
         logical_or, logical_xor, nan_to_num, nextafter, positive, pow, r#mod as "mod", rad2deg,
-        radians, reciprocal, right_shift, rint, round, signbit, sinc, true_divide, trunc);
+        radians, reciprocal, right_shift, rint, round, signbit, sinc, true_divide, trunc, append,
+        array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, column_stack, concat,
+        diag, diag_indices, diagflat, diagonal, diff, dsplit, dstack, ediff1d, empty, empty_like,
+        flip, fliplr, flipud, hsplit, hstack, identity, indices, matrix_transpose, meshgrid, ndim,
+        permute_dims, ravel, repeat, roll, rot90, shape, size, trace, tri, tril_indices,
+        tril_indices_from, triu_indices, triu_indices_from, unstack, vander, vsplit, vstack,
+        allclose, array_equal, array_equiv, digitize, inner, interp, isclose, kron, matvec,
+        polyval, searchsorted, select, tensordot, trapezoid, vdot, vecdot, vecmat, all, amax, amin,
+        any, average, count_nonzero, cumulative_prod, cumulative_sum, median, nanargmax,
+        nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
+        percentile, ptp, quantile);
     let mut lax = have!(oxla::lax: abs, acos, acosh, add, argmax, argmin, asin, asinh,
         associative_scan, atan, atan2, atanh, bessel_i0e, bessel_i1e, bitcast_convert_type,
         broadcast, broadcast_in_dim, cbrt, ceil, clamp, clz, concatenate, cond,

@@ -469,6 +469,112 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "np_bitwise_left_shift" => jnp::bitwise_left_shift(x(), y()),
         "np_bitwise_right_shift" => jnp::bitwise_right_shift(x(), y()),
         "np_bitwise_count" => jnp::bitwise_count(x()),
+        "np_all" => jnp::all(
+            &jnp::greater(x(), &Array::weak_scalar(-1.0f32)),
+            Some(&[1]),
+            false,
+        ),
+        "np_any" => jnp::any(&jnp::greater(x(), &Array::weak_scalar(2.0f32)), None, false),
+        "np_all_keep" => jnp::all(x(), Some(&[0]), true),
+        "np_amax" => jnp::amax(x(), Some(&[0]), false),
+        "np_amin" => jnp::amin(x(), Some(&[1]), false),
+        "np_ptp" => jnp::ptp(x(), Some(&[1]), false),
+        "np_count_nonzero" => jnp::count_nonzero(x(), Some(&[0]), false),
+        "np_average" => jnp::average(x(), Some(&[1]), None),
+        "np_average_weights" => jnp::average(x(), Some(&[0]), Some(y())),
+        "np_nansum" => jnp::nansum(x(), Some(&[1]), false),
+        "np_nanprod" => jnp::nanprod(x(), Some(&[0]), false),
+        "np_nanmax" => jnp::nanmax(x(), Some(&[1]), false),
+        "np_nanmin" => jnp::nanmin(x(), Some(&[1]), false),
+        "np_nanmean" => jnp::nanmean(x(), Some(&[0]), false),
+        "np_nanvar" => jnp::nanvar(x(), Some(&[0]), false),
+        "np_nanstd" => jnp::nanstd(x(), Some(&[0]), false),
+        "np_nanargmax" => jnp::nanargmax(x(), Some(1)),
+        "np_nanargmin" => jnp::nanargmin(x(), Some(0)),
+        "np_nancumsum" => jnp::nancumsum(x(), Some(1)),
+        "np_nancumprod" => jnp::nancumprod(x(), Some(0)),
+        "np_cumulative_sum" => jnp::cumulative_sum(x(), Some(1), true),
+        "np_cumulative_prod" => jnp::cumulative_prod(x(), Some(0), false),
+        "np_median" => jnp::median(x(), Some(1), false),
+        "np_median_all" => jnp::median(x(), None, false),
+        "np_quantile" => jnp::quantile(x(), y(), Some(0), false),
+        "np_quantile_keep" => jnp::quantile(x(), &Array::weak_scalar(0.3f32), Some(1), true),
+        "np_percentile" => jnp::percentile(x(), &Array::weak_scalar(75.0f32), None, false),
+        "np_ravel" => jnp::ravel(x()),
+        "np_flip" => jnp::flip(x(), None),
+        "np_flip_axis" => jnp::flip(x(), Some(&[1])),
+        "np_fliplr" => jnp::fliplr(x()),
+        "np_flipud" => jnp::flipud(x()),
+        "np_roll" => jnp::roll(x(), 2, Some(1)),
+        "np_roll_negative" => jnp::roll(x(), -5, Some(-1)),
+        "np_roll_flat" => jnp::roll(x(), 3, None),
+        "np_rot90" => jnp::rot90(x(), 1, (0, 1)),
+        "np_rot90_k3" => jnp::rot90(x(), 3, (2, 0)),
+        "np_rot90_k2" => jnp::rot90(x(), 2, (0, 1)),
+        "np_repeat" => jnp::repeat(x(), 3, Some(1)),
+        "np_repeat_flat" => jnp::repeat(x(), 2, None),
+        "np_atleast_2d" => jnp::atleast_2d(x()),
+        "np_atleast_3d" => jnp::atleast_3d(x()),
+        "np_atleast_1d" => jnp::atleast_1d(x()),
+        "np_concat" => jnp::concat(&[x(), y()], 1),
+        "np_vstack" => jnp::vstack(&[x(), y()]),
+        "np_hstack" => jnp::hstack(&[x(), y()]),
+        "np_dstack" => jnp::dstack(&[x(), y()]),
+        "np_column_stack" => jnp::column_stack(&[x(), y()]),
+        "np_unstack" => jnp::unstack(x(), 1).swap_remove(2),
+        "np_array_split" => jnp::array_split(x(), 3, 1).swap_remove(0),
+        "np_array_split_last" => jnp::array_split(x(), 3, 1).swap_remove(2),
+        "np_hsplit" => jnp::hsplit(x(), 2).swap_remove(1),
+        "np_vsplit" => jnp::vsplit(x(), 3).swap_remove(1),
+        "np_diagonal" => jnp::diagonal(x(), 1, 0, 1),
+        "np_diagonal_axes" => jnp::diagonal(x(), -1, 2, 1),
+        "np_diag_vector" => jnp::diag(x(), 1),
+        "np_diag_matrix" => jnp::diag(x(), -1),
+        "np_diagflat" => jnp::diagflat(x(), 0),
+        "np_trace" => jnp::trace(x(), 1, 0, 1),
+        "np_trace_axes" => jnp::trace(x(), 0, 0, 2),
+        "np_meshgrid" => jnp::meshgrid(&[x(), y()], "xy").swap_remove(0),
+        "np_meshgrid_ij" => jnp::meshgrid(&[x(), y()], "ij").swap_remove(1),
+        "np_broadcast_arrays" => jnp::broadcast_arrays(&[x(), y()]).swap_remove(0),
+        "np_diff" => jnp::diff(x(), 2, 1),
+        "np_diff_bool" => jnp::diff(&jnp::greater(x(), &Array::weak_scalar(0.0f32)), 1, -1),
+        "np_ediff1d" => jnp::ediff1d(x()),
+        "np_append" => jnp::append(x(), y(), None),
+        "np_append_axis" => jnp::append(x(), y(), Some(0)),
+        "np_vander" => jnp::vander(x(), None, false),
+        "np_vander_increasing" => jnp::vander(x(), Some(3), true),
+        "np_matrix_transpose" => jnp::matrix_transpose(x()),
+        "np_permute_dims" => jnp::permute_dims(x(), &[2, 0, 1]),
+        "np_tensordot" => jnp::tensordot(x(), y(), (&[1, 2], &[0, 1])),
+        "np_tensordot_n" => jnp::tensordot_n(x(), y(), 1),
+        "np_inner" => jnp::inner(x(), y()),
+        "np_vdot" => jnp::vdot(x(), y()),
+        "np_vecdot" => jnp::vecdot(x(), y(), 0),
+        "np_matvec" => jnp::matvec(x(), y()),
+        "np_vecmat" => jnp::vecmat(x(), y()),
+        "np_kron" | "np_kron_ranks" => jnp::kron(x(), y()),
+        "np_polyval" => jnp::polyval(x(), y()),
+        "np_trapezoid" => jnp::trapezoid(x(), None, 0.5, -1),
+        "np_trapezoid_x" => jnp::trapezoid(x(), Some(y()), 1.0, 0),
+        "np_isclose" => jnp::isclose(x(), y(), 0.1, 0.5, false),
+        "np_isclose_nan" => jnp::isclose(x(), y(), 1e-5, 1e-8, true),
+        "np_allclose" => jnp::allclose(x(), &(y() + 1e-7f64), 1e-5, 1e-8, false),
+        "np_array_equal" => jnp::array_equal(x(), y()),
+        "np_array_equiv" => jnp::array_equiv(x(), y()),
+        "np_select" => jnp::select(
+            &[
+                &jnp::less(x(), &Array::weak_scalar(-1.0f32)),
+                &jnp::greater(x(), &Array::weak_scalar(1.0f32)),
+            ],
+            &[&(x() * 2.0f64), &(x() * 3.0f64)],
+            &Array::weak_scalar(-7.0f32),
+        ),
+        "np_searchsorted" => jnp::searchsorted(x(), y(), "left"),
+        "np_searchsorted_right" => jnp::searchsorted(x(), y(), "right"),
+        "np_digitize" => jnp::digitize(x(), y(), false),
+        "np_digitize_right_decreasing" => jnp::digitize(x(), y(), true),
+        "np_interp" => jnp::interp(x(), y(), &a[2], None, None),
+        "np_interp_left_right" => jnp::interp(x(), y(), &a[2], Some(-9.0), Some(9.0)),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
@@ -600,6 +706,12 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
          scalar paths differ by an ulp, and which one runs depends on the shape, vmap's too) \
          grows several-fold",
     );
+    const INTERPOLATION: Tolerance = Tolerance::chain(
+        8.0,
+        4.0,
+        "linear interpolation is a difference, a division and a multiply-add, which XLA may \
+         fuse (vmap too) and round differently",
+    );
     const ACTIVATION: Tolerance = Tolerance::chain(
         4.0,
         1.0,
@@ -633,7 +745,21 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         | "nn_attention"
         | "nn_attention_bias_causal"
         | "nn_attention_masks"
-        | "nn_attention_unbatched" => contraction,
+        | "nn_attention_unbatched"
+        | "np_tensordot"
+        | "np_tensordot_n"
+        | "np_inner"
+        | "np_vdot"
+        | "np_vecdot"
+        | "np_matvec"
+        | "np_vecmat" => contraction,
+        "np_interp" | "np_interp_left_right" => INTERPOLATION,
+        "np_polyval" => RECURRENCE,
+        "np_trapezoid" | "np_trapezoid_x" | "np_average" | "np_average_weights" | "np_nanmean"
+        | "np_quantile" | "np_quantile_keep" | "np_percentile" | "np_median" | "np_median_all" => {
+            MEANS
+        }
+        "np_nanvar" | "np_nanstd" => MOMENTS,
         "nn_swish" | "nn_squareplus" | "nn_softplus" | "nn_sparse_plus" | "nn_soft_sign"
         | "nn_sparse_sigmoid" | "nn_mish" | "nn_log_sigmoid" | "nn_elu" | "nn_celu" | "nn_selu"
         | "nn_gelu_exact" | "nn_glu" | "nn_glu_axis0" | "nn_hard_sigmoid" | "nn_hard_silu"
