@@ -43,6 +43,13 @@ thread_local! {
     static PARTITIONABLE_HERE: Cell<Option<bool>> = const { Cell::new(None) };
 }
 
+mod samplers;
+
+pub use samplers::{
+    cauchy, double_sided_maxwell, exponential, geometric, laplace, logistic, lognormal, maxwell,
+    pareto, rademacher, rayleigh, triangular, wald, weibull_min,
+};
+
 /// Chooses how [`split`], [`bits`] and everything drawing bits lay out
 /// their counters, process-wide, as `jax_threefry_partitionable`: `true`
 /// (the default, as in JAX 0.10.2) hashes a 64-bit iota split in two

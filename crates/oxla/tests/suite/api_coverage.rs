@@ -140,7 +140,9 @@ fn namespaces() -> Vec<Namespace> {
         soft_sign, softmax, softplus, sparse_plus, sparse_sigmoid, squareplus, standardize, swish,
         tanh);
     let random = have!(oxla::random: bernoulli, bits, categorical, choice, fold_in, gumbel,
-        normal, permutation, randint, split, truncated_normal, uniform);
+        normal, permutation, randint, split, truncated_normal, uniform, cauchy,
+        double_sided_maxwell, exponential, geometric, laplace, logistic, lognormal, maxwell, pareto,
+        rademacher, rayleigh, triangular, wald, weibull_min);
     vec![
         Namespace {
             jax: "jax.numpy",

@@ -182,6 +182,29 @@ out["gumbel"] = [
     sampler(lambda k, s=s, d=d: random.gumbel(k, s, d), seed, shape=list(s), dtype=d)
     for seed, s, d in [(0, (10,), f32), (1, (3, 4), f32), (2, (16,), f16), (3, (1000,), f32)]]
 
+# Samplers that are formulas of uniform, normal and bernoulli draws.
+half, two = np.array(0.5, np.float32), np.array(2.0, np.float32)
+SAMPLERS = {
+    "exponential": lambda k: random.exponential(k, (7, 3)),
+    "exponential_f16": lambda k: random.exponential(k, (64,), f16),
+    "laplace": lambda k: random.laplace(k, (50,)),
+    "logistic": lambda k: random.logistic(k, (4, 5)),
+    "cauchy": lambda k: random.cauchy(k, (30,)),
+    "rademacher": lambda k: random.rademacher(k, (20,)),
+    "rademacher_f32": lambda k: random.rademacher(k, (3, 4), f32),
+    "rayleigh": lambda k: random.rayleigh(k, two, (12,)),
+    "pareto": lambda k: random.pareto(k, two, (12,)),
+    "weibull_min": lambda k: random.weibull_min(k, two, np.array(1.5, np.float32), (12,)),
+    "maxwell": lambda k: random.maxwell(k, (10,)),
+    "double_sided_maxwell": lambda k: random.double_sided_maxwell(k, half, two, (6,)),
+    "lognormal": lambda k: random.lognormal(k, half, (9,)),
+    "wald": lambda k: random.wald(k, two, (16,)),
+    "geometric": lambda k: random.geometric(k, np.array(0.3, np.float32), (20,)),
+    "triangular": lambda k: random.triangular(k, np.array(-1.0, np.float32), half, two, (25,)),
+}
+out["samplers"] = [{"name": name, "seed": u64(seed), "out": enc(fn(key(seed)))}
+                   for name, fn in SAMPLERS.items() for seed in (0, 7)]
+
 rng = np.random.default_rng(0)
 logits35 = rng.standard_normal((3, 5)).astype(np.float32)
 logits10 = rng.standard_normal((10,)).astype(np.float32)
