@@ -26,10 +26,16 @@ use oxla_core::promotion::promote as promote_pair;
 use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, UnaryOp};
 
 mod associative;
+mod conveniences;
 mod in_dim;
 mod reduce;
 
 pub use associative::{associative_scan, cumlogsumexp};
+pub use conveniences::{
+    batch_matmul, broadcast_to_rank, broadcasted_iota, collapse, conv, conv_with_general_padding,
+    dot, full, full_like, optimization_barrier, padtype_to_pads, reciprocal, scatter_add,
+    scatter_max, scatter_min, scatter_mul, scatter_sub, select, sort_key_val, stack, tile, unstack,
+};
 pub use in_dim::{
     broadcast, dynamic_index_in_dim, dynamic_slice_in_dim, dynamic_update_index_in_dim,
     dynamic_update_slice_in_dim, index_in_dim, reshape_with_dimensions, slice_in_dim,

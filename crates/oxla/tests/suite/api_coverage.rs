@@ -128,7 +128,11 @@ fn namespaces() -> Vec<Namespace> {
         sub, switch, tan, tanh, top_k, transpose, while_loop, and as "bitwise_and",
         or as "bitwise_or", not as "bitwise_not", xor as "bitwise_xor",
         DotDimensionNumbers, ConvDimensionNumbers as "ConvGeneralDilatedDimensionNumbers",
-        Precision as "PrecisionLike");
+        Precision as "PrecisionLike", batch_matmul, broadcast_to_rank, broadcasted_iota, collapse,
+        conv, conv_with_general_padding, dot, full, full_like, optimization_barrier,
+        padtype_to_pads, reciprocal, scatter_add, scatter_max, scatter_min, scatter_mul,
+        scatter_sub, select, sort_key_val, stack, tile, unstack);
+    lax.extend(have!(oxla::numpy: broadcast_shapes));
     lax.extend(
         have!(oxla::sharding::collectives: all_gather, all_to_all, axis_index,
         axis_size, pmax, pmean, pmin, ppermute, pshuffle, psum, psum_scatter, pswapaxes),

@@ -575,6 +575,43 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "np_digitize_right_decreasing" => jnp::digitize(x(), y(), true),
         "np_interp" => jnp::interp(x(), y(), &a[2], None, None),
         "np_interp_left_right" => jnp::interp(x(), y(), &a[2], Some(-9.0), Some(9.0)),
+        "lax_full" => lax::full(&[2, 3], 1.5, DType::F32),
+        "lax_full_like" => lax::full_like(x(), 2.0, Some(DType::I32)),
+        "lax_broadcasted_iota" => lax::broadcasted_iota(DType::I32, &[3, 4], 1),
+        "lax_collapse" => lax::collapse(x(), 1, 3),
+        "lax_broadcast_to_rank" => lax::broadcast_to_rank(x(), 4),
+        "lax_reciprocal" => lax::reciprocal(x()),
+        "lax_dot" | "lax_dot_vector" => lax::dot(x(), y(), None),
+        "lax_batch_matmul" => lax::batch_matmul(x(), y(), None),
+        "lax_select" => lax::select(x(), y(), &a[2]),
+        "lax_scatter_add" | "lax_scatter_sub" | "lax_scatter_max" | "lax_scatter_min" => {
+            let windows = lax::ScatterDimensionNumbers {
+                update_window_dims: [1].into_iter().collect(),
+                inserted_window_dims: [0].into_iter().collect(),
+                scatter_dims_to_operand_dims: [0, 1].into_iter().collect(),
+            };
+            let by = match name {
+                "lax_scatter_add" => lax::scatter_add,
+                "lax_scatter_sub" => lax::scatter_sub,
+                "lax_scatter_max" => lax::scatter_max,
+                _ => lax::scatter_min,
+            };
+            by(x(), y(), &a[2], windows)
+        }
+        "lax_sort_key_val" => lax::sort_key_val(x(), y(), 1, true).1,
+        "lax_stack" => lax::stack(&[x(), y()], 1),
+        "lax_unstack" => lax::unstack(x(), 1).swap_remove(3),
+        "lax_tile" => lax::tile(x(), &[2, 1]),
+        "lax_optimization_barrier" => lax::optimization_barrier(&[x(), y()]).swap_remove(1),
+        "lax_conv" => lax::conv(x(), y(), &[1, 2], &lax::Padding::Same),
+        "lax_conv_with_general_padding" => lax::conv_with_general_padding(
+            x(),
+            y(),
+            &[2, 1],
+            &lax::Padding::Explicit(vec![(1, 0), (0, 2)]),
+            &[1, 2],
+            &[2, 1],
+        ),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
@@ -752,7 +789,12 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         | "np_vdot"
         | "np_vecdot"
         | "np_matvec"
-        | "np_vecmat" => contraction,
+        | "np_vecmat"
+        | "lax_dot"
+        | "lax_dot_vector"
+        | "lax_batch_matmul"
+        | "lax_conv"
+        | "lax_conv_with_general_padding" => contraction,
         "np_interp" | "np_interp_left_right" => INTERPOLATION,
         "np_polyval" => RECURRENCE,
         "np_trapezoid" | "np_trapezoid_x" | "np_average" | "np_average_weights" | "np_nanmean"

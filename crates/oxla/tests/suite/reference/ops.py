@@ -496,6 +496,32 @@ CASES.update({
     "np_interp": (jnp.interp, [R_A, R_SORTED, normal(6)]),
     "np_interp_left_right": (lambda a, b, c: jnp.interp(a, b, c, left=-9.0, right=9.0), [R_A, R_SORTED, normal(6)]),
 })
+# jax.lax's conveniences.
+L_A, L_B = normal(3, 4), normal(4, 5)
+L_IMG, L_KER = normal(2, 3, 7, 6), normal(4, 3, 3, 2)
+CASES.update({
+    "lax_full": (lambda: lax.full((2, 3), 1.5, jnp.float32), []),
+    "lax_full_like": (lambda a: lax.full_like(a, 2.0, jnp.int32), [L_A]),
+    "lax_broadcasted_iota": (lambda: lax.broadcasted_iota(jnp.int32, (3, 4), 1), []),
+    "lax_collapse": (lambda a: lax.collapse(a, 1, 3), [normal(2, 3, 4, 5)]),
+    "lax_broadcast_to_rank": (lambda a: lax.broadcast_to_rank(a, 4), [L_A]),
+    "lax_reciprocal": (lax.reciprocal, [L_A]),
+    "lax_dot": (lax.dot, [L_A, L_B]), "lax_dot_vector": (lax.dot, [L_A, normal(4)]),
+    "lax_batch_matmul": (lax.batch_matmul, [normal(2, 3, 4), normal(2, 4, 5)]),
+    "lax_select": (lambda p, a, b: lax.select(p, a, b), [L_A > 0, L_A, normal(3, 4)]),
+    "lax_scatter_add": (lambda a, i, u: lax.scatter_add(a, i, u, WINDOWS), [x, np.array([[2, 1], [0, 0], [1, 2]], np.int32), np.arange(6, dtype=np.float32).reshape(3, 2)]),
+    "lax_scatter_sub": (lambda a, i, u: lax.scatter_sub(a, i, u, WINDOWS), [x, np.array([[2, 1], [0, 0], [1, 2]], np.int32), np.arange(6, dtype=np.float32).reshape(3, 2)]),
+    "lax_scatter_max": (lambda a, i, u: lax.scatter_max(a, i, u, WINDOWS), [x, np.array([[2, 1], [0, 0], [1, 2]], np.int32), normal(3, 2)]),
+    "lax_scatter_min": (lambda a, i, u: lax.scatter_min(a, i, u, WINDOWS), [x, np.array([[2, 1], [0, 0], [1, 2]], np.int32), normal(3, 2)]),
+    "lax_sort_key_val": (lambda k, v: lax.sort_key_val(k, v, dimension=1)[1], [L_A, normal(3, 4)]),
+    "lax_stack": (lambda a, b: lax.stack([a, b], axis=1), [L_A, normal(3, 4)]),
+    "lax_unstack": (lambda a: lax.unstack(a, axis=1)[3], [L_A]),
+    "lax_tile": (lambda a: lax.tile(a, (2, 1)), [L_A]),
+    "lax_optimization_barrier": (lambda a, b: lax.optimization_barrier((a, b))[1], [L_A, normal(3, 4)]),
+    "lax_conv": (lambda a, k: lax.conv(a, k, (1, 2), "SAME"), [L_IMG, L_KER]),
+    "lax_conv_with_general_padding": (lambda a, k: lax.conv_with_general_padding(
+        a, k, (2, 1), ((1, 0), (0, 2)), (1, 2), (2, 1)), [L_IMG, L_KER]),
+})
 
 # Every float primitive again in bf16 and f16 (inputs rounded to the
 # dtype), named "case@bf16" / "case@f16".
