@@ -11,6 +11,7 @@ use crate::lax;
 
 mod arrays;
 mod division;
+pub mod linalg;
 mod logaddexp;
 mod math;
 mod products;
@@ -26,6 +27,7 @@ pub use arrays::{
     vstack,
 };
 pub use division::{divmod, floor_divide, fmod, remainder};
+pub use linalg::cross;
 pub use logaddexp::logaddexp;
 pub use math::{
     absolute, acos, acosh, around, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_count,

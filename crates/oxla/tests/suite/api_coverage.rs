@@ -111,7 +111,7 @@ fn namespaces() -> Vec<Namespace> {
         polyval, searchsorted, select, tensordot, trapezoid, vdot, vecdot, vecmat, all, amax, amin,
         any, average, count_nonzero, cumulative_prod, cumulative_sum, median, nanargmax,
         nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
-        percentile, ptp, quantile);
+        percentile, ptp, quantile, cross);
     let mut lax = have!(oxla::lax: abs, acos, acosh, add, argmax, argmin, asin, asinh,
         associative_scan, atan, atan2, atanh, bessel_i0e, bessel_i1e, bitcast_convert_type,
         broadcast, broadcast_in_dim, cbrt, ceil, clamp, clz, concatenate, cond,

@@ -3,6 +3,7 @@
 
 use crate::reference;
 
+use oxla::numpy::linalg as la;
 use oxla::{Array, DType, NEW_AXIS, jit, lax, numpy as jnp, s};
 use oxla_core::WindowOp;
 use oxla_nn as nn;
@@ -612,6 +613,32 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             &[1, 2],
             &[2, 1],
         ),
+        "la_vector_norm" => la::vector_norm(x(), None, false, la::Ord::P(2.0)),
+        "la_vector_norm_axis" => la::vector_norm(x(), Some(&[1]), true, la::Ord::P(2.0)),
+        "la_vector_norm_1" => la::vector_norm(x(), Some(&[0]), false, la::Ord::P(1.0)),
+        "la_vector_norm_inf" => la::vector_norm(x(), Some(&[1]), false, la::Ord::Inf),
+        "la_vector_norm_neg_inf" => la::vector_norm(x(), Some(&[1]), false, la::Ord::NegInf),
+        "la_vector_norm_0" => la::vector_norm(x(), Some(&[1]), false, la::Ord::P(0.0)),
+        "la_vector_norm_3" => la::vector_norm(x(), Some(&[1]), false, la::Ord::P(3.0)),
+        "la_matrix_norm" => la::matrix_norm(x(), false, la::Ord::Fro),
+        "la_matrix_norm_1" => la::matrix_norm(x(), false, la::Ord::P(1.0)),
+        "la_matrix_norm_neg_1" => la::matrix_norm(x(), true, la::Ord::P(-1.0)),
+        "la_matrix_norm_inf" => la::matrix_norm(x(), false, la::Ord::Inf),
+        "la_norm" => la::norm(x(), None, None, false),
+        "la_norm_axis" => la::norm(x(), None, Some(&[1]), false),
+        "la_norm_axes" => la::norm(x(), Some(la::Ord::P(1.0)), Some(&[2, 0]), true),
+        "la_norm_matrix_inf" => la::norm(x(), Some(la::Ord::Inf), None, false),
+        "la_matrix_power" => la::matrix_power(x(), 5),
+        "la_matrix_power_0" => la::matrix_power(x(), 0),
+        "la_multi_dot" => la::multi_dot(&[x(), y(), &a[2]]),
+        "la_cross" | "np_cross_2d" => la::cross(x(), y()),
+        "la_outer" => la::outer(x(), y()),
+        "la_tensordot" => la::tensordot(x(), y(), 1),
+        "la_trace" => la::trace(x(), 1),
+        "la_diagonal" => la::diagonal(x(), 0),
+        "la_vecdot" => la::vecdot(x(), y(), -1),
+        "la_matmul" => la::matmul(x(), y()),
+        "la_matrix_transpose" => la::matrix_transpose(x()),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
@@ -794,7 +821,27 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         | "lax_dot_vector"
         | "lax_batch_matmul"
         | "lax_conv"
-        | "lax_conv_with_general_padding" => contraction,
+        | "lax_conv_with_general_padding"
+        | "la_matrix_power"
+        | "la_multi_dot"
+        | "la_tensordot"
+        | "la_vecdot"
+        | "la_matmul" => contraction,
+        "la_vector_norm"
+        | "la_vector_norm_axis"
+        | "la_vector_norm_1"
+        | "la_vector_norm_3"
+        | "la_matrix_norm"
+        | "la_matrix_norm_1"
+        | "la_matrix_norm_neg_1"
+        | "la_matrix_norm_inf"
+        | "la_norm"
+        | "la_norm_axis"
+        | "la_norm_axes"
+        | "la_norm_matrix_inf"
+        | "la_trace"
+        | "la_cross"
+        | "np_cross_2d" => MEANS,
         "np_interp" | "np_interp_left_right" => INTERPOLATION,
         "np_polyval" => RECURRENCE,
         "np_trapezoid" | "np_trapezoid_x" | "np_average" | "np_average_weights" | "np_nanmean"

@@ -522,6 +522,37 @@ CASES.update({
     "lax_conv_with_general_padding": (lambda a, k: lax.conv_with_general_padding(
         a, k, (2, 1), ((1, 0), (0, 2)), (1, 2), (2, 1)), [L_IMG, L_KER]),
 })
+# jax.numpy.linalg's functions built from products and reductions.
+LA_M, LA_V = normal(2, 3, 3), normal(4, 3)
+CASES.update({
+    "la_vector_norm": (jnp.linalg.vector_norm, [LA_V]),
+    "la_vector_norm_axis": (lambda a: jnp.linalg.vector_norm(a, axis=1, keepdims=True), [LA_V]),
+    "la_vector_norm_1": (lambda a: jnp.linalg.vector_norm(a, axis=0, ord=1), [LA_V]),
+    "la_vector_norm_inf": (lambda a: jnp.linalg.vector_norm(a, axis=1, ord=jnp.inf), [LA_V]),
+    "la_vector_norm_neg_inf": (lambda a: jnp.linalg.vector_norm(a, axis=1, ord=-jnp.inf), [LA_V]),
+    "la_vector_norm_0": (lambda a: jnp.linalg.vector_norm(a, axis=1, ord=0), [np.round(LA_V)]),
+    "la_vector_norm_3": (lambda a: jnp.linalg.vector_norm(a, axis=1, ord=3), [LA_V]),
+    "la_matrix_norm": (jnp.linalg.matrix_norm, [LA_M]),
+    "la_matrix_norm_1": (lambda a: jnp.linalg.matrix_norm(a, ord=1), [LA_M]),
+    "la_matrix_norm_neg_1": (lambda a: jnp.linalg.matrix_norm(a, ord=-1, keepdims=True), [LA_M]),
+    "la_matrix_norm_inf": (lambda a: jnp.linalg.matrix_norm(a, ord=jnp.inf), [LA_M]),
+    "la_norm": (jnp.linalg.norm, [LA_M]),
+    "la_norm_axis": (lambda a: jnp.linalg.norm(a, axis=1), [LA_V]),
+    "la_norm_axes": (lambda a: jnp.linalg.norm(a, ord=1, axis=(2, 0), keepdims=True), [LA_M]),
+    "la_norm_matrix_inf": (lambda a: jnp.linalg.norm(a, ord=jnp.inf), [LA_V]),
+    "la_matrix_power": (lambda a: jnp.linalg.matrix_power(a, 5), [LA_M * 0.5]),
+    "la_matrix_power_0": (lambda a: jnp.linalg.matrix_power(a, 0), [LA_M]),
+    "la_multi_dot": (lambda a, b, c: jnp.linalg.multi_dot([a, b, c]), [normal(3), normal(3, 4), normal(4, 2)]),
+    "la_cross": (jnp.linalg.cross, [LA_V, normal(4, 3)]),
+    "np_cross_2d": (jnp.cross, [normal(5, 2), normal(5, 2)]),
+    "la_outer": (jnp.linalg.outer, [normal(3), normal(4)]),
+    "la_tensordot": (lambda a, b: jnp.linalg.tensordot(a, b, axes=1), [LA_M, normal(3, 2)]),
+    "la_trace": (lambda a: jnp.linalg.trace(a, offset=1), [LA_M]),
+    "la_diagonal": (jnp.linalg.diagonal, [LA_M]),
+    "la_vecdot": (jnp.linalg.vecdot, [LA_V, normal(4, 3)]),
+    "la_matmul": (jnp.linalg.matmul, [LA_M, normal(3, 2)]),
+    "la_matrix_transpose": (jnp.linalg.matrix_transpose, [LA_M]),
+})
 
 # Every float primitive again in bf16 and f16 (inputs rounded to the
 # dtype), named "case@bf16" / "case@f16".
