@@ -40,12 +40,12 @@ pub fn vector_norm(x: &Array, axis: Option<&[i64]>, keepdims: bool, ord: Ord) ->
     let x = to_inexact(x);
     let c = |v: f64| lax::convert_element_type(&Array::weak_scalar(v), x.dtype_or_bool());
     match ord {
-        Ord::P(p) if p == 2.0 => super::sqrt(&super::sum(&lax::mul(&x, &x), axis, keepdims)),
+        Ord::P(2.0) => super::sqrt(&super::sum(&lax::mul(&x, &x), axis, keepdims)),
         Ord::Fro => super::sqrt(&super::sum(&lax::mul(&x, &x), axis, keepdims)),
         Ord::Inf => super::max(&abs(&x), axis, keepdims),
         Ord::NegInf => super::min(&abs(&x), axis, keepdims),
-        Ord::P(p) if p == 1.0 => super::sum(&abs(&x), axis, keepdims),
-        Ord::P(p) if p == 0.0 => {
+        Ord::P(1.0) => super::sum(&abs(&x), axis, keepdims),
+        Ord::P(0.0) => {
             let nonzero = lax::convert_element_type(&lax::ne(&x, &c(0.0)), x.dtype_or_bool());
             super::sum(&nonzero, axis, keepdims)
         }
@@ -83,8 +83,8 @@ pub fn matrix_norm(x: &Array, keepdims: bool, ord: Ord) -> Array {
     };
     match ord {
         Ord::Fro => vector_norm(&x, Some(&[-2, -1]), keepdims, Ord::Fro),
-        Ord::P(p) if p == 1.0 => rows_then_max(-2, -1, true),
-        Ord::P(p) if p == -1.0 => rows_then_max(-2, -1, false),
+        Ord::P(1.0) => rows_then_max(-2, -1, true),
+        Ord::P(-1.0) => rows_then_max(-2, -1, false),
         Ord::Inf => rows_then_max(-1, -2, true),
         Ord::NegInf => rows_then_max(-1, -2, false),
         Ord::P(p) => usage(
