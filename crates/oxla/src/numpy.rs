@@ -11,12 +11,14 @@ use crate::lax;
 
 mod arrays;
 mod division;
+mod integers;
 pub mod linalg;
 mod logaddexp;
 mod math;
 mod products;
 mod reductions;
 mod tile;
+mod windows;
 
 pub use arrays::{
     append, array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, column_stack,
@@ -27,6 +29,7 @@ pub use arrays::{
     vstack,
 };
 pub use division::{divmod, floor_divide, fmod, remainder};
+pub use integers::{bincount, gcd, isin, lcm, modf, unravel_index};
 pub use linalg::cross;
 pub use logaddexp::logaddexp;
 pub use math::{
@@ -47,6 +50,7 @@ pub use reductions::{
     nanvar, percentile, ptp, quantile,
 };
 pub use tile::tile;
+pub use windows::{bartlett, blackman, hamming, hanning, kaiser};
 
 /// The dtype and weakness all of `xs` promote to.
 fn result_type(xs: &[&Array]) -> (DType, bool) {

@@ -111,7 +111,8 @@ fn namespaces() -> Vec<Namespace> {
         polyval, searchsorted, select, tensordot, trapezoid, vdot, vecdot, vecmat, all, amax, amin,
         any, average, count_nonzero, cumulative_prod, cumulative_sum, median, nanargmax,
         nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
-        percentile, ptp, quantile, cross);
+        percentile, ptp, quantile, cross, bartlett, blackman, hamming, hanning, kaiser, gcd, lcm,
+        modf, bincount, isin, unravel_index);
     let mut lax = have!(oxla::lax: abs, acos, acosh, add, argmax, argmin, asin, asinh,
         associative_scan, atan, atan2, atanh, bessel_i0e, bessel_i1e, bitcast_convert_type,
         broadcast, broadcast_in_dim, cbrt, ceil, clamp, clz, concatenate, cond,
@@ -147,43 +148,21 @@ fn namespaces() -> Vec<Namespace> {
         normal, permutation, randint, split, truncated_normal, uniform, cauchy,
         double_sided_maxwell, exponential, geometric, laplace, logistic, lognormal, maxwell, pareto,
         rademacher, rayleigh, triangular, wald, weibull_min);
+    let linalg = have!(oxla::numpy::linalg: cross, diagonal, matmul, matrix_norm, matrix_power,
+        matrix_transpose, multi_dot, norm, outer, tensordot, trace, vecdot, vector_norm);
+    let namespace = |jax, have, excluded, floor| Namespace {
+        jax,
+        have,
+        excluded,
+        floor,
+    };
     vec![
-        Namespace {
-            jax: "jax.numpy",
-            have: numpy,
-            excluded: NUMPY_EXCLUDED,
-            floor: 89,
-        },
-        Namespace {
-            jax: "jax.lax",
-            have: lax,
-            excluded: &[],
-            floor: 134,
-        },
-        Namespace {
-            jax: "jax.nn",
-            have: nn,
-            excluded: NN_EXCLUDED,
-            floor: 32,
-        },
-        Namespace {
-            jax: "jax.random",
-            have: random,
-            excluded: &[],
-            floor: 12,
-        },
-        Namespace {
-            jax: "jax.numpy.linalg",
-            have: Vec::new(),
-            excluded: &[],
-            floor: 0,
-        },
-        Namespace {
-            jax: "jax.numpy.fft",
-            have: Vec::new(),
-            excluded: &[],
-            floor: 0,
-        },
+        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 243),
+        namespace("jax.lax", lax, &[], 157),
+        namespace("jax.nn", nn, NN_EXCLUDED, 32),
+        namespace("jax.random", random, &[], 26),
+        namespace("jax.numpy.linalg", linalg, &[], 13),
+        namespace("jax.numpy.fft", Vec::new(), &[], 0),
     ]
 }
 

@@ -639,6 +639,24 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "la_vecdot" => la::vecdot(x(), y(), -1),
         "la_matmul" => la::matmul(x(), y()),
         "la_matrix_transpose" => la::matrix_transpose(x()),
+        "np_hamming" => jnp::hamming(9),
+        "np_hanning" => jnp::hanning(8),
+        "np_blackman" => jnp::blackman(7),
+        "np_bartlett" => jnp::bartlett(6),
+        "np_kaiser" => jnp::kaiser(9, 3.5),
+        "np_hamming_one" => jnp::hamming(1),
+        "np_gcd" => jnp::gcd(x(), y()),
+        "np_lcm" => jnp::lcm(x(), y()),
+        "np_modf_fraction" => jnp::modf(x()).0,
+        "np_modf_whole" => jnp::modf(x()).1,
+        "np_bincount" => jnp::bincount(x(), None, 6),
+        "np_bincount_weights" => jnp::bincount(x(), Some(y()), 5),
+        "np_isin" => jnp::isin(x(), y(), false),
+        "np_isin_invert" => jnp::isin(x(), y(), true),
+        "np_unravel_index" => {
+            let parts = jnp::unravel_index(x(), &[3, 4, 5]);
+            jnp::stack(&parts.iter().collect::<Vec<_>>(), 0)
+        }
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
@@ -856,6 +874,8 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
             ACTIVATION
         }
         "nn_logmeanexp" | "nn_logmeanexp_all" => MEANS,
+        "np_hamming" | "np_hanning" | "np_blackman" | "np_bartlett" | "np_kaiser" => ACTIVATION,
+        "np_bincount_weights" => MEANS,
         "nn_standardize" | "nn_standardize_axis0" => MOMENTS,
         "jnp_var" | "jnp_std" | "axis_var" | "axis_std" => MOMENTS,
         "cumlogsumexp" | "cumlogsumexp_reverse" => LOG_SUMS,

@@ -553,6 +553,21 @@ CASES.update({
     "la_matmul": (jnp.linalg.matmul, [LA_M, normal(3, 2)]),
     "la_matrix_transpose": (jnp.linalg.matrix_transpose, [LA_M]),
 })
+# Windows, integer and index utilities.
+I_A, I_B = ints(-60, 60, 3, 4), ints(-40, 40, 3, 4)
+I_A[0, 0], I_B[0, 1] = 0, 0
+CASES.update({
+    "np_hamming": (lambda: jnp.hamming(9), []), "np_hanning": (lambda: jnp.hanning(8), []),
+    "np_blackman": (lambda: jnp.blackman(7), []), "np_bartlett": (lambda: jnp.bartlett(6), []),
+    "np_kaiser": (lambda: jnp.kaiser(9, 3.5), []), "np_hamming_one": (lambda: jnp.hamming(1), []),
+    "np_gcd": (jnp.gcd, [I_A, I_B]), "np_lcm": (jnp.lcm, [I_A, I_B]),
+    "np_modf_fraction": (lambda a: jnp.modf(a)[0], [NP_A]), "np_modf_whole": (lambda a: jnp.modf(a)[1], [NP_A]),
+    "np_bincount": (lambda a: jnp.bincount(a, length=6), [ints(-1, 8, 20)]),
+    "np_bincount_weights": (lambda a, w: jnp.bincount(a, w, length=5), [ints(0, 5, 12), normal(12)]),
+    "np_isin": (lambda a, t: jnp.isin(a, t), [ints(0, 10, 3, 4), np.array([1, 3, 7, 9], np.int32)]),
+    "np_isin_invert": (lambda a, t: jnp.isin(a, t, invert=True), [ints(0, 10, 3, 4), np.array([[2, 3], [4, 5]], np.int32)]),
+    "np_unravel_index": (lambda i: jnp.stack(jnp.unravel_index(i, (3, 4, 5))), [ints(-3, 64, 10)]),
+})
 
 # Every float primitive again in bf16 and f16 (inputs rounded to the
 # dtype), named "case@bf16" / "case@f16".
