@@ -43,8 +43,10 @@ thread_local! {
     static PARTITIONABLE_HERE: Cell<Option<bool>> = const { Cell::new(None) };
 }
 
+mod keys;
 mod samplers;
 
+pub use keys::{PRNGKey, clone, key, key_data, key_dtype, key_impl, wrap_key_data};
 pub use samplers::{
     cauchy, double_sided_maxwell, exponential, geometric, laplace, logistic, lognormal, maxwell,
     pareto, rademacher, rayleigh, triangular, wald, weibull_min,

@@ -147,7 +147,8 @@ fn namespaces() -> Vec<Namespace> {
     let random = have!(oxla::random: bernoulli, bits, categorical, choice, fold_in, gumbel,
         normal, permutation, randint, split, truncated_normal, uniform, cauchy,
         double_sided_maxwell, exponential, geometric, laplace, logistic, lognormal, maxwell, pareto,
-        rademacher, rayleigh, triangular, wald, weibull_min);
+        rademacher, rayleigh, triangular, wald, weibull_min, PRNGKey, clone, key, key_data,
+        key_dtype, key_impl, wrap_key_data);
     let linalg = have!(oxla::numpy::linalg: cross, diagonal, matmul, matrix_norm, matrix_power,
         matrix_transpose, multi_dot, norm, outer, tensordot, trace, vecdot, vector_norm);
     let namespace = |jax, have, excluded, floor| Namespace {
@@ -160,7 +161,7 @@ fn namespaces() -> Vec<Namespace> {
         namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 243),
         namespace("jax.lax", lax, &[], 157),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
-        namespace("jax.random", random, &[], 26),
+        namespace("jax.random", random, &[], 33),
         namespace("jax.numpy.linalg", linalg, &[], 13),
         namespace("jax.numpy.fft", Vec::new(), &[], 0),
     ]

@@ -412,6 +412,26 @@ fn formula_samplers_match_jax() {
 }
 
 #[test]
+fn key_functions_match_jax() {
+    let keys = &data()["keys"];
+    exact(&rnd::key_data(&rnd::key(7)), &keys["key"], "key(7)");
+    exact(&rnd::PRNGKey(7).into_data(), &keys["prngkey"], "PRNGKey(7)");
+    let data = Array::from_slice(&[1u32, 2], &[2]).unwrap();
+    let wrapped = rnd::wrap_key_data(data).unwrap();
+    exact(&rnd::key_data(&wrapped), &keys["wrapped"], "wrap_key_data");
+    exact(
+        &rnd::clone(&rnd::key(9)).into_data(),
+        &keys["clone"],
+        "clone",
+    );
+    assert_eq!(Some(rnd::key_impl(&rnd::key(0))), keys["impl"].as_str());
+    assert_eq!(Some(rnd::key_dtype()), keys["dtype"].as_str());
+    // Data that is no key is an error.
+    let bad = Array::from_slice(&[1u32, 2, 3], &[3]).unwrap();
+    assert!(rnd::wrap_key_data(bad).is_err());
+}
+
+#[test]
 fn categorical_matches_jax() {
     for c in cases("categorical") {
         let logits = reference::array(&c["logits"]);

@@ -205,6 +205,13 @@ SAMPLERS = {
 out["samplers"] = [{"name": name, "seed": u64(seed), "out": enc(fn(key(seed)))}
                    for name, fn in SAMPLERS.items() for seed in (0, 7)]
 
+out["keys"] = {
+    "key": enc(random.key_data(random.key(7))), "prngkey": enc(random.PRNGKey(7)),
+    "wrapped": enc(random.key_data(random.wrap_key_data(np.array([1, 2], np.uint32)))),
+    "clone": enc(random.key_data(random.clone(random.key(9)))),
+    "impl": str(random.key_impl(random.key(0))), "dtype": str(random.key_dtype()),
+}
+
 rng = np.random.default_rng(0)
 logits35 = rng.standard_normal((3, 5)).astype(np.float32)
 logits10 = rng.standard_normal((10,)).astype(np.float32)
