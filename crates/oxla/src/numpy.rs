@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::lax;
 
 mod arrays;
+mod creation;
 mod division;
 mod integers;
 pub mod linalg;
@@ -17,6 +18,7 @@ mod logaddexp;
 mod math;
 mod products;
 mod reductions;
+mod signals;
 mod tile;
 mod windows;
 
@@ -27,6 +29,10 @@ pub use arrays::{
     meshgrid, ndim, permute_dims, ravel, repeat, roll, rot90, shape, size, trace, tri,
     tril_indices, tril_indices_from, triu_indices, triu_indices_from, unstack, vander, vsplit,
     vstack,
+};
+pub use creation::{
+    array, asarray, astype, copy, diag_indices_from, geomspace, logspace, promote_types,
+    result_type, rollaxis,
 };
 pub use division::{divmod, floor_divide, fmod, remainder};
 pub use integers::{bincount, gcd, isin, lcm, modf, unravel_index};
@@ -49,11 +55,12 @@ pub use reductions::{
     nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum,
     nanvar, percentile, ptp, quantile,
 };
+pub use signals::{convolve, correlate, polyadd, polyder, polyint, polymul, polysub};
 pub use tile::tile;
 pub use windows::{bartlett, blackman, hamming, hanning, kaiser};
 
 /// The dtype and weakness all of `xs` promote to.
-fn result_type(xs: &[&Array]) -> (DType, bool) {
+fn promoted_type(xs: &[&Array]) -> (DType, bool) {
     let mut avals = xs.iter().filter_map(|x| x.aval().ok());
     let Some(first) = avals.next() else {
         return (DType::F32, false);
@@ -66,7 +73,7 @@ fn result_type(xs: &[&Array]) -> (DType, bool) {
 /// Converts every operand to the promoted type.
 #[track_caller]
 pub(crate) fn promote_args(xs: &[&Array]) -> Vec<Array> {
-    let (dtype, weak) = result_type(xs);
+    let (dtype, weak) = promoted_type(xs);
     xs.iter()
         .map(|x| lax::convert_element_type_weak(x, dtype, weak && x.weak_type()))
         .collect()

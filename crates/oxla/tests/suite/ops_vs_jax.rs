@@ -657,6 +657,27 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             let parts = jnp::unravel_index(x(), &[3, 4, 5]);
             jnp::stack(&parts.iter().collect::<Vec<_>>(), 0)
         }
+        "np_convolve" => jnp::convolve(x(), y(), "full"),
+        "np_convolve_same" => jnp::convolve(x(), y(), "same"),
+        "np_convolve_valid_swapped" => jnp::convolve(x(), y(), "valid"),
+        "np_correlate" => jnp::correlate(x(), y(), "valid"),
+        "np_correlate_full" => jnp::correlate(x(), y(), "full"),
+        "np_correlate_swapped" => jnp::correlate(x(), y(), "same"),
+        "np_polyadd" => jnp::polyadd(x(), y()),
+        "np_polysub" => jnp::polysub(x(), y()),
+        "np_polymul" => jnp::polymul(x(), y()),
+        "np_polyder" => jnp::polyder(x(), 2),
+        "np_polyint" => jnp::polyint(x(), 2, 1.5),
+        "np_array" => jnp::array(x()),
+        "np_asarray" => jnp::asarray(x()),
+        "np_copy" => jnp::copy(x()),
+        "np_astype" => jnp::astype(x(), DType::I32),
+        "np_logspace" => jnp::logspace(-1.0, 2.0, 7, 10.0),
+        "np_logspace_base" => jnp::logspace(0.0, 3.0, 4, 2.0),
+        "np_geomspace" => jnp::geomspace(2.0, 300.0, 6),
+        "np_geomspace_negative" => jnp::geomspace(-1.0, -1000.0, 4),
+        "np_rollaxis" => jnp::rollaxis(x(), 2, 0),
+        "np_rollaxis_start" => jnp::rollaxis(x(), 0, 3),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
@@ -876,6 +897,19 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         "nn_logmeanexp" | "nn_logmeanexp_all" => MEANS,
         "np_hamming" | "np_hanning" | "np_blackman" | "np_bartlett" | "np_kaiser" => ACTIVATION,
         "np_bincount_weights" => MEANS,
+        "np_convolve"
+        | "np_convolve_same"
+        | "np_convolve_valid_swapped"
+        | "np_correlate"
+        | "np_correlate_full"
+        | "np_correlate_swapped"
+        | "np_polymul" => contraction,
+        "np_logspace"
+        | "np_logspace_base"
+        | "np_geomspace"
+        | "np_geomspace_negative"
+        | "np_polyint"
+        | "np_polyder" => ACTIVATION,
         "nn_standardize" | "nn_standardize_axis0" => MOMENTS,
         "jnp_var" | "jnp_std" | "axis_var" | "axis_std" => MOMENTS,
         "cumlogsumexp" | "cumlogsumexp_reverse" => LOG_SUMS,

@@ -568,6 +568,22 @@ CASES.update({
     "np_isin_invert": (lambda a, t: jnp.isin(a, t, invert=True), [ints(0, 10, 3, 4), np.array([[2, 3], [4, 5]], np.int32)]),
     "np_unravel_index": (lambda i: jnp.stack(jnp.unravel_index(i, (3, 4, 5))), [ints(-3, 64, 10)]),
 })
+# Convolutions, polynomials, conversions and spaced ranges.
+S_X, S_Y = normal(9), normal(4)
+CASES.update({
+    "np_convolve": (jnp.convolve, [S_X, S_Y]), "np_convolve_same": (lambda a, b: jnp.convolve(a, b, "same"), [S_X, S_Y]),
+    "np_convolve_valid_swapped": (lambda a, b: jnp.convolve(a, b, "valid"), [S_Y, S_X]),
+    "np_correlate": (jnp.correlate, [S_X, S_Y]), "np_correlate_full": (lambda a, b: jnp.correlate(a, b, "full"), [S_X, S_Y]),
+    "np_correlate_swapped": (lambda a, b: jnp.correlate(a, b, "same"), [S_Y, S_X]),
+    "np_polyadd": (jnp.polyadd, [normal(3), normal(5)]), "np_polysub": (jnp.polysub, [normal(5), normal(2)]),
+    "np_polymul": (jnp.polymul, [normal(3), normal(4)]),
+    "np_polyder": (lambda p: jnp.polyder(p, 2), [normal(5)]), "np_polyint": (lambda p: jnp.polyint(p, 2, k=1.5), [normal(4)]),
+    "np_array": (jnp.array, [NP_A]), "np_asarray": (jnp.asarray, [NP_I]), "np_copy": (jnp.copy, [NP_A]),
+    "np_astype": (lambda a: jnp.astype(a, jnp.int32), [NP_A]),
+    "np_logspace": (lambda: jnp.logspace(-1.0, 2.0, 7), []), "np_logspace_base": (lambda: jnp.logspace(0.0, 3.0, 4, base=2.0), []),
+    "np_geomspace": (lambda: jnp.geomspace(2.0, 300.0, 6), []), "np_geomspace_negative": (lambda: jnp.geomspace(-1.0, -1000.0, 4), []),
+    "np_rollaxis": (lambda a: jnp.rollaxis(a, 2), [R_3]), "np_rollaxis_start": (lambda a: jnp.rollaxis(a, 0, 3), [R_3]),
+})
 
 # Every float primitive again in bf16 and f16 (inputs rounded to the
 # dtype), named "case@bf16" / "case@f16".
