@@ -19,6 +19,7 @@ mod math;
 mod products;
 mod reductions;
 mod signals;
+mod statistics;
 mod tile;
 mod windows;
 
@@ -56,6 +57,7 @@ pub use reductions::{
     nanvar, percentile, ptp, quantile,
 };
 pub use signals::{convolve, correlate, polyadd, polyder, polyint, polymul, polysub};
+pub use statistics::{argwhere, corrcoef, cov, flatnonzero, gradient, nonzero, unwrap};
 pub use tile::tile;
 pub use windows::{bartlett, blackman, hamming, hanning, kaiser};
 

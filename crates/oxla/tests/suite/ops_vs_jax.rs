@@ -678,6 +678,27 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "np_geomspace_negative" => jnp::geomspace(-1.0, -1000.0, 4),
         "np_rollaxis" => jnp::rollaxis(x(), 2, 0),
         "np_rollaxis_start" => jnp::rollaxis(x(), 0, 3),
+        "np_cov" | "np_cov_vector" => jnp::cov(x(), true, false),
+        "np_cov_columns_bias" => jnp::cov(x(), false, true),
+        "np_corrcoef" => jnp::corrcoef(x(), true),
+        "np_corrcoef_columns" => jnp::corrcoef(x(), false),
+        "np_gradient" => jnp::gradient(x(), Some(1)).swap_remove(0),
+        "np_gradient_all" => {
+            let parts = jnp::gradient(x(), None);
+            jnp::stack(&parts.iter().collect::<Vec<_>>(), 0)
+        }
+        "np_unwrap" => jnp::unwrap(x(), -1, 2.0 * std::f64::consts::PI),
+        "np_unwrap_axis" => jnp::unwrap(x(), 0, 4.0),
+        "np_nonzero" | "np_nonzero_fill" => {
+            let (size, fill) = match name {
+                "np_nonzero" => (8, None),
+                _ => (10, Some(-1)),
+            };
+            let parts = jnp::nonzero(x(), size, fill);
+            jnp::stack(&parts.iter().collect::<Vec<_>>(), 0)
+        }
+        "np_argwhere" => jnp::argwhere(x(), 5, None),
+        "np_flatnonzero" => jnp::flatnonzero(x(), 9, Some(99)),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
@@ -903,7 +924,13 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         | "np_correlate"
         | "np_correlate_full"
         | "np_correlate_swapped"
-        | "np_polymul" => contraction,
+        | "np_polymul"
+        | "np_cov"
+        | "np_cov_vector"
+        | "np_cov_columns_bias"
+        | "np_corrcoef"
+        | "np_corrcoef_columns" => contraction,
+        "np_unwrap" | "np_unwrap_axis" => RECURRENCE,
         "np_logspace"
         | "np_logspace_base"
         | "np_geomspace"

@@ -584,6 +584,21 @@ CASES.update({
     "np_geomspace": (lambda: jnp.geomspace(2.0, 300.0, 6), []), "np_geomspace_negative": (lambda: jnp.geomspace(-1.0, -1000.0, 4), []),
     "np_rollaxis": (lambda a: jnp.rollaxis(a, 2), [R_3]), "np_rollaxis_start": (lambda a: jnp.rollaxis(a, 0, 3), [R_3]),
 })
+# Statistics, gradients, phase unwrapping and static-size index searches.
+NZ = np.where(rng.uniform(size=(3, 4)) < 0.5, 0, ints(1, 9, 3, 4)).astype(np.int32)
+CASES.update({
+    "np_cov": (jnp.cov, [normal(3, 6)]), "np_cov_columns_bias": (lambda a: jnp.cov(a, rowvar=False, bias=True), [normal(6, 3)]),
+    "np_cov_vector": (jnp.cov, [normal(7)]),
+    "np_corrcoef": (jnp.corrcoef, [normal(3, 6)]), "np_corrcoef_columns": (lambda a: jnp.corrcoef(a, rowvar=False), [normal(6, 2)]),
+    "np_gradient": (lambda a: jnp.gradient(a, axis=1), [R_A]),
+    "np_gradient_all": (lambda a: jnp.stack(jnp.gradient(a)), [R_A]),
+    "np_unwrap": (jnp.unwrap, [np.cumsum(normal(3, 8) * 2.5, axis=1).astype(np.float32)]),
+    "np_unwrap_axis": (lambda a: jnp.unwrap(a, axis=0, period=4.0), [np.cumsum(normal(6, 2) * 2.0, axis=0).astype(np.float32)]),
+    "np_nonzero": (lambda a: jnp.stack(jnp.nonzero(a, size=8)), [NZ]),
+    "np_nonzero_fill": (lambda a: jnp.stack(jnp.nonzero(a, size=10, fill_value=-1)), [NZ]),
+    "np_argwhere": (lambda a: jnp.argwhere(a, size=5), [NZ]),
+    "np_flatnonzero": (lambda a: jnp.flatnonzero(a, size=9, fill_value=99), [NZ]),
+})
 
 # Every float primitive again in bf16 and f16 (inputs rounded to the
 # dtype), named "case@bf16" / "case@f16".
