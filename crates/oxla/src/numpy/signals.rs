@@ -108,52 +108,55 @@ pub fn polymul(a: &Array, b: &Array) -> Array {
     convolve(a, b, "full")
 }
 
-/// `jnp.polyder(p, m)`: the `m`-th derivative's coefficients.
+/// `count` consecutive values from `start`, in `dtype`.
+fn range(start: i64, count: i64, dtype: oxla_core::DType) -> Array {
+    super::arange(start as f64, (start + count) as f64, 1.0, dtype)
+}
+
+/// `jnp.polyder(p, m)`: the `m`-th derivative's coefficients (JAX's
+/// products of falling ranges, computed in `p`'s dtype).
 #[track_caller]
 pub fn polyder(p: &Array, m: usize) -> Array {
     let p = to_inexact(p);
-    let len = p.size_or_one();
-    let m = m as i64;
+    let (len, m) = (p.size_or_one(), m as i64);
     if m == 0 {
         return p;
     }
     if m >= len {
         return super::zeros(&[0], p.dtype_or_bool());
     }
-    // coefficient of x^k (k = len-1-i) after m derivatives: k (k-1) ... (k-m+1).
-    let factors: Vec<f64> = (0..len - m)
-        .map(|i| {
-            let k = len - 1 - i;
-            (0..m).map(|j| (k - j) as f64).product()
-        })
-        .collect();
-    let coefficients = Array::from_slice(&factors, &[len - m]).unwrap_or_else(Array::error);
+    let dtype = p.dtype_or_bool();
+    let grid = super::subtract(
+        &super::reshape(&range(m, len - m, dtype), &[1, len - m]),
+        &super::reshape(&range(0, m, dtype), &[m, 1]),
+    );
+    let coefficients = super::prod(&grid, Some(&[0]), false);
     super::multiply(
         &lax::slice_in_dim(&p, 0, Some(len - m), 1, 0),
-        &lax::convert_element_type(&coefficients, p.dtype_or_bool()),
+        &arrays::flip(&coefficients, None),
     )
 }
 
 /// `jnp.polyint(p, m, k)`: the `m`-th antiderivative's coefficients, each
-/// integration constant `k`.
+/// integration constant `k` (JAX's divisors, computed in `p`'s dtype).
 #[track_caller]
 pub fn polyint(p: &Array, m: usize, k: f64) -> Array {
     let p = to_inexact(p);
     if m == 0 {
         return p;
     }
-    let len = p.size_or_one();
-    let m = m as i64;
-    let constants = super::full(&[m], k, p.dtype_or_bool());
+    let (len, m) = (p.size_or_one(), m as i64);
+    let dtype = p.dtype_or_bool();
+    let constants = super::full(&[m], k, dtype);
     let extended = concatenate(&[&p, &constants], 0);
-    // Divide the coefficient of x^j (after integrating) by j (j-1) ... (j-m+1), at least 1 each.
-    let divisors: Vec<f64> = (0..len + m)
-        .rev()
-        .map(|top| (0..m).map(|j| ((top - j) as f64).max(1.0)).product())
-        .collect();
-    let divisors = Array::from_slice(&divisors, &[len + m]).unwrap_or_else(Array::error);
-    super::divide(
-        &extended,
-        &lax::convert_element_type(&divisors, p.dtype_or_bool()),
-    )
+    let grid = super::subtract(
+        &super::reshape(&range(0, len + m, dtype), &[1, len + m]),
+        &super::reshape(&range(0, m, dtype), &[m, 1]),
+    );
+    let divisors = super::prod(
+        &super::maximum(&Array::weak_scalar(1.0f64), &grid),
+        Some(&[0]),
+        false,
+    );
+    super::divide(&extended, &arrays::flip(&divisors, None))
 }

@@ -22,6 +22,15 @@ fn reference() -> &'static serde_json::Value {
     })
 }
 
+/// A JSON list of numbers as f32s.
+fn floats(v: &serde_json::Value) -> Vec<f32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
+}
+
 /// The ('x': 2, 'y': 4) mesh, both axes explicit.
 fn explicit_mesh() -> Mesh {
     eight_devices();
@@ -34,13 +43,7 @@ fn explicit_mesh() -> Mesh {
 /// Input `name` of the reference (of `shape`), put on the mesh as `spec`.
 fn put(name: &str, shape: &[i64], spec: PartitionSpec) -> Array {
     eight_devices();
-    let values: Vec<f32> = reference()["inputs"][name]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap() as f32)
-        .collect();
-    let x = Array::from_slice(&values, shape).unwrap();
+    let x = Array::from_slice(&floats(&reference()["inputs"][name]), shape).unwrap();
     oxla::device_put(&x, NamedSharding::new(&explicit_mesh(), spec)).unwrap()
 }
 
@@ -78,12 +81,7 @@ fn check(name: &str, outs: &[Array]) {
         .collect();
     assert_eq!(specs, texts("specs"), "{name}: layouts");
     for (out, want) in outs.iter().zip(case["values"].as_array().unwrap()) {
-        let want: Vec<f32> = want
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap() as f32)
-            .collect();
+        let want = floats(want);
         let got = out.astype(oxla::DType::F32).to_vec::<f32>().unwrap();
         assert_close(&got, &want);
     }
@@ -377,12 +375,7 @@ fn on_a_mesh_with_an_auto_axis_types_name_only_the_explicit_one() {
         .map(|t| t.as_str().unwrap().to_string())
         .collect();
     assert_eq!(types, want);
-    let values: Vec<f32> = case["values"][0]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap() as f32)
-        .collect();
+    let values = floats(&case["values"][0]);
     assert_close(&out.to_vec::<f32>().unwrap(), &values);
 }
 
@@ -390,13 +383,7 @@ fn on_a_mesh_with_an_auto_axis_types_name_only_the_explicit_one() {
 fn a_data_parallel_training_step_matches_jax() {
     let case = &reference()["dp_step"];
     let input = |i: usize, shape: &[i64], spec: PartitionSpec| {
-        let values: Vec<f32> = case["inputs"][i]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap() as f32)
-            .collect();
-        let host = Array::from_slice(&values, shape).unwrap();
+        let host = Array::from_slice(&floats(&case["inputs"][i]), shape).unwrap();
         oxla::device_put(&host, NamedSharding::new(&explicit_mesh(), spec)).unwrap()
     };
     let w1 = input(0, &[4, 6], P![]);

@@ -413,7 +413,7 @@ fn formula_samplers_match_jax() {
 
 #[test]
 fn key_functions_match_jax() {
-    let keys = &data()["keys"];
+    let keys = &data()["key_functions"];
     exact(&rnd::key_data(&rnd::key(7)), &keys["key"], "key(7)");
     exact(&rnd::PRNGKey(7).into_data(), &keys["prngkey"], "PRNGKey(7)");
     let data = Array::from_slice(&[1u32, 2], &[2]).unwrap();

@@ -205,7 +205,7 @@ SAMPLERS = {
 out["samplers"] = [{"name": name, "seed": u64(seed), "out": enc(fn(key(seed)))}
                    for name, fn in SAMPLERS.items() for seed in (0, 7)]
 
-out["keys"] = {
+out["key_functions"] = {
     "key": enc(random.key_data(random.key(7))), "prngkey": enc(random.PRNGKey(7)),
     "wrapped": enc(random.key_data(random.wrap_key_data(np.array([1, 2], np.uint32)))),
     "clone": enc(random.key_data(random.clone(random.key(9)))),
