@@ -507,8 +507,8 @@ pub fn dot_general_out_sharding(
     preferred_element_type: Option<DType>,
     out_sharding: &crate::sharding::PartitionSpec,
 ) -> Array {
-    let location = crate::sharding::caller_location();
-    match crate::sharding::explicit_type_for(&[x, y], out_sharding, location) {
+    let location = crate::ops::current_location(std::panic::Location::caller());
+    match crate::sharding::ShardingTarget::explicit_type(out_sharding, &[x, y], location) {
         Ok(sharding) => dot_general_typed(
             x,
             y,

@@ -471,6 +471,20 @@ fn invalid_args(function: &str, message: &str, operands: &[&Array]) -> Array {
     )))
 }
 
+/// An error array for `jnp.{function}`, naming the caller's line.
+#[track_caller]
+pub(crate) fn usage(function: &str, message: String) -> Array {
+    let location = crate::ops::current_location(std::panic::Location::caller());
+    Array::error(Error::InvalidArgument(format!(
+        "{location}: jnp.{function}: {message}"
+    )))
+}
+
+/// A constant of `x`'s dtype (JAX's `_lax_const`).
+pub(crate) fn scalar_like(x: &Array, value: f64) -> Array {
+    lax::convert_element_type(&Array::weak_scalar(value), x.dtype_or_bool())
+}
+
 /// `jnp.broadcast_shapes` of two shapes (aligned at the right), if they
 /// broadcast.
 pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {

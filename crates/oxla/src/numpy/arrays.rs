@@ -5,18 +5,9 @@
 
 use oxla_core::DType;
 
-use super::{concatenate, reshape, stack, take};
+use super::{concatenate, reshape, stack, take, usage};
 use crate::array::Array;
 use crate::lax;
-
-/// An error array naming the function and the caller's line.
-#[track_caller]
-fn usage(function: &str, message: String) -> Array {
-    let location = crate::ops::current_location(std::panic::Location::caller());
-    Array::error(crate::Error::InvalidArgument(format!(
-        "{location}: jnp.{function}: {message}"
-    )))
-}
 
 /// A weakly typed i32 scalar (an index offset).
 fn int(v: i64) -> Array {

@@ -5,18 +5,9 @@
 //! decompositions (`cholesky`, `qr`, `svd`, `eigh`, ...) and what needs
 //! them (`solve`, `inv`, `det`, the spectral norms) are not here yet.
 
-use super::{abs, arrays, products, to_inexact};
+use super::{abs, arrays, products, to_inexact, usage};
 use crate::array::Array;
 use crate::lax;
-
-/// An error array naming the function and the caller's line.
-#[track_caller]
-fn usage(function: &str, message: String) -> Array {
-    let location = crate::ops::current_location(std::panic::Location::caller());
-    Array::error(crate::Error::InvalidArgument(format!(
-        "{location}: jnp.linalg.{function}: {message}"
-    )))
-}
 
 /// A vector or matrix norm's order (JAX's `ord`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,7 +55,7 @@ pub fn vector_norm(x: &Array, axis: Option<&[i64]>, keepdims: bool, ord: Ord) ->
 pub fn matrix_norm(x: &Array, keepdims: bool, ord: Ord) -> Array {
     if x.ndim_or_zero() < 2 {
         return usage(
-            "matrix_norm",
+            "linalg.matrix_norm",
             format!("needs rank 2 or more, got {}", x.ndim_or_zero()),
         );
     }
@@ -88,7 +79,7 @@ pub fn matrix_norm(x: &Array, keepdims: bool, ord: Ord) -> Array {
         Ord::Inf => rows_then_max(-1, -2, true),
         Ord::NegInf => rows_then_max(-1, -2, false),
         Ord::P(p) => usage(
-            "matrix_norm",
+            "linalg.matrix_norm",
             format!("ord {p} needs the singular values, which oxla does not compute yet"),
         ),
     }
@@ -104,7 +95,10 @@ pub fn norm(x: &Array, ord: Option<Ord>, axis: Option<&[i64]>, keepdims: bool) -
         (None, Some(ord)) => match x.ndim_or_zero() {
             1 => vector_norm(x, None, keepdims, ord),
             2 => matrix_norm(x, keepdims, ord),
-            r => usage("norm", format!("an order needs an axis for rank {r}")),
+            r => usage(
+                "linalg.norm",
+                format!("an order needs an axis for rank {r}"),
+            ),
         },
         (Some([_]), ord) => vector_norm(x, axis, keepdims, ord.unwrap_or(Ord::P(2.0))),
         (Some(&[a, b]), ord) => {
@@ -133,7 +127,10 @@ pub fn norm(x: &Array, ord: Option<Ord>, axis: Option<&[i64]>, keepdims: bool) -
                 .collect();
             super::reshape(&out, &kept)
         }
-        (Some(axes), _) => usage("norm", format!("takes one or two axes, got {axes:?}")),
+        (Some(axes), _) => usage(
+            "linalg.norm",
+            format!("takes one or two axes, got {axes:?}"),
+        ),
     }
 }
 
@@ -145,13 +142,13 @@ pub fn matrix_power(a: &Array, n: i64) -> Array {
     let shape = a.shape_or_empty().to_vec();
     if shape.len() < 2 || shape[shape.len() - 1] != shape[shape.len() - 2] {
         return usage(
-            "matrix_power",
+            "linalg.matrix_power",
             format!("needs square matrices, got shape {shape:?}"),
         );
     }
     if n < 0 {
         return usage(
-            "matrix_power",
+            "linalg.matrix_power",
             format!("n = {n} needs the inverse, which oxla does not compute yet"),
         );
     }
@@ -185,7 +182,7 @@ pub fn matrix_power(a: &Array, n: i64) -> Array {
 #[track_caller]
 pub fn multi_dot(arrays: &[&Array]) -> Array {
     match arrays.split_first() {
-        None => usage("multi_dot", "needs at least two arrays".into()),
+        None => usage("linalg.multi_dot", "needs at least two arrays".into()),
         Some((first, rest)) => rest
             .iter()
             .fold((*first).clone(), |acc, x| super::matmul(&acc, x)),
@@ -199,7 +196,7 @@ pub fn cross(a: &Array, b: &Array) -> Array {
     let n = a.shape_or_empty().last().copied().unwrap_or(0);
     if n != b.shape_or_empty().last().copied().unwrap_or(0) || !(n == 2 || n == 3) {
         return usage(
-            "cross",
+            "linalg.cross",
             format!(
                 "needs 2- or 3-vectors along the last axis, got {:?} and {:?}",
                 a.shape_or_empty(),
@@ -230,7 +227,7 @@ pub fn matmul(a: &Array, b: &Array) -> Array {
 pub fn outer(a: &Array, b: &Array) -> Array {
     if a.ndim_or_zero() != 1 || b.ndim_or_zero() != 1 {
         return usage(
-            "outer",
+            "linalg.outer",
             format!(
                 "takes vectors, got ranks {} and {}",
                 a.ndim_or_zero(),

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use oxla_core::DType;
 
-use super::{broadcast_ranks, promote_args, to_inexact, where_, zeros_like};
+use super::{broadcast_ranks, promote_args, scalar_like, to_inexact, where_, zeros_like};
 use crate::array::Array;
 use crate::custom::{CustomJvp, custom_jvp};
 use crate::lax;
@@ -18,11 +18,6 @@ use crate::lax;
 fn inexact(xs: &[&Array]) -> Vec<Array> {
     let promoted = promote_args(xs);
     broadcast_ranks(promoted.iter().map(to_inexact).collect())
-}
-
-/// A constant of `x`'s dtype (JAX's `_lax_const`).
-fn like(x: &Array, value: f64) -> Array {
-    lax::convert_element_type(&Array::weak_scalar(value), x.dtype_or_bool())
 }
 
 macro_rules! alias1 {
@@ -96,28 +91,28 @@ pub fn fabs(x: &Array) -> Array {
 #[track_caller]
 pub fn deg2rad(x: &Array) -> Array {
     let x = to_inexact(x);
-    lax::mul(&x, &like(&x, std::f64::consts::PI / 180.0))
+    lax::mul(&x, &scalar_like(&x, std::f64::consts::PI / 180.0))
 }
 
 /// `jnp.rad2deg`: `x 180 / π`.
 #[track_caller]
 pub fn rad2deg(x: &Array) -> Array {
     let x = to_inexact(x);
-    lax::mul(&x, &like(&x, 180.0 / std::f64::consts::PI))
+    lax::mul(&x, &scalar_like(&x, 180.0 / std::f64::consts::PI))
 }
 
 /// `jnp.log10`: `log(x) · (1 / ln 10)`.
 #[track_caller]
 pub fn log10(x: &Array) -> Array {
     let x = to_inexact(x);
-    lax::mul(&lax::log(&x), &like(&x, std::f64::consts::LOG10_E))
+    lax::mul(&lax::log(&x), &scalar_like(&x, std::f64::consts::LOG10_E))
 }
 
 /// `jnp.log2`: `log(x) / log(2)`.
 #[track_caller]
 pub fn log2(x: &Array) -> Array {
     let x = to_inexact(x);
-    lax::div(&lax::log(&x), &lax::log(&like(&x, 2.0)))
+    lax::div(&lax::log(&x), &lax::log(&scalar_like(&x, 2.0)))
 }
 
 /// `jnp.rint`: round half to even; integers and bools become the default
@@ -148,7 +143,7 @@ pub fn round(x: &Array, decimals: i32) -> Array {
     if decimals == 0 {
         return lax::round_nearest_even(x);
     }
-    let factor = like(x, 10f64.powi(decimals));
+    let factor = scalar_like(x, 10f64.powi(decimals));
     lax::div(&lax::round_nearest_even(&lax::mul(x, &factor)), &factor)
 }
 
@@ -158,7 +153,11 @@ pub fn trunc(x: &Array) -> Array {
     if !x.dtype_or_bool().is_float() {
         return x.clone();
     }
-    where_(&lax::lt(x, &like(x, 0.0)), &lax::ceil(x), &lax::floor(x))
+    where_(
+        &lax::lt(x, &scalar_like(x, 0.0)),
+        &lax::ceil(x),
+        &lax::floor(x),
+    )
 }
 
 /// `jnp.reciprocal`: `1 / x` as `integer_pow(x, -1)`, integers as floats.
@@ -187,7 +186,7 @@ pub fn isnan(x: &Array) -> Array {
 #[track_caller]
 pub fn isinf(x: &Array) -> Array {
     match x.dtype_or_bool().is_float() {
-        true => lax::eq(&lax::abs(x), &like(x, f64::INFINITY)),
+        true => lax::eq(&lax::abs(x), &scalar_like(x, f64::INFINITY)),
         false => super::full_like(&lax::convert_element_type(x, DType::Bool), 0.0),
     }
 }
@@ -206,7 +205,7 @@ pub fn isneginf(x: &Array) -> Array {
 
 fn signed_infinity(x: &Array, infinity: f64) -> Array {
     match x.dtype_or_bool().is_float() {
-        true => lax::eq(x, &like(x, infinity)),
+        true => lax::eq(x, &scalar_like(x, infinity)),
         false => super::full_like(&lax::convert_element_type(x, DType::Bool), 0.0),
     }
 }
@@ -232,9 +231,9 @@ pub fn nan_to_num(x: &Array, nan: f64, posinf: Option<f64>, neginf: Option<f64>)
     }
     let posinf = posinf.unwrap_or(finfo_max(dtype));
     let neginf = neginf.unwrap_or(-finfo_max(dtype));
-    let out = where_(&isnan(x), &like(x, nan), x);
-    let out = where_(&isposinf(&out), &like(x, posinf), &out);
-    where_(&isneginf(&out), &like(x, neginf), &out)
+    let out = where_(&isnan(x), &scalar_like(x, nan), x);
+    let out = where_(&isposinf(&out), &scalar_like(x, posinf), &out);
+    where_(&isneginf(&out), &scalar_like(x, neginf), &out)
 }
 
 /// `jnp.signbit`: whether the sign bit is set (so `-0.0` and `-nan` count
@@ -247,7 +246,7 @@ pub fn signbit(x: &Array) -> Array {
         DType::F32 => (DType::I32, 32),
         DType::F64 => (DType::I64, 64),
         DType::Bool => return super::full_like(x, 0.0),
-        _ => return lax::lt(x, &like(x, 0.0)),
+        _ => return lax::lt(x, &scalar_like(x, 0.0)),
     };
     let as_int = lax::bitcast_convert_type(x, int);
     let shift = lax::convert_element_type(&Array::weak_scalar((bits - 1) as i64), int);
@@ -296,12 +295,12 @@ pub fn hypot(x: &Array, y: &Array) -> Array {
     let (a, b) = (lax::abs(&v[0]), lax::abs(&v[1]));
     let infinite = lax::or(&isposinf(&a), &isposinf(&b));
     let (big, small) = (super::maximum(&a, &b), super::minimum(&a, &b));
-    let zero = lax::eq(&big, &like(&big, 0.0));
+    let zero = lax::eq(&big, &scalar_like(&big, 0.0));
     let safe = where_(&zero, &super::ones_like(&big), &big);
     let ratio = lax::div(&small, &safe);
     let scaled = lax::mul(&big, &lax::sqrt(&(&lax::square(&ratio) + 1.0f64)));
     let out = where_(&zero, &big, &scaled);
-    where_(&infinite, &like(&out, f64::INFINITY), &out)
+    where_(&infinite, &scalar_like(&out, f64::INFINITY), &out)
 }
 
 /// `jnp.heaviside(x, h0)`: 0 for negative `x`, 1 for positive, `h0` at
@@ -309,9 +308,9 @@ pub fn hypot(x: &Array, y: &Array) -> Array {
 #[track_caller]
 pub fn heaviside(x: &Array, h0: &Array) -> Array {
     let v = inexact(&[x, h0]);
-    let zero = like(&v[0], 0.0);
+    let zero = scalar_like(&v[0], 0.0);
     let at_zero = where_(&isnan(&v[0]), &v[0], &v[1]);
-    let positive = where_(&lax::gt(&v[0], &zero), &like(&v[0], 1.0), &at_zero);
+    let positive = where_(&lax::gt(&v[0], &zero), &scalar_like(&v[0], 1.0), &at_zero);
     where_(&lax::lt(&v[0], &zero), &zero, &positive)
 }
 
@@ -346,9 +345,9 @@ static SINC_AT_ZERO: LazyLock<CustomJvp<(Array,), Array, UnaryFn>> = LazyLock::n
 #[track_caller]
 pub fn sinc(x: &Array) -> Array {
     let x = to_inexact(x);
-    let at_zero = lax::eq(&x, &like(&x, 0.0));
-    let pi_x = lax::mul(&like(&x, std::f64::consts::PI), &x);
-    let safe = where_(&at_zero, &like(&x, 1.0), &pi_x);
+    let at_zero = lax::eq(&x, &scalar_like(&x, 0.0));
+    let pi_x = lax::mul(&scalar_like(&x, std::f64::consts::PI), &x);
+    let safe = where_(&at_zero, &scalar_like(&x, 1.0), &pi_x);
     let one = SINC_AT_ZERO
         .call((pi_x.clone(),))
         .unwrap_or_else(Array::error);
@@ -388,7 +387,7 @@ pub fn logaddexp2(x: &Array, y: &Array) -> Array {
     let spread = lax::add(
         &lax::max(&v[0], &v[1]),
         &lax::mul(
-            &like(&v[0], 1.0 / ln2),
+            &scalar_like(&v[0], 1.0 / ln2),
             &lax::log1p(&lax::exp2(&lax::neg(&lax::abs(&delta)))),
         ),
     );
@@ -451,10 +450,10 @@ fn frexp_bits(x: &Array) -> (Array, Array) {
     };
     let bits_of = |v: &Array| lax::bitcast_convert_type(v, int);
     // Subnormals: scale up by 2^mantissa_bits first.
-    let tiny = lax::lt(&lax::abs(&x), &like(&x, smallest_normal(dtype)));
+    let tiny = lax::lt(&lax::abs(&x), &scalar_like(&x, smallest_normal(dtype)));
     let scaled = where_(
         &tiny,
-        &lax::mul(&x, &like(&x, 2f64.powi(mantissa_bits as i32))),
+        &lax::mul(&x, &scalar_like(&x, 2f64.powi(mantissa_bits as i32))),
         &x,
     );
     let bits = bits_of(&scaled);
@@ -473,7 +472,7 @@ fn frexp_bits(x: &Array) -> (Array, Array) {
     let mantissa = lax::bitcast_convert_type(&lax::or(&cleared, &half_exponent), dtype);
     let special = lax::or(
         &lax::or(&isinf(&x), &isnan(&x)),
-        &lax::eq(&x, &like(&x, 0.0)),
+        &lax::eq(&x, &scalar_like(&x, 0.0)),
     );
     let mantissa = where_(&special, &x, &mantissa);
     let exponent = where_(&special, &zeros_like(&exponent), &exponent);
@@ -510,11 +509,15 @@ pub fn ldexp(x: &Array, exponent: &Array) -> Array {
         ),
         x.dtype_or_bool(),
     );
-    let positive = lax::gt(&total, &like(&total, 0.0));
-    let m = where_(&positive, &lax::mul(&m, &like(&m, 2.0)), &m);
-    let total = where_(&positive, &lax::sub(&total, &like(&total, 1.0)), &total);
+    let positive = lax::gt(&total, &scalar_like(&total, 0.0));
+    let m = where_(&positive, &lax::mul(&m, &scalar_like(&m, 2.0)), &m);
+    let total = where_(
+        &positive,
+        &lax::sub(&total, &scalar_like(&total, 1.0)),
+        &total,
+    );
     let scaled = super::multiply(&m, &lax::exp2(&total));
-    let keep = lax::or(&isinf(&x), &lax::eq(&x, &like(&x, 0.0)));
+    let keep = lax::or(&isinf(&x), &lax::eq(&x, &scalar_like(&x, 0.0)));
     where_(&keep, &x, &scaled)
 }
 

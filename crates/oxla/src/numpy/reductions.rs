@@ -7,15 +7,10 @@
 use oxla_core::DType;
 
 use super::math::isnan;
-use super::{axes_of, finish_reduction, to_inexact, where_};
+use super::{axes_of, finish_reduction, scalar_like, to_inexact, where_};
 use crate::array::Array;
 use crate::config::x64_enabled;
 use crate::lax;
-
-/// A constant of `x`'s dtype.
-fn like(x: &Array, value: f64) -> Array {
-    lax::convert_element_type(&Array::weak_scalar(value), x.dtype_or_bool())
-}
 
 /// `jnp.all(x, axis, keepdims)`: whether every element is nonzero.
 #[track_caller]
@@ -58,7 +53,7 @@ pub fn ptp(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
 /// int.
 #[track_caller]
 pub fn count_nonzero(x: &Array, axis: Option<&[i64]>, keepdims: bool) -> Array {
-    let nonzero = lax::ne(x, &like(x, 0.0));
+    let nonzero = lax::ne(x, &scalar_like(x, 0.0));
     let int = oxla_core::promotion::default_int(x64_enabled());
     super::sum(&lax::convert_element_type(&nonzero, int), axis, keepdims)
 }
@@ -82,7 +77,7 @@ fn nan_as(x: &Array, value: f64) -> Array {
     if !x.dtype_or_bool().is_float() {
         return x.clone();
     }
-    where_(&isnan(x), &like(x, value), x)
+    where_(&isnan(x), &scalar_like(x, value), x)
 }
 
 /// `jnp.nansum`: the sum, NaN counted as 0.
@@ -121,7 +116,7 @@ fn nan_extreme(
     }
     let out = reduce(&nan_as(x, neutral), axis, keepdims);
     let every_nan = all(&isnan(x), axis, keepdims);
-    where_(&every_nan, &like(&out, f64::NAN), &out)
+    where_(&every_nan, &scalar_like(&out, f64::NAN), &out)
 }
 
 /// How many elements are not NaN, as `x`'s inexact dtype.
@@ -187,7 +182,7 @@ fn nan_arg(
     let index = arg(&nan_as(x, neutral), axis);
     let axes = axis.map(|a| vec![a]);
     let every_nan = all(&isnan(x), axes.as_deref(), false);
-    where_(&every_nan, &like(&index, -1.0), &index)
+    where_(&every_nan, &scalar_like(&index, -1.0), &index)
 }
 
 /// `jnp.cumulative_sum(x, axis, include_initial)`: the running sum along
@@ -223,7 +218,7 @@ fn with_initial(running: &Array, axis: Option<i64>, include_initial: bool, initi
     let axis = axis.unwrap_or(0).rem_euclid(rank.max(1)) as usize;
     let mut config = vec![(0, 0, 0); running.ndim_or_zero()];
     config[axis] = (1, 0, 0);
-    lax::pad(running, &like(running, initial), &config)
+    lax::pad(running, &scalar_like(running, initial), &config)
 }
 
 /// `jnp.nancumsum`: the running sum, NaN counted as 0.
@@ -255,7 +250,7 @@ pub fn quantile(x: &Array, q: &Array, axis: Option<i64>, keepdims: bool) -> Arra
     let n = flat.shape_or_empty()[axis];
     let sorted = lax::sort(&[&flat], axis as i64, true, 1).swap_remove(0);
     let q = lax::convert_element_type(q, x.dtype_or_bool());
-    let position = super::multiply(&q, &like(&x, (n - 1) as f64));
+    let position = super::multiply(&q, &scalar_like(&x, (n - 1) as f64));
     let low = lax::floor(&position);
     let high = lax::ceil(&position);
     let weight = super::subtract(&position, &low);
@@ -282,7 +277,10 @@ pub fn quantile(x: &Array, q: &Array, axis: Option<i64>, keepdims: bool) -> Arra
         .concat(),
     );
     let out = super::add(
-        &super::multiply(&below, &super::subtract(&like(&weight, 1.0), &weight)),
+        &super::multiply(
+            &below,
+            &super::subtract(&scalar_like(&weight, 1.0), &weight),
+        ),
         &super::multiply(&above, &weight),
     );
     if !keepdims {

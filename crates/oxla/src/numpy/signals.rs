@@ -2,18 +2,9 @@
 //! `correlate` (modes `full`, `same`, `valid`), `polyadd`, `polysub`,
 //! `polymul`, `polyder` and `polyint`, as JAX computes them.
 
-use super::{arrays, concatenate, promote_args, to_inexact};
+use super::{arrays, concatenate, promote_args, to_inexact, usage};
 use crate::array::Array;
 use crate::lax;
-
-/// An error array naming the function and the caller's line.
-#[track_caller]
-fn usage(function: &str, message: String) -> Array {
-    let location = crate::ops::current_location(std::panic::Location::caller());
-    Array::error(crate::Error::InvalidArgument(format!(
-        "{location}: jnp.{function}: {message}"
-    )))
-}
 
 /// JAX's `_conv`: `x` and `y` 1-d, the longer one slid over by the
 /// shorter (flipped for a convolution), as one `conv_general_dilated`.

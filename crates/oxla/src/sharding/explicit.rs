@@ -128,22 +128,6 @@ fn typed_on(mesh: &MeshDesc, spec: &PartitionSpec, location: Location) -> Result
     Ok(ShardingDesc::new(mesh.clone(), dims.into()))
 }
 
-/// The explicit sharding type `target` names for `operands`, at the
-/// caller's line (for the ops that take an `out_sharding`).
-pub(crate) fn explicit_type_for(
-    operands: &[&Array],
-    target: &impl ShardingTarget,
-    location: Location,
-) -> Result<ShardingDesc> {
-    target.explicit_type(operands, location)
-}
-
-/// The source line of the caller of a `#[track_caller]` function.
-#[track_caller]
-pub(crate) fn caller_location() -> Location {
-    here()
-}
-
 /// `x` split as `target` says (JAX's `jax.sharding.reshard`): its type
 /// becomes `target`'s, and the program moves its blocks between devices
 /// as that needs. `x` must be on a mesh with explicit axes; under

@@ -32,7 +32,6 @@ mod visualize;
 pub use explicit::{
     MeshGuard, ShardingTarget, auto_axes, current_mesh, explicit_axes, reshard, set_mesh, use_mesh,
 };
-pub(crate) use explicit::{caller_location, explicit_type_for};
 pub use jit_layouts::LeafSharding;
 pub use layouts::Sharding;
 pub use mesh::Mesh;
