@@ -32,10 +32,13 @@ impl Twin {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
         // JAX on the platform oxla runs on (a GPU machine runs both there).
         let platform = oxla::client()?.platform_name()?;
+        let jax_platforms = platform
+            .parse::<oxla_pjrt::Platform>()
+            .map_or(platform, |p| p.jax_platforms());
         let mut child = Command::new(&python)
             .arg(&path)
             .args(args)
-            .env("JAX_PLATFORMS", &platform)
+            .env("JAX_PLATFORMS", &jax_platforms)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -39,6 +39,16 @@ impl Platform {
         }
     }
 
+    /// The `JAX_PLATFORMS` value that runs JAX on this platform: its
+    /// name, plus `cpu` beside an accelerator, where JAX's host callbacks
+    /// (`pure_callback`, `debug.print`) need a CPU device listed.
+    pub fn jax_platforms(self) -> String {
+        match self {
+            Platform::Cpu => "cpu".to_string(),
+            Platform::Cuda | Platform::Rocm | Platform::Tpu => format!("{},cpu", self.name()),
+        }
+    }
+
     /// What one device of the platform is called (`TPU`, `GPU`).
     pub fn device_name(self) -> &'static str {
         match self {

@@ -141,6 +141,15 @@ pub enum Error {
         /// The plugin's API version.
         api: ApiVersion,
     },
+    /// Host callbacks run on the CPU plugins and on CUDA; this client's
+    /// platform is another.
+    #[error(
+        "host callbacks (pure_callback, io_callback, debug_print) run on the cpu and cuda platforms, not on {platform}"
+    )]
+    HostCallbacksUnsupported {
+        /// The client's platform name.
+        platform: String,
+    },
     /// The shared library could not be opened or has no `GetPjrtApi`.
     #[error("cannot load PJRT plugin {}: {message}", path.display())]
     Load {

@@ -198,7 +198,7 @@ pub fn run_python(script: &Path, args: &[&Path]) -> Vec<u8> {
         Command::new(python())
             .arg(script)
             .args(args)
-            .env("JAX_PLATFORMS", platform().name()),
+            .env("JAX_PLATFORMS", platform().jax_platforms()),
         process_timeout(),
     );
     assert!(

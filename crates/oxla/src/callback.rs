@@ -85,7 +85,6 @@ where
 {
     let name = format!("{kind} at {location}");
     crate::runtime::client()?
-        .api()
         .enable_host_callbacks()
         .map_err(|e| Error::Runtime(Arc::new(e)))?;
     let label = name.clone();

@@ -201,7 +201,6 @@ pub(crate) fn prepare_compile(
 ) -> Result<Option<Arc<oxla_cache::DiskCache>>> {
     if text.contains(oxla_core::HOST_CALLBACK_TARGET) {
         client
-            .api()
             .enable_host_callbacks()
             .map_err(|e| Error::Runtime(Arc::new(e)))?;
         return Ok(None);

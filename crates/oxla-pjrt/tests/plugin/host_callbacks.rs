@@ -62,9 +62,9 @@ fn a_closure_runs_inside_a_compiled_program_on_every_plugin() {
             .collect(),
     );
     for (plugin, client) in clients(1) {
-        client.api().enable_host_callbacks().unwrap();
+        client.enable_host_callbacks().unwrap();
         // Twice is fine.
-        client.api().enable_host_callbacks().unwrap();
+        client.enable_host_callbacks().unwrap();
         let run = |id: u64| {
             let exe = client
                 .compile(&Program::mlir(module(id)), &CompileOptions::new())

@@ -224,9 +224,11 @@ fn binary_tangent(
         BinaryOp::Add => add_tangents(tx.cloned(), ty.cloned()),
         BinaryOp::Sub => add_tangents(tx.cloned(), ty.map(lax::neg)),
         BinaryOp::Mul => add_tangents(scaled(tx, || Ok(y.clone()))?, scaled(ty, || Ok(x.clone()))?),
+        // Associated as JAX's rule, `(-t x) y^-2`: where y^-2 overflows,
+        // the order decides between a signed infinity and NaN.
         BinaryOp::Div => add_tangents(
             tx.map(|t| lax::div(t, y)),
-            scaled(ty, || Ok(lax::mul(&lax::neg(x), &lax::integer_pow(y, -2))))?,
+            ty.map(|t| lax::mul(&lax::mul(&lax::neg(t), x), &lax::integer_pow(y, -2))),
         ),
         BinaryOp::Rem => add_tangents(
             tx.cloned(),

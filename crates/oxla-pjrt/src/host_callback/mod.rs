@@ -8,173 +8,33 @@
 //! panic of the closure becomes an XLA FFI error, which the execution
 //! returns as the plugin's error, and the process goes on.
 //!
-//! The struct layouts are facts of XLA's FFI C API (`xla/ffi/api/c_api.h`)
-//! and of the PJRT FFI extension (`pjrt_c_api_ffi_extension.h`) as the
-//! pinned plugins implement them.
+//! On the CPU plugins the handler (platform `Host`) hands the closure the
+//! buffers themselves. On CUDA (platform `CUDA`) the buffers live on the
+//! GPU: the handler copies the arguments to the host on the call's
+//! stream, runs the closure, and copies its results back
+//! (`cuda::DeviceStaging`), as jaxlib's GPU callback does.
+//!
+//! The struct layouts are in `abi`.
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use crate::api::Api;
+use crate::client::Client;
+use crate::discovery::Platform;
 use crate::element_type::ElementType;
 use crate::element_type::ElementTypeTags;
 use crate::error::{Error, Result};
-use crate::ffi;
+
+mod abi;
+mod cuda;
+
+use abi::*;
 
 pub use oxla_dtype::callback_abi::{
     CALLBACK_ID_ATTRIBUTE, HOST_CALLBACK_TARGET, ORDERED_ATTRIBUTE,
 };
-
-/// `PJRT_Extension_Type_FFI`.
-const FFI_EXTENSION_TYPE: ffi::PJRT_Extension_Type = ffi::PJRT_Extension_Type_FFI;
-/// The platform name the CPU plugins register host handlers under.
-const HOST_PLATFORM: &str = "Host";
-/// `XLA_FFI_Extension_Metadata`: the extension of the call that asks a
-/// handler for its API version.
-const METADATA_EXTENSION_TYPE: c_int = 1;
-/// `XLA_FFI_ArgType_BUFFER` and `XLA_FFI_RetType_BUFFER`.
-const BUFFER: c_int = 1;
-/// `XLA_FFI_AttrType_SCALAR`.
-const SCALAR_ATTRIBUTE: c_int = 3;
-/// `XLA_FFI_DataType_U64`, `_S64` and `_PRED`.
-const U64: c_int = 9;
-const PRED: c_int = 1;
-const S64: c_int = 5;
-/// `XLA_FFI_Error_Code_INVALID_ARGUMENT` and `_INTERNAL`.
-const INVALID_ARGUMENT: c_int = 3;
-const INTERNAL: c_int = 13;
-
-/// `XLA_FFI_Extension_Base`, the head of XLA FFI's extensions (the PJRT
-/// ones start with `ffi::PJRT_Extension_Base`, of the same layout).
-#[repr(C)]
-struct ExtensionBase {
-    struct_size: usize,
-    kind: c_int,
-    next: *mut ExtensionBase,
-}
-
-#[repr(C)]
-struct RegisterHandlerArgs {
-    struct_size: usize,
-    target_name: *const c_char,
-    target_name_size: usize,
-    handler: *const c_void,
-    platform_name: *const c_char,
-    platform_name_size: usize,
-    traits: u32,
-}
-
-/// `offsetof(traits) + 4`, the size the plugins check.
-const REGISTER_HANDLER_ARGS_SIZE: usize = 52;
-
-type RegisterHandler = unsafe extern "C" fn(*mut RegisterHandlerArgs) -> *mut ffi::PJRT_Error;
-
-#[repr(C)]
-struct FfiExtension {
-    base: ffi::PJRT_Extension_Base,
-    type_register: *const c_void,
-    user_data_add: *const c_void,
-    register_handler: Option<RegisterHandler>,
-}
-
-#[repr(C)]
-struct ApiVersion {
-    struct_size: usize,
-    extension_start: *mut c_void,
-    major: c_int,
-    minor: c_int,
-}
-
-#[repr(C)]
-struct Metadata {
-    struct_size: usize,
-    api_version: ApiVersion,
-    traits: u32,
-}
-
-#[repr(C)]
-struct MetadataExtension {
-    base: ExtensionBase,
-    metadata: *mut Metadata,
-}
-
-#[repr(C)]
-struct Buffer {
-    struct_size: usize,
-    extension_start: *mut c_void,
-    dtype: c_int,
-    data: *mut c_void,
-    rank: i64,
-    dims: *const i64,
-}
-
-#[repr(C)]
-struct Values {
-    struct_size: usize,
-    extension_start: *mut c_void,
-    size: i64,
-    types: *const c_int,
-    values: *const *mut c_void,
-}
-
-#[repr(C)]
-struct ByteSpan {
-    ptr: *const c_char,
-    len: usize,
-}
-
-#[repr(C)]
-struct Attributes {
-    struct_size: usize,
-    extension_start: *mut c_void,
-    size: i64,
-    types: *const c_int,
-    names: *const *const ByteSpan,
-    values: *const *const c_void,
-}
-
-#[repr(C)]
-struct Scalar {
-    dtype: c_int,
-    value: *const c_void,
-}
-
-#[repr(C)]
-struct ErrorCreateArgs {
-    struct_size: usize,
-    extension_start: *mut c_void,
-    message: *const c_char,
-    errc: c_int,
-}
-
-/// `XLA_FFI_Error_Create_Args`' size (`offsetof(errc) + 4`).
-const ERROR_CREATE_ARGS_SIZE: usize = 28;
-
-type ErrorCreate = unsafe extern "C" fn(*mut ErrorCreateArgs) -> *mut c_void;
-
-/// The head of `XLA_FFI_Api` up to `XLA_FFI_Error_Create`.
-#[repr(C)]
-struct XlaFfiApi {
-    struct_size: usize,
-    extension_start: *mut c_void,
-    api_version: ApiVersion,
-    internal_api: *mut c_void,
-    error_create: Option<ErrorCreate>,
-}
-
-#[repr(C)]
-struct CallFrame {
-    struct_size: usize,
-    extension_start: *mut ExtensionBase,
-    api: *const XlaFfiApi,
-    ctx: *mut c_void,
-    stage: c_int,
-    args: Values,
-    rets: Values,
-    attrs: Attributes,
-}
 
 /// An argument buffer of a host callback: its element type, dimensions
 /// and row-major bytes.
@@ -224,24 +84,35 @@ pub fn register_callback(function: Arc<HostFunction>) -> u64 {
     id
 }
 
-impl Api {
-    /// Registers oxla's host-callback handler with this plugin (once per
-    /// plugin; later calls do nothing). An error when the plugin has no
-    /// FFI extension, or one without handler registration.
+impl Client {
+    /// Registers oxla's host-callback handler with this client's plugin,
+    /// for the platform it runs (once per plugin; later calls do
+    /// nothing): the CPU plugins' `Host`, or `CUDA`. An error for other
+    /// platforms, and when the plugin has no FFI extension or one without
+    /// handler registration.
     pub fn enable_host_callbacks(&self) -> Result<()> {
         static ENABLED: OnceLock<Mutex<HashSet<std::path::PathBuf>>> = OnceLock::new();
+        let api = self.api();
         let mut enabled = ENABLED
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if enabled.contains(self.path()) {
+        if enabled.contains(api.path()) {
             return Ok(());
         }
         let unsupported = |function: &'static str| Error::Unsupported {
             function,
-            api: self.version(),
+            api: api.version(),
         };
-        let extension = self
+        let platform = self.platform_name()?;
+        let (platform_name, handler): (&str, Handler) = match platform.parse::<Platform>() {
+            Ok(Platform::Cpu) => ("Host", host_handler),
+            Ok(Platform::Cuda) => ("CUDA", cuda_handler),
+            Ok(Platform::Rocm | Platform::Tpu) | Err(_) => {
+                return Err(Error::HostCallbacksUnsupported { platform });
+            }
+        };
+        let extension = api
             .extension(FFI_EXTENSION_TYPE)
             .map_or(std::ptr::null(), |e| e.cast::<FfiExtension>());
         if extension.is_null() {
@@ -265,20 +136,23 @@ impl Api {
             struct_size: REGISTER_HANDLER_ARGS_SIZE,
             target_name: HOST_CALLBACK_TARGET.as_ptr().cast(),
             target_name_size: HOST_CALLBACK_TARGET.len(),
-            handler: host_callback_handler as *const c_void,
-            platform_name: HOST_PLATFORM.as_ptr().cast(),
-            platform_name_size: HOST_PLATFORM.len(),
+            handler: handler as *const c_void,
+            platform_name: platform_name.as_ptr().cast(),
+            platform_name_size: platform_name.len(),
             traits: 0,
         };
         // SAFETY: `args` is the struct `register_handler` takes, its names
         // live across the call (XLA copies them), and the handler is a
         // function of the XLA FFI handler signature for the process's life.
         let error = unsafe { register(&mut args) };
-        self.check(error, "PJRT_FFI_Register_Handler")?;
-        enabled.insert(self.path().to_path_buf());
+        api.check(error, "PJRT_FFI_Register_Handler")?;
+        enabled.insert(api.path().to_path_buf());
         Ok(())
     }
 }
+
+/// An XLA FFI handler.
+type Handler = unsafe extern "C" fn(*mut CallFrame) -> *mut c_void;
 
 /// Makes an XLA FFI error with `message` through the call frame's API.
 ///
@@ -300,6 +174,41 @@ unsafe fn ffi_error(frame: &CallFrame, code: c_int, message: &str) -> *mut c_voi
         };
         create(&mut args)
     }
+}
+
+/// The message of an XLA FFI error `api` made, which it then destroys.
+///
+/// # Safety
+/// `error` is a live XLA FFI error of `api`, not used afterwards.
+unsafe fn ffi_error_message(api: &XlaFfiApi, error: *mut c_void) -> String {
+    let mut message = "an XLA FFI error with no message".to_string();
+    // SAFETY: per the contract; the message lives until the error is
+    // destroyed, and is copied first.
+    unsafe {
+        if let Some(get) = api.error_get_message {
+            let mut args = ErrorGetMessageArgs {
+                struct_size: std::mem::size_of::<ErrorGetMessageArgs>(),
+                extension_start: std::ptr::null_mut(),
+                error,
+                message: std::ptr::null(),
+            };
+            get(&mut args);
+            if !args.message.is_null() {
+                message = std::ffi::CStr::from_ptr(args.message)
+                    .to_string_lossy()
+                    .into_owned();
+            }
+        }
+        if let Some(destroy) = api.error_destroy {
+            let mut args = ErrorDestroyArgs {
+                struct_size: std::mem::size_of::<ErrorDestroyArgs>(),
+                extension_start: std::ptr::null_mut(),
+                error,
+            };
+            destroy(&mut args);
+        }
+    }
+    message
 }
 
 /// The scalar attribute `wanted` of a call frame: its XLA data type and
@@ -373,8 +282,29 @@ unsafe fn buffer_shape(
     Ok((element_type, dims, count * element_type.byte_size()))
 }
 
-/// The XLA FFI handler of every host callback.
-unsafe extern "C" fn host_callback_handler(frame: *mut CallFrame) -> *mut c_void {
+/// The handler on the CPU plugins: the buffers are host memory.
+unsafe extern "C" fn host_handler(frame: *mut CallFrame) -> *mut c_void {
+    // SAFETY: XLA calls the handler with a valid call frame.
+    unsafe { handle(frame, |_, call| run_on_host(call)) }
+}
+
+/// The handler on the CUDA plugin: the buffers are GPU memory, staged
+/// through the host on the call's stream.
+unsafe extern "C" fn cuda_handler(frame: *mut CallFrame) -> *mut c_void {
+    // SAFETY: XLA calls the handler with a valid call frame.
+    unsafe { handle(frame, |frame, call| cuda::run_staged(frame, call)) }
+}
+
+/// What both handlers do: answer XLA's metadata query, find the closure
+/// and the buffers, `run` it, and turn its error or panic into an XLA
+/// FFI error.
+///
+/// # Safety
+/// `frame` is a call frame XLA passed.
+unsafe fn handle(
+    frame: *mut CallFrame,
+    run: impl FnOnce(&CallFrame, Call) -> std::result::Result<(), String>,
+) -> *mut c_void {
     // SAFETY: XLA calls the handler with a valid call frame.
     let frame = unsafe { &*frame };
     // The metadata query (at registration): report FFI API 0.1, which
@@ -396,7 +326,8 @@ unsafe extern "C" fn host_callback_handler(frame: *mut CallFrame) -> *mut c_void
     }
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: the frame's tables come from XLA for this call.
-        unsafe { run_callback(frame) }
+        let call = unsafe { Call::of(frame) }?;
+        run(frame, call)
     }));
     let (code, message) = match outcome {
         Ok(Ok(())) => return std::ptr::null_mut(),
@@ -417,72 +348,129 @@ unsafe extern "C" fn host_callback_handler(frame: *mut CallFrame) -> *mut c_void
     unsafe { ffi_error(frame, code, &message) }
 }
 
-/// Runs the closure the frame's `callback_id` names on its buffers.
-///
-/// # Safety
-/// `frame` is a call frame XLA passed for execution.
-unsafe fn run_callback(frame: &CallFrame) -> std::result::Result<(), String> {
-    // SAFETY: per the contract.
-    let id = unsafe { callback_id(&frame.attrs) }
-        .ok_or_else(|| format!("the custom call has no `{CALLBACK_ID_ATTRIBUTE}` attribute"))?;
-    let function = callbacks()
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&id)
-        .cloned()
-        .ok_or_else(|| format!("no host callback {id} is registered in this process"))?;
-    let buffers = |values: &Values| -> std::result::Result<Vec<*mut Buffer>, String> {
-        let n = usize::try_from(values.size).map_err(|_| "a negative count".to_string())?;
-        (0..n)
-            .map(|i| {
-                // SAFETY: XLA's table holds `size` types and values.
-                unsafe {
-                    if *values.types.add(i) != BUFFER {
-                        return Err("a non-buffer operand".to_string());
+/// One buffer of a call: where it is (host or device memory, by
+/// platform), its element type, dimensions and byte length.
+struct BufferView<'f> {
+    data: *mut c_void,
+    element_type: ElementType,
+    dims: &'f [i64],
+    len: usize,
+}
+
+/// A call of the handler: the closure its `callback_id` names, whether it
+/// is ordered, and its argument and result buffers.
+struct Call<'f> {
+    function: Arc<HostFunction>,
+    ordered: bool,
+    arguments: Vec<BufferView<'f>>,
+    results: Vec<BufferView<'f>>,
+}
+
+impl<'f> Call<'f> {
+    /// Reads the call from XLA's frame.
+    ///
+    /// # Safety
+    /// `frame` is a call frame XLA passed for execution.
+    unsafe fn of(frame: &'f CallFrame) -> std::result::Result<Self, String> {
+        // SAFETY: per the contract.
+        let id = unsafe { callback_id(&frame.attrs) }
+            .ok_or_else(|| format!("the custom call has no `{CALLBACK_ID_ATTRIBUTE}` attribute"))?;
+        let function = callbacks()
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| format!("no host callback {id} is registered in this process"))?;
+        let views = |values: &'f Values| -> std::result::Result<Vec<BufferView<'f>>, String> {
+            let n = usize::try_from(values.size).map_err(|_| "a negative count".to_string())?;
+            (0..n)
+                .map(|i| {
+                    // SAFETY: XLA's table holds `size` types and values,
+                    // and a buffer value is an `XLA_FFI_Buffer` alive for
+                    // the call.
+                    unsafe {
+                        if *values.types.add(i) != BUFFER {
+                            return Err("a non-buffer operand".to_string());
+                        }
+                        let buffer = &*(*values.values.add(i)).cast::<Buffer>();
+                        let (element_type, dims, len) = buffer_shape(buffer)?;
+                        Ok(BufferView {
+                            data: buffer.data,
+                            element_type,
+                            dims,
+                            len,
+                        })
                     }
-                    Ok((*values.values.add(i)).cast::<Buffer>())
-                }
-            })
-            .collect()
-    };
-    let mut arguments = Vec::new();
-    for buffer in buffers(&frame.args)? {
-        // SAFETY: XLA's buffer, read-only for the call.
-        let buffer = unsafe { &*buffer };
-        // SAFETY: as above.
-        let (element_type, dims, len) = unsafe { buffer_shape(buffer) }?;
-        // SAFETY: the buffer holds `len` bytes.
-        let bytes = unsafe { std::slice::from_raw_parts(buffer.data.cast::<u8>(), len) };
-        arguments.push(CallbackArgument {
-            element_type,
-            dims,
-            bytes,
-        });
-    }
-    let mut results = Vec::new();
-    for buffer in buffers(&frame.rets)? {
-        // SAFETY: XLA's result buffer, ours to write for the call.
-        let buffer = unsafe { &*buffer };
-        // SAFETY: as above.
-        let (element_type, dims, len) = unsafe { buffer_shape(buffer) }?;
-        // SAFETY: the buffer holds `len` writable bytes no one else reads
-        // during the call.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(buffer.data.cast::<u8>(), len) };
-        results.push(CallbackResult {
-            element_type,
-            dims,
-            bytes,
-        });
-    }
-    // An ordered call's first operand and result chain the program's
-    // effects in order: pass the chain on, hide it from the closure.
-    // SAFETY: per the contract.
-    if unsafe { is_ordered(&frame.attrs) } {
-        if arguments.is_empty() || results.is_empty() {
+                })
+                .collect()
+        };
+        // SAFETY: per the contract.
+        let ordered = unsafe { is_ordered(&frame.attrs) };
+        let call = Call {
+            function,
+            ordered,
+            arguments: views(&frame.args)?,
+            results: views(&frame.rets)?,
+        };
+        if ordered && (call.arguments.is_empty() || call.results.is_empty()) {
             return Err("an ordered host callback without its order operand".into());
         }
-        arguments.remove(0);
-        results.remove(0).bytes.fill(0);
+        Ok(call)
     }
-    function(&arguments, &mut results)
+
+    /// Runs the closure on host copies or views: `arguments[i]` holds the
+    /// bytes of `self.arguments[i]`, `results[i]` the room for
+    /// `self.results[i]`. An ordered call's first operand and result chain
+    /// the program's effects in order: the chain's result is zeroed and
+    /// both are hidden from the closure.
+    fn invoke(
+        &self,
+        arguments: &[&[u8]],
+        results: &mut [&mut [u8]],
+    ) -> std::result::Result<(), String> {
+        let skip = usize::from(self.ordered);
+        let mut results = results.iter_mut();
+        if self.ordered
+            && let Some(chain) = results.next()
+        {
+            chain.fill(0);
+        }
+        let arguments: Vec<CallbackArgument<'_>> = self.arguments[skip..]
+            .iter()
+            .zip(&arguments[skip..])
+            .map(|(view, bytes)| CallbackArgument {
+                element_type: view.element_type,
+                dims: view.dims,
+                bytes,
+            })
+            .collect();
+        let mut results: Vec<CallbackResult<'_>> = self.results[skip..]
+            .iter()
+            .zip(results)
+            .map(|(view, bytes)| CallbackResult {
+                element_type: view.element_type,
+                dims: view.dims,
+                bytes,
+            })
+            .collect();
+        (self.function)(&arguments, &mut results)
+    }
+}
+
+/// Runs a call whose buffers are host memory, on the buffers themselves.
+fn run_on_host(call: Call<'_>) -> std::result::Result<(), String> {
+    // SAFETY: on the CPU plugins each argument buffer holds `len` bytes
+    // read-only for the call, and each result buffer `len` writable bytes
+    // no one else touches during it.
+    let arguments: Vec<&[u8]> = call
+        .arguments
+        .iter()
+        .map(|view| unsafe { std::slice::from_raw_parts(view.data.cast::<u8>(), view.len) })
+        .collect();
+    let mut results: Vec<&mut [u8]> = call
+        .results
+        .iter()
+        .map(|view| unsafe { std::slice::from_raw_parts_mut(view.data.cast::<u8>(), view.len) })
+        .collect();
+    call.invoke(&arguments, &mut results)
 }
