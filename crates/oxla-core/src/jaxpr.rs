@@ -24,6 +24,8 @@ pub enum Scalar {
     UInt(u64),
     /// A float.
     Float(f64),
+    /// A complex number: real and imaginary parts.
+    Complex(f64, f64),
 }
 
 impl fmt::Display for Scalar {
@@ -36,30 +38,56 @@ impl fmt::Display for Scalar {
                 write!(f, "{v:.1}")
             }
             Scalar::Float(v) => write!(f, "{v}"),
+            // Python's repr of a complex: `(1+2j)`, `2j`, `(1-0j)`.
+            Scalar::Complex(re, im) if *re == 0.0 && re.is_sign_positive() => {
+                write!(f, "{}j", Scalar::Float(*im))
+            }
+            Scalar::Complex(re, im) => {
+                let sign = if im.is_sign_negative() { '-' } else { '+' };
+                write!(
+                    f,
+                    "({}{sign}{}j)",
+                    Scalar::Float(*re),
+                    Scalar::Float(im.abs())
+                )
+            }
         }
     }
 }
 
 impl Scalar {
     /// The value as an f64 (false/true as 0/1; integers rounded to the
-    /// nearest f64).
+    /// nearest f64; a complex number's real part, as NumPy casts it).
     pub fn as_f64(self) -> f64 {
         match self {
             Scalar::Bool(b) => f64::from(u8::from(b)),
             Scalar::Int(i) => i as f64,
             Scalar::UInt(u) => u as f64,
             Scalar::Float(f) => f,
+            Scalar::Complex(re, _) => re,
+        }
+    }
+
+    /// The value as a complex number's parts (a real value's imaginary part
+    /// is 0).
+    pub fn complex_parts(self) -> (f64, f64) {
+        match self {
+            Scalar::Complex(re, im) => (re, im),
+            Scalar::Bool(_) | Scalar::Int(_) | Scalar::UInt(_) | Scalar::Float(_) => {
+                (self.as_f64(), 0.0)
+            }
         }
     }
 
     /// The value as an i128, which holds every i64 and u64 exactly (floats
-    /// truncated toward zero, saturating).
+    /// and a complex number's real part truncated toward zero,
+    /// saturating).
     pub fn as_i128(self) -> i128 {
         match self {
             Scalar::Bool(b) => i128::from(b),
             Scalar::Int(i) => i128::from(i),
             Scalar::UInt(u) => i128::from(u),
-            Scalar::Float(f) => f as i128,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f as i128,
         }
     }
 
@@ -67,7 +95,9 @@ impl Scalar {
     /// minimum (the identity of `max`).
     pub fn lowest(dtype: DType) -> Scalar {
         match dtype {
-            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Scalar::Float(f64::NEG_INFINITY),
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128 => {
+                Scalar::Float(f64::NEG_INFINITY)
+            }
             DType::Bool => Scalar::Bool(false),
             DType::I8 => Scalar::Int(i64::from(i8::MIN)),
             DType::I16 => Scalar::Int(i64::from(i16::MIN)),
@@ -81,7 +111,9 @@ impl Scalar {
     /// maximum (the identity of `min`).
     pub fn highest(dtype: DType) -> Scalar {
         match dtype {
-            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Scalar::Float(f64::INFINITY),
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128 => {
+                Scalar::Float(f64::INFINITY)
+            }
             DType::Bool => Scalar::Bool(true),
             DType::I8 => Scalar::Int(i64::from(i8::MAX)),
             DType::I16 => Scalar::Int(i64::from(i16::MAX)),
@@ -107,6 +139,8 @@ pub enum ScalarKey {
     UInt(u64),
     /// A float, by its bits.
     FloatBits(u64),
+    /// A complex number, by its parts' bits.
+    ComplexBits(u64, u64),
 }
 
 impl ScalarKey {
@@ -117,6 +151,7 @@ impl ScalarKey {
             Scalar::Int(i) => ScalarKey::Int(i),
             Scalar::UInt(u) => ScalarKey::UInt(u),
             Scalar::Float(f) => ScalarKey::FloatBits(f.to_bits()),
+            Scalar::Complex(re, im) => ScalarKey::ComplexBits(re.to_bits(), im.to_bits()),
         }
     }
 
@@ -127,6 +162,9 @@ impl ScalarKey {
             ScalarKey::Int(i) => Scalar::Int(i),
             ScalarKey::UInt(u) => Scalar::UInt(u),
             ScalarKey::FloatBits(b) => Scalar::Float(f64::from_bits(b)),
+            ScalarKey::ComplexBits(re, im) => {
+                Scalar::Complex(f64::from_bits(re), f64::from_bits(im))
+            }
         }
     }
 }

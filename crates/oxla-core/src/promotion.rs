@@ -14,13 +14,13 @@ enum Node {
     Concrete(DType),
     WeakInt,
     WeakFloat,
+    WeakComplex,
 }
 
-/// The nodes directly above `n` (JAX's `_type_promotion_lattice`, complex
-/// types left out).
+/// The nodes directly above `n` (JAX's `_type_promotion_lattice`).
 fn parents(n: Node) -> &'static [Node] {
     use DType::*;
-    use Node::{Concrete as C, WeakFloat, WeakInt};
+    use Node::{Concrete as C, WeakComplex, WeakFloat, WeakInt};
     match n {
         C(Bool) => &[WeakInt],
         WeakInt => &[C(U8), C(I8)],
@@ -32,14 +32,17 @@ fn parents(n: Node) -> &'static [Node] {
         C(I16) => &[C(I32)],
         C(I32) => &[C(I64)],
         C(I64) => &[WeakFloat],
-        WeakFloat => &[C(F16), C(BF16)],
+        WeakFloat => &[C(F16), C(BF16), WeakComplex],
         C(F16) | C(BF16) => &[C(F32)],
-        C(F32) => &[C(F64)],
-        C(F64) => &[],
+        C(F32) => &[C(F64), C(C64)],
+        C(F64) => &[C(C128)],
+        WeakComplex => &[C(C64)],
+        C(C64) => &[C(C128)],
+        C(C128) => &[],
     }
 }
 
-const NODES: [Node; 15] = [
+const NODES: [Node; 18] = [
     Node::Concrete(DType::Bool),
     Node::WeakInt,
     Node::Concrete(DType::U8),
@@ -55,6 +58,9 @@ const NODES: [Node; 15] = [
     Node::Concrete(DType::BF16),
     Node::Concrete(DType::F32),
     Node::Concrete(DType::F64),
+    Node::WeakComplex,
+    Node::Concrete(DType::C64),
+    Node::Concrete(DType::C128),
 ];
 
 /// Every node at or above `n`.
@@ -76,6 +82,7 @@ fn node(dtype: DType, weak: bool) -> Node {
     match (weak, dtype) {
         (true, d) if d.is_int() => Node::WeakInt,
         (true, d) if d.is_float() => Node::WeakFloat,
+        (true, d) if d.is_complex() => Node::WeakComplex,
         (_, d) => Node::Concrete(d),
     }
 }
@@ -88,6 +95,11 @@ pub fn default_int(x64: bool) -> DType {
 /// See [`default_int`].
 pub fn default_float(x64: bool) -> DType {
     if x64 { DType::F64 } else { DType::F32 }
+}
+
+/// The default complex type: `c64`, or `c128` with x64.
+pub fn default_complex(x64: bool) -> DType {
+    if x64 { DType::C128 } else { DType::C64 }
 }
 
 /// The result of promoting `(a, a_weak)` with `(b, b_weak)`: its dtype and
@@ -120,6 +132,7 @@ fn least_upper_bound(a: Node, b: Node, x64: bool) -> (DType, bool) {
         Node::Concrete(d) => (canonicalize(d, x64), false),
         Node::WeakInt => (default_int(x64), true),
         Node::WeakFloat => (default_float(x64), true),
+        Node::WeakComplex => (default_complex(x64), true),
     }
 }
 
@@ -129,6 +142,7 @@ pub fn canonicalize(d: DType, x64: bool) -> DType {
         (false, DType::I64) => DType::I32,
         (false, DType::U64) => DType::U32,
         (false, DType::F64) => DType::F32,
+        (false, DType::C128) => DType::C64,
         (_, d) => d,
     }
 }

@@ -227,6 +227,39 @@ fn cases() -> Vec<Case> {
         // Elementwise.
         case(unary(UnaryOp::Sin), &["f32[2,3]"], Types(&["f32[2,3]"])),
         case(unary(UnaryOp::Sin), &["i32[2]"], Error("needs a floating")),
+        // Complex numbers: parts and magnitudes are real, the rest stays
+        // complex; ops with no complex meaning refuse them.
+        case(unary(UnaryOp::Sin), &["c64[2]"], Types(&["c64[2]"])),
+        case(unary(UnaryOp::Abs), &["c128[2]"], Types(&["f64[2]"])),
+        case(unary(UnaryOp::Real), &["c64[2,3]"], Types(&["f32[2,3]"])),
+        case(unary(UnaryOp::Imag), &["c128[]"], Types(&["f64[]"])),
+        case(unary(UnaryOp::Conj), &["c64[3]"], Types(&["c64[3]"])),
+        case(unary(UnaryOp::Real), &["f32[3]"], Error("a complex type")),
+        case(
+            unary(UnaryOp::Floor),
+            &["c64[3]"],
+            Error("a floating-point type"),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::Complex)),
+            &["f32[2,1]", "f32[1,3]"],
+            Types(&["c64[2,3]"]),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::Complex)),
+            &["f16[2]", "f16[2]"],
+            Error("float32 or float64"),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::Rem)),
+            &["c64[2]", "c64[2]"],
+            Error("an integer or floating-point type"),
+        ),
+        case(
+            ew(elementwise::Op::Binary(BinaryOp::Pow)),
+            &["c64[2]", "c64[2]"],
+            Types(&["c64[2]"]),
+        ),
         case(
             unary(UnaryOp::Sin),
             &["f32[2]", "f32[2]"],

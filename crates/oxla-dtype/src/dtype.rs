@@ -31,11 +31,15 @@ pub enum DType {
     F32,
     /// IEEE double precision.
     F64,
+    /// Complex of two f32 (real, imaginary).
+    C64,
+    /// Complex of two f64 (real, imaginary).
+    C128,
 }
 
 impl DType {
     /// Every dtype.
-    pub const ALL: [DType; 13] = [
+    pub const ALL: [DType; 15] = [
         DType::Bool,
         DType::I8,
         DType::I16,
@@ -49,6 +53,8 @@ impl DType {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::C64,
+        DType::C128,
     ];
 
     /// JAX's short name, as in jaxprs (`f32`, `bool`).
@@ -67,6 +73,8 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::C64 => "c64",
+            DType::C128 => "c128",
         }
     }
 
@@ -86,6 +94,8 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
 
@@ -106,22 +116,33 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::C64 => "complex<f32>",
+            DType::C128 => "complex<f64>",
         }
     }
 
-    /// Whether it is a floating-point type.
+    /// Whether it is a (real) floating-point type.
     pub fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
     }
 
-    /// The gap between 1 and the next value of a float type (numpy's
-    /// `finfo(dtype).eps`); `None` for other types.
-    pub fn epsilon(self) -> Option<f64> {
-        let mantissa_bits = match self {
-            DType::F16 => 10,
-            DType::BF16 => 7,
-            DType::F32 => 23,
-            DType::F64 => 52,
+    /// Whether it is a complex type.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// Whether it is inexact: floating-point or complex (NumPy's
+    /// `inexact`).
+    pub fn is_inexact(self) -> bool {
+        self.is_float() || self.is_complex()
+    }
+
+    /// The type of a complex type's parts (`c64` → `f32`); any other type
+    /// itself.
+    pub fn real_part(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
             DType::Bool
             | DType::I8
             | DType::I16
@@ -130,9 +151,37 @@ impl DType {
             | DType::U8
             | DType::U16
             | DType::U32
-            | DType::U64 => return None,
-        };
-        Some(2f64.powi(-mantissa_bits))
+            | DType::U64
+            | DType::F16
+            | DType::BF16
+            | DType::F32
+            | DType::F64 => self,
+        }
+    }
+
+    /// The complex type with parts of this float type (`f64` → `c128`;
+    /// the 16-bit floats → `c64`, as JAX promotes them); a complex type
+    /// itself; `None` for the others.
+    pub fn complex_of(self) -> Option<DType> {
+        match self {
+            DType::F16 | DType::BF16 | DType::F32 | DType::C64 => Some(DType::C64),
+            DType::F64 | DType::C128 => Some(DType::C128),
+            DType::Bool
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64
+            | DType::U8
+            | DType::U16
+            | DType::U32
+            | DType::U64 => None,
+        }
+    }
+
+    /// The gap between 1 and the next value of a float type, of a complex
+    /// type's parts (numpy's `finfo(dtype).eps`); `None` for other types.
+    pub fn epsilon(self) -> Option<f64> {
+        self.finfo().map(|info| info.eps())
     }
 
     /// Whether it is a signed integer type.
@@ -156,7 +205,8 @@ impl DType {
             DType::Bool | DType::I8 | DType::U8 => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 

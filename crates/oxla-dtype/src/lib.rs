@@ -9,9 +9,11 @@
 pub mod callback_abi;
 mod dtype;
 mod element;
+mod finfo;
 
 pub use dtype::DType;
 pub use element::{ElementType, UnknownType};
+pub use finfo::FloatInfo;
 
 impl From<DType> for ElementType {
     /// The device element type of a dtype.
@@ -30,29 +32,31 @@ impl From<DType> for ElementType {
             DType::BF16 => ElementType::Bf16,
             DType::F32 => ElementType::F32,
             DType::F64 => ElementType::F64,
+            DType::C64 => ElementType::C64,
+            DType::C128 => ElementType::C128,
         }
     }
 }
 
-impl DType {
-    /// The dtype of a device element type, if oxla's IR has it (complex
-    /// types not yet).
-    pub fn from_element_type(element: ElementType) -> Option<DType> {
+impl From<ElementType> for DType {
+    /// The dtype of a device element type (oxla's IR has them all).
+    fn from(element: ElementType) -> DType {
         match element {
-            ElementType::Pred => Some(DType::Bool),
-            ElementType::S8 => Some(DType::I8),
-            ElementType::S16 => Some(DType::I16),
-            ElementType::S32 => Some(DType::I32),
-            ElementType::S64 => Some(DType::I64),
-            ElementType::U8 => Some(DType::U8),
-            ElementType::U16 => Some(DType::U16),
-            ElementType::U32 => Some(DType::U32),
-            ElementType::U64 => Some(DType::U64),
-            ElementType::F16 => Some(DType::F16),
-            ElementType::Bf16 => Some(DType::BF16),
-            ElementType::F32 => Some(DType::F32),
-            ElementType::F64 => Some(DType::F64),
-            ElementType::C64 | ElementType::C128 => None,
+            ElementType::Pred => DType::Bool,
+            ElementType::S8 => DType::I8,
+            ElementType::S16 => DType::I16,
+            ElementType::S32 => DType::I32,
+            ElementType::S64 => DType::I64,
+            ElementType::U8 => DType::U8,
+            ElementType::U16 => DType::U16,
+            ElementType::U32 => DType::U32,
+            ElementType::U64 => DType::U64,
+            ElementType::F16 => DType::F16,
+            ElementType::Bf16 => DType::BF16,
+            ElementType::F32 => DType::F32,
+            ElementType::F64 => DType::F64,
+            ElementType::C64 => DType::C64,
+            ElementType::C128 => DType::C128,
         }
     }
 }
@@ -65,7 +69,7 @@ mod tests {
     fn every_dtype_round_trips_through_its_element_type_of_the_same_size() {
         for dtype in DType::ALL {
             let element = ElementType::from(dtype);
-            assert_eq!(DType::from_element_type(element), Some(dtype));
+            assert_eq!(DType::from(element), dtype);
             assert_eq!(element.byte_size(), dtype.byte_size());
             assert_eq!(element.name(), dtype.name());
         }

@@ -45,7 +45,9 @@ pub(crate) fn i64_attr(value: i64) -> String {
 
 /// The literal text of `value` as an element of `dtype`: floats by their
 /// exact bits (`0x3F800000`), so every value (NaN, infinities, subnormals)
-/// round-trips; integers in decimal; bools as `true`/`false`.
+/// round-trips; integers in decimal; bools as `true`/`false`; a complex
+/// element as `(real, imaginary)` with a real scalar's value as its real
+/// part.
 pub(crate) fn element_literal(dtype: DType, value: Scalar) -> String {
     let as_f64 = value.as_f64();
     let as_i128 = value.as_i128();
@@ -63,6 +65,15 @@ pub(crate) fn element_literal(dtype: DType, value: Scalar) -> String {
         DType::BF16 => format!("0x{:04X}", half::bf16::from_f64(as_f64).to_bits()),
         DType::F32 => format!("0x{:08X}", (as_f64 as f32).to_bits()),
         DType::F64 => format!("0x{:016X}", as_f64.to_bits()),
+        DType::C64 | DType::C128 => {
+            let part = dtype.real_part();
+            let (re, im) = value.complex_parts();
+            format!(
+                "({}, {})",
+                element_literal(part, Scalar::Float(re)),
+                element_literal(part, Scalar::Float(im))
+            )
+        }
     }
 }
 
@@ -78,7 +89,9 @@ pub(crate) fn dense_splat(aval: &Aval, value: Scalar) -> String {
 /// The comparison type StableHLO wants for a dtype.
 pub(crate) fn compare_type(dtype: DType) -> &'static str {
     match dtype {
-        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => "#stablehlo<comparison_type FLOAT>",
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128 => {
+            "#stablehlo<comparison_type FLOAT>"
+        }
         DType::Bool | DType::U8 | DType::U16 | DType::U32 | DType::U64 => {
             "#stablehlo<comparison_type UNSIGNED>"
         }

@@ -10,26 +10,6 @@ use oxla::Array;
 use oxla::numpy as jnp;
 use oxla::random::{IntoKey, Key, split};
 
-/// The least finite value of a float dtype (`jnp.finfo(dtype).min`): what
-/// masked attention logits are set to.
-fn finfo_min(dtype: DType) -> f64 {
-    match dtype {
-        DType::F16 => -65504.0,
-        DType::BF16 => -3.389_531_389_251_535_5e38,
-        DType::F64 => f64::MIN,
-        DType::F32
-        | DType::Bool
-        | DType::I8
-        | DType::I16
-        | DType::I32
-        | DType::I64
-        | DType::U8
-        | DType::U16
-        | DType::U32
-        | DType::U64 => f64::from(f32::MIN),
-    }
-}
-
 /// Attention of `query` `[..., q, heads, depth]` over `key` and `value`
 /// `[..., k, heads, depth]`, as Flax's `nn.dot_product_attention` (any
 /// number of batch dimensions; JAX's `jax.nn.dot_product_attention`, with
@@ -56,7 +36,7 @@ pub fn flax_dot_product_attention(
     let mut logits = jnp::matmul(&q, &jnp::swapaxes(&k, -1, -2));
     if let Some(mask) = mask {
         let least = oxla::lax::convert_element_type(
-            &Array::weak_scalar(finfo_min(logits.dtype_or_bool())),
+            &Array::weak_scalar(logits.dtype_or_bool().float_info().min()),
             logits.dtype_or_bool(),
         );
         logits = jnp::where_(mask, &logits, &least);

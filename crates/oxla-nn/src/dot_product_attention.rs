@@ -210,8 +210,5 @@ fn promote_to_f32(dtype: DType) -> DType {
 /// The largest finite value of `dtype`, capped at f32's (JAX's
 /// `_get_large_negative` caps it so the value stays finite in f32).
 fn largest_finite(dtype: DType) -> f64 {
-    match dtype {
-        DType::F16 => 65504.0,
-        _ => f64::from(f32::MAX),
-    }
+    dtype.float_info().max.min(DType::F32.float_info().max)
 }

@@ -160,12 +160,8 @@ impl Array {
         }
         let (element, dims) = buffer.array_type()?;
         let dims = dims.to_vec();
-        let dtype = DType::from_element_type(element).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "Array::from_buffer: {element} buffers are not supported yet"
-            ))
-        })?;
-        if dtype.byte_size() == 8 && !x64_enabled() {
+        let dtype = DType::from(element);
+        if oxla_core::promotion::canonicalize(dtype, x64_enabled()) != dtype {
             return Err(Error::InvalidArgument(format!(
                 "Array::from_buffer: a {dtype} buffer needs x64 (oxla::config::enable_x64(true))"
             )));
@@ -176,13 +172,7 @@ impl Array {
     /// Reads a `.npy` file (bfloat16 as saved by ml_dtypes, `<V2`).
     pub fn from_npy(path: impl AsRef<Path>) -> Result<Array> {
         let host = HostArray::read_file(path.as_ref())?;
-        let dtype = DType::from_element_type(host.element_type()).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "{}: complex arrays are not supported yet",
-                path.as_ref().display()
-            ))
-        })?;
-        Array::from_bytes(dtype, &host.dims, &host.bytes)
+        Array::from_bytes(DType::from(host.element_type()), &host.dims, &host.bytes)
     }
 
     /// Writes the array to a `.npy` file.
@@ -563,6 +553,15 @@ fn canonicalize_host(dtype: DType, bytes: &[u8]) -> (DType, Vec<u8>) {
                 })
                 .collect(),
         ),
+        DType::C128 => (
+            DType::C64,
+            bytes
+                .chunks_exact(8)
+                .flat_map(|c| {
+                    (f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32).to_le_bytes()
+                })
+                .collect(),
+        ),
         DType::U64 => (
             DType::U32,
             bytes
@@ -645,6 +644,9 @@ fn device_bytes(buffers: &[&Buffer], aval: &Aval) -> u64 {
 /// Writes host data of `dtype` as an array prints (numpy's layout).
 pub(crate) fn write_host(f: &mut dyn fmt::Write, dtype: DType, host: &HostArray) -> fmt::Result {
     let numbers = host.to_f64_vec();
+    if dtype.is_complex() {
+        return write_complex(f, dtype, &numbers, &host.dims);
+    }
     if host.dims.is_empty() && dtype.is_float() {
         // A 0-d array prints like a scalar: `7.0`, `0.5`.
         let v = numbers.first().copied().unwrap_or(f64::NAN);
@@ -657,6 +659,44 @@ pub(crate) fn write_host(f: &mut dyn fmt::Write, dtype: DType, host: &HostArray)
     }
     let values = format_elements(dtype, &numbers);
     write_nested(f, &values, &host.dims, 0)
+}
+
+/// Complex host data (`parts` interleaved real, imaginary) as numpy prints
+/// it: `[1. +2.j  3.5-4.j ]`, a 0-d value as `(1+2j)`.
+fn write_complex(f: &mut dyn fmt::Write, dtype: DType, parts: &[f64], dims: &[i64]) -> fmt::Result {
+    let part = dtype.real_part();
+    let re: Vec<f64> = parts.iter().step_by(2).copied().collect();
+    let im: Vec<f64> = parts.iter().skip(1).step_by(2).copied().collect();
+    let sign = |v: f64| if v.is_sign_negative() { '-' } else { '+' };
+    if dims.is_empty() {
+        let (re, im) = (
+            re.first().copied().unwrap_or(f64::NAN),
+            im.first().copied().unwrap_or(f64::NAN),
+        );
+        let short = |v: f64| {
+            let text = if part == DType::F64 {
+                format!("{v}")
+            } else {
+                format!("{}", v as f32)
+            };
+            text.strip_suffix(".0").map(str::to_string).unwrap_or(text)
+        };
+        return write!(f, "({}{}{}j)", short(re), sign(im), short(im.abs()));
+    }
+    let re_texts = format_elements(part, &re);
+    let im_abs: Vec<f64> = im.iter().map(|v| v.abs()).collect();
+    let im_texts = format_elements(part, &im_abs);
+    let texts: Vec<String> = re_texts
+        .iter()
+        .zip(&im_texts)
+        .zip(&im)
+        .map(|((r, i), v)| {
+            let i = i.trim_start();
+            let padding = i.len() - i.trim_end().len();
+            format!("{r}{}{}j{}", sign(*v), i.trim_end(), " ".repeat(padding))
+        })
+        .collect();
+    write_nested(f, &texts, dims, 0)
 }
 
 /// numpy's element texts: floats with up to 8 fraction digits (`1.`,

@@ -153,7 +153,7 @@ fn check_leaf_types(
     };
     for (i, (t, want)) in leaves.iter().zip(avals).enumerate() {
         let got = t.aval()?;
-        if want.dtype.is_float() && (got.dtype != want.dtype || got.shape != want.shape) {
+        if want.dtype.is_inexact() && (got.dtype != want.dtype || got.shape != want.shape) {
             return Err(Error::Usage {
                 function,
                 message: format!(
@@ -419,11 +419,11 @@ pub fn linear_transpose<In: Pytree, Out: Pytree, R: Pytree<Value = Out>>(
         avals
             .iter()
             .enumerate()
-            .find(|(_, a)| !a.dtype.is_float())
+            .find(|(_, a)| !a.dtype.is_inexact())
             .map(|(i, a)| Error::Usage {
                 function: "linear_transpose",
                 message: format!(
-                    "{what} {i} is {a}: a linear function takes and gives floating-point arrays"
+                    "{what} {i} is {a}: a linear function takes and gives floating-point or complex arrays"
                 ),
                 location,
             })
@@ -499,6 +499,9 @@ impl<In: Pytree, Out: Pytree> Vjp<In, Out> {
 struct GradOptions {
     argnums: Option<Vec<usize>>,
     allow_int: bool,
+    /// JAX's `holomorphic=True`: complex inputs and outputs, differentiated
+    /// as holomorphic functions.
+    holomorphic: bool,
 }
 
 /// The gradient of a scalar function; see [`grad`] and [`value_and_grad`].
@@ -588,6 +591,12 @@ impl<F> ValueAndGrad<F> {
         ValueAndGrad(self.0.allow_int())
     }
 
+    /// Differentiates a holomorphic function of complex inputs to a
+    /// complex output (JAX's `holomorphic=True`).
+    pub fn holomorphic(self) -> Self {
+        ValueAndGrad(self.0.holomorphic())
+    }
+
     /// The value and the gradient at `args`.
     #[track_caller]
     pub fn call<In: Pytree, R: Pytree<Value = Array>>(&self, args: In) -> Result<(Array, In)>
@@ -637,6 +646,14 @@ impl<F> Grad<F> {
         self.options.allow_int = true;
         self
     }
+
+    /// Differentiates a holomorphic function of complex inputs to a
+    /// complex output (JAX's `holomorphic=True`): the gradient is f'(z),
+    /// the cotangent of an output cotangent 1.
+    pub fn holomorphic(mut self) -> Self {
+        self.options.holomorphic = true;
+        self
+    }
 }
 
 /// Which leaves of `tree` are differentiated under `options`; errors for
@@ -677,19 +694,29 @@ fn differentiated(
     let paths = tree.leaf_paths();
     for (i, (x, s)) in leaves.iter().zip(&selected).enumerate() {
         let dtype = x.aval()?.dtype;
-        if *s && !dtype.is_float() && !options.allow_int {
-            let path = paths.get(i).map(String::as_str).unwrap_or("");
+        let path = paths.get(i).map(String::as_str).unwrap_or("");
+        let named = if path.is_empty() {
+            format!("input {i}")
+        } else {
+            format!("input {i} {path}")
+        };
+        if *s && options.holomorphic && !dtype.is_complex() {
             return Err(Error::Usage {
                 function: "grad",
                 message: format!(
-                    "grad requires real-valued inputs (a floating-point dtype), but input {i}{} \
-                     is {dtype}. If you want to use integer or bool inputs, use vjp, or \
-                     allow_int()",
-                    if path.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" {path}")
-                    }
+                    "grad with holomorphic() requires inputs with complex dtype, but {named} is \
+                     {dtype}"
+                ),
+                location,
+            });
+        }
+        if *s && !dtype.is_inexact() && !options.allow_int {
+            return Err(Error::Usage {
+                function: "grad",
+                message: format!(
+                    "grad requires real- or complex-valued inputs (a floating-point or complex \
+                     dtype), but {named} is {dtype}. If you want to use integer or bool inputs, \
+                     use vjp, or allow_int()"
                 ),
                 location,
             });
@@ -698,19 +725,31 @@ fn differentiated(
     Ok(selected)
 }
 
-/// The value of a scalar output, checked.
-fn scalar_output(out: &Array, location: Location) -> Result<()> {
+/// The value of a scalar output, checked: a real scalar, or a complex one
+/// under `holomorphic` (as JAX's `_check_output_dtype_grad`).
+fn scalar_output(out: &Array, options: &GradOptions, location: Location) -> Result<()> {
     let aval = out.aval()?;
-    if !aval.shape.is_empty() || !aval.dtype.is_float() {
-        return Err(Error::Usage {
-            function: "grad",
-            message: format!(
-                "the differentiated function must return a scalar float array, got {aval}"
-            ),
-            location,
-        });
+    let usage = |message: String| Error::Usage {
+        function: "grad",
+        message,
+        location,
+    };
+    if !aval.shape.is_empty() || !aval.dtype.is_inexact() {
+        return Err(usage(format!(
+            "the differentiated function must return a scalar float array, got {aval}"
+        )));
     }
-    Ok(())
+    match (options.holomorphic, aval.dtype.is_complex()) {
+        (true, false) => Err(usage(format!(
+            "grad with holomorphic() requires a complex output, got {aval}"
+        ))),
+        (false, true) => Err(usage(format!(
+            "grad requires real-valued outputs (a floating-point dtype), got {aval}. For \
+             holomorphic differentiation, use holomorphic(); for non-holomorphic functions \
+             with complex outputs, use vjp"
+        ))),
+        (true, true) | (false, false) => Ok(()),
+    }
 }
 
 /// Reverse mode over flat leaves: value, aux leaves and gradients.
@@ -728,7 +767,7 @@ fn value_and_grad_flat<In: Pytree, Aux: Pytree>(
         linear,
         ..
     } = linearize_with_aux(f, &in_tree, &leaves, &differentiable, location)?;
-    scalar_output(&value, location)?;
+    scalar_output(&value, options, location)?;
     // The backward pass's equations are the caller's.
     let grads = with_rule_location(location, || -> Result<Vec<Array>> {
         let one = crate::transform::support::full(value.aval()?, 1.0);

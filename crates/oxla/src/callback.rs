@@ -147,10 +147,7 @@ fn fill_results(
 
 /// `f32[2,3]` for an element type and dimensions.
 fn describe(element: oxla_pjrt::ElementType, dims: &[i64]) -> String {
-    match DType::from_element_type(element) {
-        Some(dtype) => Aval::new(dtype, dims).to_string(),
-        None => format!("{}{dims:?}", element.name()),
-    }
+    Aval::new(DType::from(element), dims).to_string()
 }
 
 /// A host array of `dtype` and `shape` from its row-major bytes, for

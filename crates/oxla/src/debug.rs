@@ -94,8 +94,7 @@ pub fn print(format: &str, args: &[&Array]) -> Result<()> {
                     Piece::Text(text) => line.push_str(text),
                     Piece::Argument(i) => {
                         let value = &values[*i];
-                        let dtype = DType::from_element_type(value.element_type())
-                            .ok_or_else(|| format!("argument {i} has no oxla dtype"))?;
+                        let dtype = DType::from(value.element_type());
                         write_host(&mut line, dtype, value).map_err(|e| e.to_string())?;
                     }
                 }

@@ -1,12 +1,14 @@
 //! Rust types that hold array elements on the host.
 
 use half::{bf16, f16};
+use num_complex::{Complex32, Complex64};
 use oxla_core::{DType, Scalar};
 use oxla_pjrt::NativeType;
 
 /// A Rust type that is the element type of an oxla array: `bool`, `i8`,
 /// `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `half::f16`,
-/// `half::bf16`, `f32` and `f64`. These are the types
+/// `half::bf16`, `f32`, `f64`, and `num_complex::Complex32` and
+/// `Complex64` (`c64`, `c128`). These are the types
 /// [`Array::from_slice`](crate::Array::from_slice) takes and
 /// [`Array::to_vec`](crate::Array::to_vec) and
 /// [`Array::item`](crate::Array::item) return (the `T` must be the array's
@@ -60,6 +62,22 @@ element! {
     f64 => F64, Float, |v| v;
 }
 
+impl Element for Complex32 {
+    const DTYPE: DType = DType::C64;
+
+    fn to_scalar(self) -> Scalar {
+        Scalar::Complex(f64::from(self.re), f64::from(self.im))
+    }
+}
+
+impl Element for Complex64 {
+    const DTYPE: DType = DType::C128;
+
+    fn to_scalar(self) -> Scalar {
+        Scalar::Complex(self.re, self.im)
+    }
+}
+
 /// Little-endian bytes of one `dtype` element holding `value`.
 pub(crate) fn scalar_bytes(dtype: DType, value: Scalar) -> Vec<u8> {
     let f = value.as_f64();
@@ -78,5 +96,12 @@ pub(crate) fn scalar_bytes(dtype: DType, value: Scalar) -> Vec<u8> {
         DType::BF16 => bf16::from_f64(f).to_le_bytes().to_vec(),
         DType::F32 => (f as f32).to_le_bytes().to_vec(),
         DType::F64 => f.to_le_bytes().to_vec(),
+        DType::C64 | DType::C128 => {
+            let (re, im) = value.complex_parts();
+            let part = dtype.real_part();
+            let mut bytes = scalar_bytes(part, Scalar::Float(re));
+            bytes.extend(scalar_bytes(part, Scalar::Float(im)));
+            bytes
+        }
     }
 }

@@ -101,6 +101,10 @@ fn scalar_as(value: Scalar, dtype: DType) -> Scalar {
     match dtype {
         DType::Bool => Scalar::Bool(as_f64 != 0.0),
         d if d.is_float() => Scalar::Float(as_f64),
+        d if d.is_complex() => {
+            let (re, im) = value.complex_parts();
+            Scalar::Complex(re, im)
+        }
         d if d.is_unsigned_int() => Scalar::UInt(as_f64 as u64),
         _ => match value {
             Scalar::Int(i) => Scalar::Int(i),
@@ -180,6 +184,23 @@ unary! {
     clz => CountLeadingZeros: "Number of leading zero bits (JAX's `lax.clz`).";
     bessel_i0e => BesselI0e: "e^-|x| I₀(x), the exponentially scaled modified Bessel function of order 0 (JAX's `lax.bessel_i0e`).";
     bessel_i1e => BesselI1e: "e^-|x| I₁(x), the exponentially scaled modified Bessel function of order 1 (JAX's `lax.bessel_i1e`).";
+    real => Real: "The real part of a complex array (its parts' dtype).";
+    imag => Imag: "The imaginary part of a complex array (its parts' dtype).";
+}
+
+/// The complex conjugate, as `lax.conj`: a complex result, also for a real
+/// (f32 or f64) operand.
+#[track_caller]
+pub fn conj(x: &Array) -> Array {
+    let dtype = x.dtype_or_bool();
+    let x = match dtype.complex_of() {
+        Some(complex) if !dtype.is_complex() => convert_element_type(x, complex),
+        _ => x.clone(),
+    };
+    bind(
+        Primitive::Elementwise(elementwise::Op::Unary(UnaryOp::Conj)),
+        &[&x],
+    )
 }
 
 macro_rules! binary {
@@ -211,6 +232,7 @@ binary! {
     shift_left => ShiftLeft: "x << y";
     shift_right_logical => ShiftRightLogical: "x >> y, zero-filling.";
     shift_right_arithmetic => ShiftRightArithmetic: "x >> y, sign-filling.";
+    complex => Complex: "x + iy, from f32 or f64 parts (JAX's `lax.complex`).";
 }
 
 macro_rules! compare {

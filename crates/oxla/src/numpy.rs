@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::lax;
 
 mod arrays;
+mod complex;
 mod creation;
 mod division;
 mod integers;
@@ -31,6 +32,7 @@ pub use arrays::{
     tril_indices, tril_indices_from, triu_indices, triu_indices_from, unstack, vander, vsplit,
     vstack,
 };
+pub use complex::{angle, conj, conjugate, imag, iscomplex, iscomplexobj, isreal, isrealobj, real};
 pub use creation::{
     array, asarray, astype, copy, diag_indices_from, geomspace, logspace, promote_types,
     result_type, rollaxis,
@@ -129,7 +131,7 @@ elementwise2! {
 #[track_caller]
 fn to_inexact(x: &Array) -> Array {
     match x.aval() {
-        Ok(a) if !a.dtype.is_float() => {
+        Ok(a) if !a.dtype.is_inexact() => {
             lax::convert_element_type_weak(x, default_float(x64_enabled()), a.weak_type)
         }
         _ => x.clone(),
@@ -933,6 +935,10 @@ pub fn logical_not(x: &Array) -> Array {
 pub fn isfinite(x: &Array) -> Array {
     match x.aval() {
         Ok(a) if a.dtype.is_float() => lax::is_finite(x),
+        Ok(a) if a.dtype.is_complex() => lax::and(
+            &lax::is_finite(&lax::real(x)),
+            &lax::is_finite(&lax::imag(x)),
+        ),
         Ok(_) => lax::eq(x, x),
         Err(e) => Array::error(e),
     }

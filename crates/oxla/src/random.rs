@@ -1169,29 +1169,9 @@ fn uint_of_width(bits: u32) -> DType {
     }
 }
 
-/// (bits, mantissa bits, bits of 1.0, smallest normal) of a float type.
-fn finfo(dtype: DType) -> (u32, u32, u64, f64) {
-    match dtype {
-        DType::F16 => (16, 10, 0x3C00, 2f64.powi(-14)),
-        DType::BF16 => (16, 7, 0x3F80, 2f64.powi(-126)),
-        DType::F64 => (64, 52, 0x3FF0_0000_0000_0000, 2f64.powi(-1022)),
-        _ => (32, 23, 0x3F80_0000, 2f64.powi(-126)),
-    }
-}
-
-/// (min, max) of an integer type.
+/// (min, max) of an integer type (bool's and the others' `(0, 1)`).
 fn iinfo(dtype: DType) -> (i128, i128) {
-    match dtype {
-        DType::I8 => (i8::MIN.into(), i8::MAX.into()),
-        DType::I16 => (i16::MIN.into(), i16::MAX.into()),
-        DType::I32 => (i32::MIN.into(), i32::MAX.into()),
-        DType::I64 => (i64::MIN.into(), i64::MAX.into()),
-        DType::U8 => (0, u8::MAX.into()),
-        DType::U16 => (0, u16::MAX.into()),
-        DType::U32 => (0, u32::MAX.into()),
-        DType::U64 => (0, u64::MAX.into()),
-        _ => (0, 1),
-    }
+    dtype.int_range().unwrap_or((0, 1))
 }
 
 /// `x` broadcast (numpy-style) to `shape`.
@@ -1401,7 +1381,8 @@ fn uniform_impl(
     dtype: DType,
     part: bool,
 ) -> Result<Array> {
-    let (nbits, nmant, one_bits, _) = finfo(dtype);
+    let info = dtype.float_info();
+    let (nbits, nmant, one_bits) = (info.bits, info.mantissa_bits, info.one_bits());
     let rng_bits = if nmant < 8 { 8 } else { nbits };
     let uint = uint_of_width(nbits);
     let mut bits = bits_impl(key, shape, rng_bits, part)?;
@@ -1423,7 +1404,7 @@ fn uniform_impl(
 }
 
 fn normal_impl(key: &Array, shape: &[i64], dtype: DType, part: bool) -> Result<Array> {
-    let (_, nmant, _, _) = finfo(dtype);
+    let nmant = dtype.float_info().mantissa_bits;
     // nextafter(-1, 0) in dtype.
     let lo = float_c(-(1.0 - 2f64.powi(-(nmant as i32) - 1)), dtype);
     let u = uniform_impl(key, &lo, &float_c(1.0, dtype), shape, dtype, part)?;
@@ -1473,7 +1454,7 @@ fn dropout_impl(key: &Array, rate: f64, x: &Array, part: bool) -> Result<Array> 
 }
 
 fn gumbel_impl(key: &Array, shape: &[i64], dtype: DType, part: bool) -> Result<Array> {
-    let (_, _, _, tiny) = finfo(dtype);
+    let tiny = dtype.float_info().smallest_normal;
     let u = uniform_impl(
         key,
         &float_c(tiny, dtype),

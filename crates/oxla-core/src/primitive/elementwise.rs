@@ -92,6 +92,12 @@ pub enum UnaryOp {
     /// The exponentially scaled modified Bessel function of order 1,
     /// e^-|x| I₁(x).
     BesselI1e,
+    /// The real part of a complex number.
+    Real,
+    /// The imaginary part of a complex number.
+    Imag,
+    /// The complex conjugate.
+    Conj,
 }
 impl UnaryOp {
     /// JAX's name of the primitive.
@@ -137,6 +143,9 @@ impl UnaryOp {
             CountLeadingZeros => "clz",
             BesselI0e => "bessel_i0e",
             BesselI1e => "bessel_i1e",
+            Real => "real",
+            Imag => "imag",
+            Conj => "conj",
         }
     }
 
@@ -148,10 +157,27 @@ impl UnaryOp {
             Neg | Sign | Square => TypeClass::Numeric,
             Not => TypeClass::BoolOrInt,
             PopulationCount | CountLeadingZeros => TypeClass::Int,
-            Floor | Ceil | Round | RoundNearestEven | Exp | Exp2 | Expm1 | Log | Log1p | Sqrt
-            | Rsqrt | Cbrt | Tanh | Logistic | Sin | Cos | Tan | Asin | Acos | Atan | Sinh
-            | Cosh | Asinh | Acosh | Atanh | Erf | Erfc | ErfInv | Lgamma | Digamma | IsFinite
-            | BesselI0e | BesselI1e => TypeClass::Float,
+            Exp | Exp2 | Expm1 | Log | Log1p | Sqrt | Rsqrt | Tanh | Logistic | Sin | Cos | Tan
+            | Asin | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh => TypeClass::Inexact,
+            Floor | Ceil | Round | RoundNearestEven | Cbrt | Erf | Erfc | ErfInv | Lgamma
+            | Digamma | IsFinite | BesselI0e | BesselI1e => TypeClass::Float,
+            Real | Imag | Conj => TypeClass::Complex,
+        }
+    }
+
+    /// The result dtype on an operand of `dtype`: a complex number's part
+    /// type for `real`, `imag` and complex `abs`, bool for `is_finite`,
+    /// else the operand's.
+    pub fn result_dtype(self, dtype: DType) -> DType {
+        use UnaryOp::*;
+        match self {
+            Real | Imag | Abs => dtype.real_part(),
+            IsFinite => DType::Bool,
+            Neg | Sign | Floor | Ceil | Round | RoundNearestEven | Exp | Exp2 | Expm1 | Log
+            | Log1p | Sqrt | Rsqrt | Cbrt | Tanh | Logistic | Sin | Cos | Tan | Asin | Acos
+            | Atan | Sinh | Cosh | Asinh | Acosh | Atanh | Erf | Erfc | ErfInv | Lgamma
+            | Digamma | Square | Not | PopulationCount | CountLeadingZeros | BesselI0e
+            | BesselI1e | Conj => dtype,
         }
     }
 }
@@ -192,6 +218,8 @@ pub enum BinaryOp {
     ShiftRightLogical,
     /// x >> y, filling with the sign bit.
     ShiftRightArithmetic,
+    /// x + iy: a complex number from its real and imaginary parts.
+    Complex,
 }
 impl BinaryOp {
     /// JAX's name of the primitive.
@@ -215,6 +243,7 @@ impl BinaryOp {
             ShiftLeft => "shift_left",
             ShiftRightLogical => "shift_right_logical",
             ShiftRightArithmetic => "shift_right_arithmetic",
+            Complex => "complex",
         }
     }
 
@@ -222,9 +251,12 @@ impl BinaryOp {
     pub fn accepts(self) -> TypeClass {
         use BinaryOp::*;
         match self {
-            Add | Sub | Mul | Div | Rem => TypeClass::Numeric,
+            Add | Sub | Mul | Div => TypeClass::Numeric,
+            Rem => TypeClass::Real,
             Max | Min => TypeClass::Any,
-            Pow | Atan2 | NextAfter | Polygamma => TypeClass::Float,
+            Pow => TypeClass::Inexact,
+            Atan2 | NextAfter | Polygamma => TypeClass::Float,
+            Complex => TypeClass::ComplexPart,
             And | Or | Xor => TypeClass::BoolOrInt,
             ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => TypeClass::Int,
         }
@@ -264,12 +296,20 @@ impl Comparison {
 pub enum TypeClass {
     /// Every dtype, bool included.
     Any,
-    /// Integers and floats (not bool).
+    /// Integers, floats and complex numbers (not bool).
     Numeric,
-    /// Signed integers and floats.
+    /// Integers and floats (not bool, not complex).
+    Real,
+    /// Signed integers, floats and complex numbers.
     Signed,
     /// Floats only.
     Float,
+    /// Floats and complex numbers.
+    Inexact,
+    /// Complex numbers only.
+    Complex,
+    /// The types a complex number's parts can have: f32 and f64.
+    ComplexPart,
     /// Integers only.
     Int,
     /// Bools and integers.
@@ -281,8 +321,12 @@ impl TypeClass {
         match self {
             TypeClass::Any => true,
             TypeClass::Numeric => dtype != DType::Bool,
-            TypeClass::Signed => dtype.is_float() || dtype.is_signed_int(),
+            TypeClass::Real => dtype.is_int() || dtype.is_float(),
+            TypeClass::Signed => dtype.is_inexact() || dtype.is_signed_int(),
             TypeClass::Float => dtype.is_float(),
+            TypeClass::Inexact => dtype.is_inexact(),
+            TypeClass::Complex => dtype.is_complex(),
+            TypeClass::ComplexPart => matches!(dtype, DType::F32 | DType::F64),
             TypeClass::Int => dtype.is_int(),
             TypeClass::BoolOrInt => dtype == DType::Bool || dtype.is_int(),
         }
@@ -293,8 +337,12 @@ impl TypeClass {
         match self {
             TypeClass::Any => "any type",
             TypeClass::Numeric => "a numeric type",
-            TypeClass::Signed => "a signed integer or floating-point type",
+            TypeClass::Real => "an integer or floating-point type",
+            TypeClass::Signed => "a signed integer, floating-point or complex type",
             TypeClass::Float => "a floating-point type",
+            TypeClass::Inexact => "a floating-point or complex type",
+            TypeClass::Complex => "a complex type",
+            TypeClass::ComplexPart => "float32 or float64",
             TypeClass::Int => "an integer type",
             TypeClass::BoolOrInt => "bool or an integer type",
         }
@@ -384,9 +432,13 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         Op::Unary(op) => {
             expect_arity(inputs, 1)?;
             expect_class(op.accepts(), inputs[0])?;
-            Ok(vec![match op {
-                UnaryOp::IsFinite => inputs[0].with_dtype(DType::Bool),
-                _ => inputs[0].clone(),
+            // The operand's type, weak or not, unless the op changes the
+            // dtype (to a bool or a complex number's part type).
+            let dtype = op.result_dtype(inputs[0].dtype);
+            Ok(vec![if dtype == inputs[0].dtype {
+                inputs[0].clone()
+            } else {
+                inputs[0].with_dtype(dtype)
             }])
         }
         Op::Binary(op) => {
@@ -394,6 +446,9 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             let shape = broadcast_shapes(inputs[0], inputs[1])?;
             expect_class(op.accepts(), inputs[0])?;
             let mut out = inputs[0].with_shape(&shape);
+            if *op == BinaryOp::Complex {
+                out.dtype = out.dtype.complex_of().unwrap_or(out.dtype);
+            }
             out.weak_type = inputs[0].weak_type && inputs[1].weak_type;
             if matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor)
                 && out.dtype == DType::Bool

@@ -60,6 +60,16 @@ pub(crate) fn lower<'c, 'a>(
             )?[0];
             e.op("stablehlo.select", &[is_zero, zero, one], &[out], &[], loc)
         }
+        Op::Unary(op @ (UnaryOp::Sin | UnaryOp::Cos)) if out.dtype.is_complex() => {
+            Ok(vec![complex_sin_cos(e, *op, inputs[0], out, loc)?])
+        }
+        Op::Unary(UnaryOp::Conj) => {
+            let part = out.with_dtype(out.dtype.real_part());
+            let re = e.op("stablehlo.real", inputs, &[&part], &[], loc)?[0];
+            let im = e.op("stablehlo.imag", inputs, &[&part], &[], loc)?[0];
+            let minus_im = e.op("stablehlo.negate", &[im], &[&part], &[], loc)?[0];
+            e.op("stablehlo.complex", &[re, minus_im], &[out], &[], loc)
+        }
         Op::Unary(op) => e.op(unary_op_name(*op), inputs, &[out], &[], loc),
         Op::Binary(op) => {
             let operands = broadcast_operands(e, inputs, in_avals, &out.shape, loc)?;
@@ -147,6 +157,11 @@ fn unary_op_name(op: UnaryOp) -> &'static str {
         // `special::bessel_i0e` (as Exp2 and Square, special-cased there).
         BesselI0e => "stablehlo.multiply",
         BesselI1e => "chlo.bessel_i1e",
+        Real => "stablehlo.real",
+        Imag => "stablehlo.imag",
+        // Never emitted as one op: `lower` expands it as JAX does,
+        // `complex(real(x), -imag(x))`.
+        Conj => "stablehlo.complex",
     }
 }
 
@@ -170,7 +185,85 @@ fn binary_op_name(op: BinaryOp) -> &'static str {
         ShiftLeft => "stablehlo.shift_left",
         ShiftRightLogical => "stablehlo.shift_right_logical",
         ShiftRightArithmetic => "stablehlo.shift_right_arithmetic",
+        Complex => "stablehlo.complex",
     }
+}
+
+/// Complex sin or cos as JAX lowers them (`_sin_complex`, `_cos_complex`):
+/// with `z = a + ib`, `sin z = sin a cosh b + i cos a sinh b` and
+/// `cos z = cos a cosh b - i sin a sinh b`, `sinh` and `cosh` from `expm1`
+/// (no cancellation for small `b`), and for a zero real part the part
+/// that is exactly zero set to 0 (no NaN from `0 * inf` where `cosh b`
+/// or `sinh b` overflows).
+fn complex_sin_cos<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    op: UnaryOp,
+    z: Value<'c, 'a>,
+    out: &Aval,
+    loc: Location<'c>,
+) -> Result<Value<'c, 'a>, LowerError> {
+    let part = out.with_dtype(out.dtype.real_part());
+    let unary = |e: &mut Emitter<'c, 'a>, name: &str, x: Value<'c, 'a>| {
+        e.op(name, &[x], &[&part], &[], loc).map(|v| v[0])
+    };
+    let binary = |e: &mut Emitter<'c, 'a>, name: &str, x: Value<'c, 'a>, y: Value<'c, 'a>| {
+        e.op(name, &[x, y], &[&part], &[], loc).map(|v| v[0])
+    };
+    let a = unary(e, "stablehlo.real", z)?;
+    let b = unary(e, "stablehlo.imag", z)?;
+    let zero = e.constant(&part, Scalar::Float(0.0), loc)?;
+    let two = e.constant(&part, Scalar::Float(2.0), loc)?;
+    let predicate = part.with_dtype(DType::Bool);
+    let a_is_zero = e.op(
+        "stablehlo.compare",
+        &[a, zero],
+        &[&predicate],
+        &[
+            (
+                "comparison_direction",
+                "#stablehlo<comparison_direction EQ>".into(),
+            ),
+            ("compare_type", attrs::compare_type(part.dtype).into()),
+        ],
+        loc,
+    )?[0];
+    let sn = unary(e, "stablehlo.sine", a)?;
+    let cs = unary(e, "stablehlo.cosine", a)?;
+    let e1m = unary(e, "stablehlo.exponential_minus_one", b)?;
+    let minus_b = unary(e, "stablehlo.negate", b)?;
+    let e2m = unary(e, "stablehlo.exponential_minus_one", minus_b)?;
+    let difference = binary(e, "stablehlo.subtract", e1m, e2m)?;
+    let snh = binary(e, "stablehlo.divide", difference, two)?;
+    let sum = binary(e, "stablehlo.add", e1m, e2m)?;
+    let sum = binary(e, "stablehlo.add", sum, two)?;
+    let csh = binary(e, "stablehlo.divide", sum, two)?;
+    let (re, im, on_zero_real) = if op == UnaryOp::Sin {
+        {
+            let re = binary(e, "stablehlo.multiply", sn, csh)?;
+            let im = binary(e, "stablehlo.multiply", cs, snh)?;
+            // sin(ib) = i sinh(b): the real part exactly 0.
+            let on_zero = e.op("stablehlo.complex", &[zero, im], &[out], &[], loc)?[0];
+            (re, im, on_zero)
+        }
+    } else {
+        // Cos.
+        {
+            let re = binary(e, "stablehlo.multiply", cs, csh)?;
+            let minus_sn = unary(e, "stablehlo.negate", sn)?;
+            let im = binary(e, "stablehlo.multiply", minus_sn, snh)?;
+            let on_zero = e.op("stablehlo.complex", &[re, zero], &[out], &[], loc)?[0];
+            (re, im, on_zero)
+        }
+    };
+    let general = e.op("stablehlo.complex", &[re, im], &[out], &[], loc)?[0];
+    e.op(
+        "stablehlo.select",
+        &[a_is_zero, on_zero_real, general],
+        &[out],
+        &[],
+        loc,
+    )
+    .map(|v| v[0])
 }
 
 /// `x^y` by repeated squaring (JAX's lowering of integer_pow).

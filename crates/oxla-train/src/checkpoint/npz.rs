@@ -82,9 +82,7 @@ pub fn load_npz<P: Pytree>(path: impl AsRef<Path>, like: &P) -> Result<P> {
             .map_err(|e| checkpoint_error(path, e))?;
         let host = oxla_npy::HostArray::from_npy_bytes(&data)
             .map_err(|e| checkpoint_error(path, format!("{name}: {e}")))?;
-        let dtype = oxla::DType::from_element_type(host.element_type()).ok_or_else(|| {
-            checkpoint_error(path, format!("{name}: complex arrays are not supported"))
-        })?;
+        let dtype = oxla::DType::from(host.element_type());
         tensors.insert(name, (dtype, host.dims, host.bytes));
     }
     fill_template(path, like, tensors)

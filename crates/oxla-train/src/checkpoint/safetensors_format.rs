@@ -11,8 +11,10 @@ use super::files::{fill_template, named_host_leaves, write_atomically};
 use oxla::Result;
 use oxla::pytree::Pytree;
 
-fn safetensors_dtype(dtype: DType) -> StDtype {
-    match dtype {
+/// The safetensors dtype of `dtype`; `None` for complex128, which the
+/// format has no name for.
+fn safetensors_dtype(dtype: DType) -> Option<StDtype> {
+    Some(match dtype {
         DType::Bool => StDtype::BOOL,
         DType::I8 => StDtype::I8,
         DType::I16 => StDtype::I16,
@@ -26,7 +28,9 @@ fn safetensors_dtype(dtype: DType) -> StDtype {
         DType::BF16 => StDtype::BF16,
         DType::F32 => StDtype::F32,
         DType::F64 => StDtype::F64,
-    }
+        DType::C64 => StDtype::C64,
+        DType::C128 => return None,
+    })
 }
 
 /// Saves `tree` as a safetensors file: one tensor per leaf, named by
@@ -54,7 +58,15 @@ pub fn save_safetensors<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<(
         .iter()
         .map(|(name, leaf, host)| {
             let shape = host.dims.iter().map(|&d| d as usize).collect();
-            TensorView::new(safetensors_dtype(leaf.dtype_or_bool()), shape, &host.bytes)
+            let dtype = safetensors_dtype(leaf.dtype_or_bool()).ok_or_else(|| {
+                checkpoint_error(
+                    path,
+                    format!(
+                        "{name}: safetensors has no complex128 dtype (save it as two f64 leaves)"
+                    ),
+                )
+            })?;
+            TensorView::new(dtype, shape, &host.bytes)
                 .map(|view| (name.clone(), view))
                 .map_err(|e| checkpoint_error(path, format!("{name}: {e}")))
         })
@@ -141,7 +153,24 @@ fn dtype_of_safetensors(dtype: StDtype) -> Option<DType> {
         StDtype::BF16 => DType::BF16,
         StDtype::F32 => DType::F32,
         StDtype::F64 => DType::F64,
-        // safetensors' enum is open (non_exhaustive): fp8, fp4, complex.
+        StDtype::C64 => DType::C64,
+        // safetensors' enum is open (non_exhaustive): fp8, fp4.
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn complex64_has_a_safetensors_dtype_and_complex128_none() {
+        assert_eq!(safetensors_dtype(DType::C64), Some(StDtype::C64));
+        assert_eq!(dtype_of_safetensors(StDtype::C64), Some(DType::C64));
+        assert_eq!(safetensors_dtype(DType::C128), None);
+        for dtype in DType::ALL.into_iter().filter(|d| *d != DType::C128) {
+            let st = safetensors_dtype(dtype).unwrap();
+            assert_eq!(dtype_of_safetensors(st), Some(dtype));
+        }
+    }
 }

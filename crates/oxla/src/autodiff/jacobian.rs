@@ -6,7 +6,7 @@ use oxla_core::{Aval, Location};
 
 use super::{GradOptions, caller, differentiated, jvp, linearize_with_aux, standard_basis};
 use crate::array::Array;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ops::with_rule_location;
 use crate::pytree::{Pytree, TreeDef};
 use crate::transform::support::{Tangent, instantiate};
@@ -77,6 +77,13 @@ impl<F> JacobianOf<F> {
     /// `argnums`); the blocks of the others are zeros.
     pub fn argnums(mut self, argnums: &[usize]) -> Self {
         self.options.argnums = Some(argnums.to_vec());
+        self
+    }
+
+    /// The Jacobian of a holomorphic function of complex inputs to complex
+    /// outputs (JAX's `holomorphic=True`): the blocks are f'(z).
+    pub fn holomorphic(mut self) -> Self {
+        self.options.holomorphic = true;
         self
     }
 
@@ -183,10 +190,47 @@ fn jacobian<In: Pytree, Out: Pytree, Aux: Pytree>(
     let (leaves, in_tree) = args.flatten();
     let selected = differentiated(&in_tree, &leaves, options, location)?;
     let in_avals = crate::jit::abstract_leaves(&leaves)?;
+    let usage = |message: String| Error::Usage {
+        function: match mode {
+            Mode::Forward => "jacfwd",
+            Mode::Reverse => "jacrev",
+        },
+        message,
+        location,
+    };
+    if let (Mode::Forward, false) = (mode, options.holomorphic)
+        && let Some((i, a)) = in_avals
+            .iter()
+            .enumerate()
+            .find(|(i, a)| selected[*i] && a.dtype.is_complex())
+    {
+        return Err(usage(format!(
+            "jacfwd requires real-valued inputs (a floating-point dtype), but input {i} is {a}. \
+             For holomorphic differentiation, use holomorphic(); for non-holomorphic functions \
+             of complex inputs, use jvp"
+        )));
+    }
     let (blocks, out_avals, out_tree, aux) = match mode {
         Mode::Reverse => reverse_blocks(&f, &leaves, &in_tree, &selected, location)?,
         Mode::Forward => forward_blocks(&f, &leaves, &in_tree, &selected, location)?,
     };
+    for (i, out) in out_avals.iter().enumerate() {
+        match (options.holomorphic, out.dtype.is_complex(), mode) {
+            (true, false, _) => {
+                return Err(usage(format!(
+                    "holomorphic() requires complex outputs, but output {i} is {out}"
+                )));
+            }
+            (false, true, Mode::Reverse) => {
+                return Err(usage(format!(
+                    "jacrev requires real-valued outputs (a floating-point dtype), but output \
+                     {i} is {out}. For holomorphic differentiation, use holomorphic(); for \
+                     non-holomorphic functions with complex outputs, use vjp"
+                )));
+            }
+            (true, true, _) | (false, false, _) | (false, true, Mode::Forward) => {}
+        }
+    }
     // blocks[i][j]: output i by input j, with the output's dims first.
     let rows = blocks
         .into_iter()

@@ -75,6 +75,8 @@ pub(super) fn export_dtype(dtype: DType) -> oxla_export::DType {
         DType::BF16 => E::Bf16,
         DType::F32 => E::F32,
         DType::F64 => E::F64,
+        DType::C64 => E::C64,
+        DType::C128 => E::C128,
     }
 }
 

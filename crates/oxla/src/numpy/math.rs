@@ -173,18 +173,23 @@ pub fn float_power(x: &Array, y: &Array) -> Array {
     lax::pow(&v[0], &v[1])
 }
 
-/// `jnp.isnan`: `x != x` for floats, false for integers.
+/// `jnp.isnan`: `x != x` for floats and complex numbers, false for
+/// integers.
 #[track_caller]
 pub fn isnan(x: &Array) -> Array {
-    match x.dtype_or_bool().is_float() {
+    match x.dtype_or_bool().is_inexact() {
         true => lax::ne(x, x),
         false => super::full_like(&lax::convert_element_type(x, DType::Bool), 0.0),
     }
 }
 
-/// `jnp.isinf`: `|x| == inf` for floats, false for integers.
+/// `jnp.isinf`: `|x| == inf` for floats (either part for complex
+/// numbers), false for integers.
 #[track_caller]
 pub fn isinf(x: &Array) -> Array {
+    if x.dtype_or_bool().is_complex() {
+        return lax::or(&isinf(&lax::real(x)), &isinf(&lax::imag(x)));
+    }
     match x.dtype_or_bool().is_float() {
         true => lax::eq(&lax::abs(x), &scalar_like(x, f64::INFINITY)),
         false => super::full_like(&lax::convert_element_type(x, DType::Bool), 0.0),
@@ -210,16 +215,6 @@ fn signed_infinity(x: &Array, infinity: f64) -> Array {
     }
 }
 
-/// The largest finite value of a float dtype (`finfo(dtype).max`).
-fn finfo_max(dtype: DType) -> f64 {
-    match dtype {
-        DType::F16 => 65504.0,
-        DType::BF16 => 3.389_531_389_251_535_5e38,
-        DType::F64 => f64::MAX,
-        _ => f64::from(f32::MAX),
-    }
-}
-
 /// `jnp.nan_to_num(x, nan, posinf, neginf)`: NaN replaced by `nan`, +inf
 /// by `posinf` (default the dtype's largest value), -inf by `neginf`
 /// (default its lowest); integers as they are.
@@ -229,8 +224,8 @@ pub fn nan_to_num(x: &Array, nan: f64, posinf: Option<f64>, neginf: Option<f64>)
     if !dtype.is_float() {
         return x.clone();
     }
-    let posinf = posinf.unwrap_or(finfo_max(dtype));
-    let neginf = neginf.unwrap_or(-finfo_max(dtype));
+    let posinf = posinf.unwrap_or(dtype.float_info().max);
+    let neginf = neginf.unwrap_or(dtype.float_info().min());
     let out = where_(&isnan(x), &scalar_like(x, nan), x);
     let out = where_(&isposinf(&out), &scalar_like(x, posinf), &out);
     where_(&isneginf(&out), &scalar_like(x, neginf), &out)
@@ -450,7 +445,10 @@ fn frexp_bits(x: &Array) -> (Array, Array) {
     };
     let bits_of = |v: &Array| lax::bitcast_convert_type(v, int);
     // Subnormals: scale up by 2^mantissa_bits first.
-    let tiny = lax::lt(&lax::abs(&x), &scalar_like(&x, smallest_normal(dtype)));
+    let tiny = lax::lt(
+        &lax::abs(&x),
+        &scalar_like(&x, dtype.float_info().smallest_normal),
+    );
     let scaled = where_(
         &tiny,
         &lax::mul(&x, &scalar_like(&x, 2f64.powi(mantissa_bits as i32))),
@@ -484,15 +482,6 @@ fn bits_width(int: DType) -> i64 {
         DType::I16 => 16,
         DType::I64 => 64,
         _ => 32,
-    }
-}
-
-/// The smallest positive normal value of a float dtype.
-fn smallest_normal(dtype: DType) -> f64 {
-    match dtype {
-        DType::F16 => 6.103_515_625e-5,
-        DType::F64 => f64::MIN_POSITIVE,
-        _ => f64::from(f32::MIN_POSITIVE),
     }
 }
 

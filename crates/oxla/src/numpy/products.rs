@@ -40,18 +40,23 @@ pub fn inner(a: &Array, b: &Array) -> Array {
     tensordot(a, b, (&[-1], &[-1]))
 }
 
-/// `jnp.vdot(a, b)`: the dot product of the flattened arrays.
+/// `jnp.vdot(a, b)`: the dot product of the flattened arrays, `a`
+/// conjugated when complex.
 #[track_caller]
 pub fn vdot(a: &Array, b: &Array) -> Array {
     let flat = |x: &Array| reshape(x, &[x.size_or_one()]);
-    super::dot(&flat(a), &flat(b))
+    super::dot(&flat(&super::conjugate(a)), &flat(b))
 }
 
-/// `jnp.vecdot(a, b, axis)`: products summed along `axis`, the other axes
+/// `jnp.vecdot(a, b, axis)`: products `conj(a) b` summed along `axis`, the other axes
 /// broadcast.
 #[track_caller]
 pub fn vecdot(a: &Array, b: &Array, axis: i64) -> Array {
-    super::sum(&super::multiply(a, b), Some(&[axis]), false)
+    super::sum(
+        &super::multiply(&super::conjugate(a), b),
+        Some(&[axis]),
+        false,
+    )
 }
 
 /// `jnp.matvec(m, v)`: matrix-vector products over broadcast batches.

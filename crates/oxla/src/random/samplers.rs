@@ -15,20 +15,6 @@ fn c(value: f64, dtype: DType) -> Array {
     lax::convert_element_type(&Array::weak_scalar(value), dtype)
 }
 
-/// `finfo(dtype).eps`, `.epsneg` and `.tiny` of a float dtype.
-fn finfo(dtype: DType) -> (f64, f64, f64) {
-    match dtype {
-        DType::F16 => (9.765_625e-4, 4.882_812_5e-4, 6.103_515_625e-5),
-        DType::BF16 => (7.812_5e-3, 3.906_25e-3, 1.175_494_350_822_287_5e-38),
-        DType::F64 => (f64::EPSILON, f64::EPSILON / 2.0, f64::MIN_POSITIVE),
-        _ => (
-            f64::from(f32::EPSILON),
-            f64::from(f32::EPSILON) / 2.0,
-            f64::from(f32::MIN_POSITIVE),
-        ),
-    }
-}
-
 /// Uniform floats in `[minval, 1)`.
 fn uniform_from(key: Key, shape: &[i64], dtype: DType, minval: f64) -> Array {
     uniform(key, shape, dtype, &c(minval, dtype), &c(1.0, dtype))
@@ -50,7 +36,7 @@ pub fn exponential(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
 /// `(-1, 1)`.
 #[track_caller]
 pub fn laplace(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
-    let (_, epsneg, _) = finfo(dtype);
+    let epsneg = dtype.float_info().epsneg();
     let u = uniform_from(key.into_key(), shape, dtype, -1.0 + epsneg);
     lax::mul(&lax::sign(&u), &lax::log1p(&lax::neg(&lax::abs(&u))))
 }
@@ -58,7 +44,7 @@ pub fn laplace(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
 /// `jax.random.logistic`: `log(u) - log(1 - u)`.
 #[track_caller]
 pub fn logistic(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
-    let (_, _, tiny) = finfo(dtype);
+    let tiny = dtype.float_info().smallest_normal;
     let u = uniform_from(key.into_key(), shape, dtype, tiny);
     lax::sub(&lax::log(&u), &lax::log1p(&lax::neg(&u)))
 }
@@ -66,7 +52,7 @@ pub fn logistic(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
 /// `jax.random.cauchy`: `tan(π (u - 1/2))`.
 #[track_caller]
 pub fn cauchy(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
-    let (eps, _, _) = finfo(dtype);
+    let eps = dtype.float_info().eps();
     let u = uniform_from(key.into_key(), shape, dtype, eps);
     let centered = lax::sub(&u, &c(0.5, dtype));
     lax::tan(&lax::mul(&c(std::f64::consts::PI, dtype), &centered))

@@ -32,7 +32,7 @@ pub(crate) fn bind_one(primitive: &Primitive, inputs: &[&Array]) -> Result<Array
 pub(crate) fn literal(value: f64, dtype: DType, weak_type: bool) -> Array {
     let value = match dtype {
         DType::Bool => Scalar::Bool(value != 0.0),
-        d if d.is_float() => Scalar::Float(value),
+        d if d.is_inexact() => Scalar::Float(value),
         d if d.is_unsigned_int() => Scalar::UInt(value as u64),
         _ => Scalar::Int(value as i64),
     };
@@ -74,10 +74,10 @@ pub(crate) fn add_tangents(a: Tangent, b: Tangent) -> Tangent {
     }
 }
 
-/// Whether values of `dtype` have tangents (floats; integers and bools
-/// have JAX's float0 tangents, which are always zero).
+/// Whether values of `dtype` have tangents (floats and complex numbers;
+/// integers and bools have JAX's float0 tangents, which are always zero).
 pub(crate) fn has_tangent(dtype: DType) -> bool {
-    dtype.is_float()
+    dtype.is_inexact()
 }
 
 /// `ct` summed down to `aval`'s shape: the transpose of the implicit

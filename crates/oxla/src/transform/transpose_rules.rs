@@ -220,7 +220,7 @@ pub(crate) fn zero_of(ct: &Array) -> Array {
 fn zero_scalar(dtype: DType) -> Scalar {
     if dtype == DType::Bool {
         Scalar::Bool(false)
-    } else if dtype.is_float() {
+    } else if dtype.is_inexact() {
         Scalar::Float(0.0)
     } else if dtype.is_unsigned_int() {
         Scalar::UInt(0)

@@ -115,7 +115,8 @@ fn namespaces() -> Vec<Namespace> {
         modf, bincount, isin, unravel_index, array, asarray, astype, copy, diag_indices_from,
         geomspace, logspace, promote_types, result_type, rollaxis, convolve, correlate, polyadd,
         polyder, polyint, polymul, polysub, argwhere, corrcoef, cov, flatnonzero, gradient,
-        nonzero, unwrap);
+        nonzero, unwrap, angle, conj, conjugate, imag, iscomplex, iscomplexobj, isreal, isrealobj,
+        real);
     let mut lax = have!(oxla::lax: abs, acos, acosh, add, argmax, argmin, asin, asinh,
         associative_scan, atan, atan2, atanh, bessel_i0e, bessel_i1e, bitcast_convert_type,
         broadcast, broadcast_in_dim, cbrt, ceil, clamp, clz, concatenate, cond,
@@ -135,7 +136,7 @@ fn namespaces() -> Vec<Namespace> {
         Precision as "PrecisionLike", batch_matmul, broadcast_to_rank, broadcasted_iota, collapse,
         conv, conv_with_general_padding, dot, full, full_like, optimization_barrier,
         padtype_to_pads, reciprocal, scatter_add, scatter_max, scatter_min, scatter_mul,
-        scatter_sub, select, sort_key_val, stack, tile, unstack);
+        scatter_sub, select, sort_key_val, stack, tile, unstack, complex, conj, imag, real);
     lax.extend(have!(oxla::numpy: broadcast_shapes));
     lax.extend(
         have!(oxla::sharding::collectives: all_gather, all_to_all, axis_index,
@@ -161,8 +162,8 @@ fn namespaces() -> Vec<Namespace> {
         floor,
     };
     vec![
-        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 267),
-        namespace("jax.lax", lax, &[], 157),
+        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 276),
+        namespace("jax.lax", lax, &[], 161),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 33),
         namespace("jax.numpy.linalg", linalg, &[], 13),

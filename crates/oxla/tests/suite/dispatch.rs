@@ -113,10 +113,18 @@ fn foreign_and_unsupported_buffers_are_refused() {
     let complex = c
         .buffer_from_bytes(&[0; 8], ElementType::C64, &[1], None)
         .unwrap();
-    let err = Array::from_buffer(complex).unwrap_err();
-    assert!(err.to_string().contains("not supported yet"), "{err}");
-    // This binary runs with x64 off, where 64-bit arrays do not exist.
+    assert_eq!(
+        Array::from_buffer(complex).unwrap().dtype(),
+        oxla::DType::C64
+    );
+    // This binary runs with x64 off, where 64-bit arrays (and complex128)
+    // do not exist.
     let wide = c.buffer_from_slice(&[1.0f64], &[1], None).unwrap();
     let err = Array::from_buffer(wide).unwrap_err();
     assert!(err.to_string().contains("needs x64"), "{err}");
+    let wide_complex = c
+        .buffer_from_bytes(&[0; 16], ElementType::C128, &[1], None)
+        .unwrap();
+    let err = Array::from_buffer(wide_complex).unwrap_err();
+    assert!(err.to_string().contains("a c128 buffer needs x64"), "{err}");
 }

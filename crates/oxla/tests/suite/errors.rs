@@ -237,7 +237,9 @@ fn ops_on_unsupported_types_are_errors() {
     let u = Array::from_slice(&[1u8, 2], &[2]).unwrap();
     let err = oxla::lax::abs(&u).check().unwrap_err().to_string();
     assert!(
-        err.contains("abs of u8[2]: needs a signed integer or floating-point type, got u8"),
+        err.contains(
+            "abs of u8[2]: needs a signed integer, floating-point or complex type, got u8"
+        ),
         "{err}"
     );
     let b = Array::from_slice(&[true], &[1]).unwrap();

@@ -16,6 +16,7 @@ mod api_coverage;
 mod cache;
 mod callbacks;
 mod checkpoints;
+mod complex_numbers;
 mod control;
 mod datasets;
 mod debug_print;

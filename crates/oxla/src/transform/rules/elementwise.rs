@@ -95,6 +95,11 @@ fn replace_zero(x: &Array) -> Result<Array> {
     Ok(select(&lax::eq(x, &lit(0.0, x)), &ones, x))
 }
 
+/// Zeros of `x`'s type and shape.
+fn zeros_of(x: &Array) -> Result<Array> {
+    Ok(support::full(x.aval()?, 0.0))
+}
+
 /// `t * coef()`, the coefficient computed only for a nonzero tangent.
 fn scaled(t: Option<&Array>, coef: impl FnOnce() -> Result<Array>) -> Result<Tangent> {
     t.map(|t| Ok(lax::mul(t, &coef()?))).transpose()
@@ -117,7 +122,19 @@ fn unary_tangent(op: UnaryOp, x: &Array, ans: &Array, t: &Array) -> Result<Tange
         | UnaryOp::PopulationCount
         | UnaryOp::CountLeadingZeros => Ok(None),
         UnaryOp::Neg => Ok(Some(lax::neg(t))),
+        // As JAX's `_abs_jvp_rule`: real(t conj(x) / |x|) for complex x,
+        // with |x| = 0 replaced by 1.
+        UnaryOp::Abs if x.dtype_or_bool().is_complex() => {
+            let magnitude = lax::convert_element_type(ans, x.dtype_or_bool());
+            Ok(Some(lax::real(&lax::mul(
+                t,
+                &lax::div(&lax::conj(x), &replace_zero(&magnitude)?),
+            ))))
+        }
         UnaryOp::Abs => Ok(Some(select(&lax::ge(x, &c(0.0)), t, &lax::neg(t)))),
+        UnaryOp::Real => Ok(Some(lax::real(t))),
+        UnaryOp::Imag => Ok(Some(lax::imag(t))),
+        UnaryOp::Conj => Ok(Some(lax::conj(t))),
         UnaryOp::Exp => scale(ans.clone()),
         UnaryOp::Exp2 => scale(lax::mul(ans, &c(LN_2))),
         UnaryOp::Expm1 => scale(lax::add(ans, &c(1.0))),
@@ -249,6 +266,17 @@ fn binary_tangent(
             scaled(tx, || Ok(balanced_eq(x, ans, y)))?,
             scaled(ty, || Ok(balanced_eq(y, ans, x)))?,
         ),
+        // Linear in both parts: complex(tx, ty), a missing tangent zero.
+        BinaryOp::Complex => match (tx, ty) {
+            (None, None) => None,
+            (tx, ty) => {
+                let part = |t: Option<&Array>, like: &Array| -> Result<Array> {
+                    t.cloned().map_or_else(|| zeros_of(like), Ok)
+                };
+                let (re, im) = (part(tx, x)?, part(ty, y)?);
+                Some(lax::complex(&re, &im))
+            }
+        },
         BinaryOp::Atan2 => {
             let denominator = lax::add(&lax::square(x), &lax::square(y));
             add_tangents(
@@ -364,6 +392,13 @@ fn unary(
 ) -> Result<Vec<Tangent>> {
     match op {
         UnaryOp::Neg => for_linear(operands, |_, _| Ok(Some(lax::neg(ct)))),
+        // JAX's transposes: real's is complex(ct, 0), imag's complex(0, -ct),
+        // conj's conj(ct).
+        UnaryOp::Real => for_linear(operands, |_, _| Ok(Some(lax::complex(ct, &zeros_of(ct)?)))),
+        UnaryOp::Imag => for_linear(operands, |_, _| {
+            Ok(Some(lax::complex(&zeros_of(ct)?, &lax::neg(ct))))
+        }),
+        UnaryOp::Conj => for_linear(operands, |_, _| Ok(Some(lax::conj(ct)))),
         UnaryOp::Sign
         | UnaryOp::Abs
         | UnaryOp::Floor
@@ -441,6 +476,15 @@ fn binary(
                 Ok(Some(support::unbroadcast(&lax::div(ct, y), a)))
             })
         }
+        // JAX's: [real(ct), imag(-ct)].
+        BinaryOp::Complex => for_linear(operands, |i, a| {
+            let part = if i == 0 {
+                lax::real(ct)
+            } else {
+                lax::imag(&lax::neg(ct))
+            };
+            Ok(Some(support::unbroadcast(&part, a)))
+        }),
         BinaryOp::Rem
         | BinaryOp::Polygamma
         | BinaryOp::Pow
@@ -466,7 +510,7 @@ fn convert_element_type(
     operands: &[Operand],
 ) -> Result<Vec<Tangent>> {
     for_linear(operands, |_, a| {
-        Ok((a.dtype.is_float() && new_dtype.is_float())
+        Ok((a.dtype.is_inexact() && new_dtype.is_inexact())
             .then(|| lax::convert_element_type_weak(ct, a.dtype, a.weak_type)))
     })
 }

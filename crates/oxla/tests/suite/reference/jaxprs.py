@@ -42,19 +42,21 @@ JAXPRS = {
 }
 
 NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-         "float16", "bfloat16", "float32", "float64"]
+         "float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
 
 
 def promotion_table(x64):
     jax.config.update("jax_enable_x64", x64)
     rows = []
-    weak = {"int": int, "float": float}
-    operands = [(n, False) for n in NAMES if x64 or n not in ("int64", "uint64", "float64")]
-    operands += [("int32" if not x64 else "int64", True), ("float32" if not x64 else "float64", True)]
+    weak = {"int": int, "float": float, "complex": complex}
+    kind = lambda n: "complex" if "complex" in n else "float" if "float" in n else "int"  # noqa: E731
+    operands = [(n, False) for n in NAMES if x64 or n not in ("int64", "uint64", "float64", "complex128")]
+    operands += [("int32" if not x64 else "int64", True), ("float32" if not x64 else "float64", True),
+                 ("complex64" if not x64 else "complex128", True)]
     for a, aw in operands:
         for b, bw in operands:
-            ta = weak["float" if "float" in a else "int"] if aw else jnp.dtype(a)
-            tb = weak["float" if "float" in b else "int"] if bw else jnp.dtype(b)
+            ta = weak[kind(a)] if aw else jnp.dtype(a)
+            tb = weak[kind(b)] if bw else jnp.dtype(b)
             d, w = dtypes.lattice_result_type(ta, tb)
             rows.append([a, aw, b, bw, x64, jnp.dtype(d).name, bool(w)])
     return rows

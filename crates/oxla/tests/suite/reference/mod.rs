@@ -80,21 +80,7 @@ pub fn array(v: &serde_json::Value) -> Array {
 /// An encoded array on the host.
 pub fn host(v: &serde_json::Value) -> oxla_npy::HostArray {
     let (d, dims, bytes) = decode(v);
-    let element = match d {
-        DType::Bool => oxla_pjrt::ElementType::Pred,
-        DType::I8 => oxla_pjrt::ElementType::S8,
-        DType::I16 => oxla_pjrt::ElementType::S16,
-        DType::I32 => oxla_pjrt::ElementType::S32,
-        DType::I64 => oxla_pjrt::ElementType::S64,
-        DType::U8 => oxla_pjrt::ElementType::U8,
-        DType::U16 => oxla_pjrt::ElementType::U16,
-        DType::U32 => oxla_pjrt::ElementType::U32,
-        DType::U64 => oxla_pjrt::ElementType::U64,
-        DType::F16 => oxla_pjrt::ElementType::F16,
-        DType::BF16 => oxla_pjrt::ElementType::Bf16,
-        DType::F32 => oxla_pjrt::ElementType::F32,
-        DType::F64 => oxla_pjrt::ElementType::F64,
-    };
+    let element = oxla_pjrt::ElementType::from(d);
     oxla_npy::HostArray::new(element, dims, bytes)
 }
 

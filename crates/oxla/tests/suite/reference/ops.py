@@ -600,6 +600,45 @@ CASES.update({
     "np_flatnonzero": (lambda a: jnp.flatnonzero(a, size=9, fill_value=99), [NZ]),
 })
 
+# Complex numbers: primitives, promotion and jax.numpy's complex functions.
+def cnormal(*shape):
+    return (normal(*shape) + 1j * normal(*shape)).astype(np.complex64)
+
+
+CZ, CW = cnormal(3, 4), cnormal(3, 4)
+CSPECIAL = np.array([0.0, 1 + 0j, -2.5 + 0j, 1j, -0.5j, 3 - 4j, np.inf + 0j, np.nan + 1j], np.complex64)
+CASES.update({
+    "c_neg": (lax.neg, [CZ]), "c_add": (lax.add, [CZ, CW]), "c_sub": (lax.sub, [CZ, CW]),
+    "c_mul": (lax.mul, [CZ, CW]), "c_div": (lax.div, [CZ, CW]), "c_pow": (lax.pow, [CZ, CW]),
+    "c_real": (lax.real, [CZ]), "c_imag": (lax.imag, [CZ]), "c_conj": (lax.conj, [CZ]),
+    "c_complex": (lax.complex, [NP_A, NP_B]), "c_abs": (lax.abs, [CZ]), "c_sign": (lax.sign, [CZ]),
+    "c_exp": (lax.exp, [CZ]), "c_exp2": (lax.exp2, [CZ]), "c_expm1": (lax.expm1, [CZ]),
+    "c_log": (lax.log, [CZ]), "c_log1p": (lax.log1p, [CZ]), "c_sqrt": (lax.sqrt, [CZ]),
+    "c_rsqrt": (lax.rsqrt, [CZ]), "c_square": (lax.square, [CZ]), "c_tanh": (lax.tanh, [CZ]),
+    "c_sin": (lax.sin, [CZ]), "c_cos": (lax.cos, [CZ]), "c_tan": (lax.tan, [CZ]),
+    "c_sinh": (lax.sinh, [CZ]), "c_cosh": (lax.cosh, [CZ]), "c_asinh": (lax.asinh, [CZ]),
+    "c_atan": (lax.atan, [CZ]), "c_integer_pow": (lambda z: lax.integer_pow(z, 3), [CZ]),
+    "c_eq": (lax.eq, [CZ, CZ * (np.arange(12).reshape(3, 4) % 2)]), "c_ne": (lax.ne, [CZ, CW]),
+    "c_select_n": (lambda p, a, b: lax.select_n(p, a, b), [NP_A > 0, CZ, CW]),
+    "c_reduce_sum": (lambda z: jnp.sum(z, axis=1), [CZ]), "c_reduce_prod": (lambda z: jnp.prod(z, axis=0), [CZ]),
+    "c_dot_general": (lambda a, b: jnp.matmul(a, b.T), [CZ, CW]),
+    "c_einsum": (lambda a, b: jnp.einsum("ij,kj->ik", a, b), [CZ, CW]),
+    "c_transpose": (lambda z: z.T, [CZ]), "c_cumsum": (lambda z: jnp.cumsum(z, axis=1), [CZ]),
+    "c_convert_from_f32": (lambda x: lax.convert_element_type(x, np.complex64), [NP_A]),
+    "c_convert_to_f32": (lambda z: lax.real(z) + lax.convert_element_type(lax.imag(z), np.float32), [CZ]),
+    "c_promote_f32": (jnp.add, [CZ, NP_A]), "c_weak_float": (lambda z: z * 2.5, [CZ]),
+    "c_promote_int": (jnp.multiply, [CZ, NP_I]),
+    "np_real": (jnp.real, [CZ]), "np_imag": (jnp.imag, [CZ]), "np_imag_real": (jnp.imag, [NP_A]),
+    "np_conjugate": (jnp.conjugate, [CZ]), "np_angle": (jnp.angle, [CZ]),
+    "np_angle_deg": (lambda z: jnp.angle(z, deg=True), [CSPECIAL]), "np_angle_int": (jnp.angle, [NP_I]),
+    "np_iscomplex": (jnp.iscomplex, [CSPECIAL]), "np_isreal": (jnp.isreal, [CSPECIAL]),
+    "np_isnan_c": (jnp.isnan, [CSPECIAL]), "np_isinf_c": (jnp.isinf, [CSPECIAL]),
+    "np_isfinite_c": (jnp.isfinite, [CSPECIAL]), "np_abs_c": (jnp.abs, [CSPECIAL]),
+    "np_vdot_c": (jnp.vdot, [CZ, CW]), "np_vecdot_c": (lambda a, b: jnp.vecdot(a, b, axis=-1), [CZ, CW]),
+    "np_sqrt_c": (jnp.sqrt, [CSPECIAL]), "np_exp_c": (jnp.exp, [CSPECIAL]),
+    "np_sin_c": (jnp.sin, [CSPECIAL * 30]), "np_cos_c": (jnp.cos, [CSPECIAL * 30]),
+})
+
 # Every float primitive again in bf16 and f16 (inputs rounded to the
 # dtype), named "case@bf16" / "case@f16".
 HALF_VARIANTS = [
@@ -616,6 +655,9 @@ HALF_VARIANTS = [
 # With x64: float primitives in f64 ("case@f64") and integer ones in i64
 # ("case@i64", with values past 2**53 where the op allows, so that a
 # comparison through f64 would miss a wrong low bit).
+# With x64, the complex cases in complex128 ("case@c128").
+C128_VARIANTS = ["c_add", "c_mul", "c_div", "c_real", "c_imag", "c_conj", "c_abs", "c_exp", "c_log",
+                 "c_sqrt", "c_tanh", "c_reduce_sum", "c_dot_general", "np_angle"]
 F64_VARIANTS = HALF_VARIANTS + ["clamp", "polygamma", "dot_general_batch", "jnp_var", "log_softmax", "mlp_loss"]
 I64_VARIANTS = ["abs_int", "sign_int", "not_int", "population_count", "clz", "div_int", "rem_int", "or",
                 "shift_left", "shift_right_logical", "shift_right_arithmetic", "eq", "ge", "reduce_min",
@@ -628,6 +670,12 @@ def retyped(name, dtype):
     """CASES[name] with its float32 inputs cast to `dtype`."""
     fn, args = CASES[name]
     return fn, [np.asarray(a).astype(dtype) if np.asarray(a).dtype == np.float32 else a for a in args]
+
+
+def complex128(name):
+    """CASES[name] with its complex64 inputs as complex128."""
+    fn, args = CASES[name]
+    return fn, [np.asarray(a).astype(np.complex128) if np.asarray(a).dtype == np.complex64 else a for a in args]
 
 
 def widened(name):
@@ -658,6 +706,7 @@ def main():
         jax.config.update("jax_enable_x64", True)
         cases = {f"{n}@f64": retyped(n, np.float64) for n in F64_VARIANTS}
         cases.update({f"{n}@i64": widened(n) for n in I64_VARIANTS})
+        cases.update({f"{n}@c128": complex128(n) for n in C128_VARIANTS})
     else:
         cases = dict(CASES)
         for dtype, suffix in ((jnp.bfloat16, "bf16"), (np.float16, "f16")):

@@ -34,14 +34,17 @@ rng = np.random.default_rng(4321)
 BATCH = 3
 
 # Floating in and out, but piecewise constant (or not differentiable at all).
-NOT_DIFFERENTIABLE = {"sign", "floor", "ceil", "round", "nextafter"}
+NOT_DIFFERENTIABLE = {"sign", "floor", "ceil", "round", "nextafter", "c_sign"}
 
 
 def is_float(a):
-    return jnp.issubdtype(a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype, jnp.floating)
+    """Whether `a` has tangents: a floating-point or complex dtype."""
+    return jnp.issubdtype(a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype, jnp.inexact)
 
 
 def normal_like(shape, dtype):
+    if jnp.issubdtype(dtype, jnp.complexfloating):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
     return rng.standard_normal(shape).astype(dtype)
 
 
