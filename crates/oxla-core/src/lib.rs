@@ -30,9 +30,9 @@ pub use error::CoreError;
 pub use exported::ExportedFunction;
 pub use jaxpr::{Atom, Equation, Jaxpr, Literal, Location, Scalar, ScalarKey, Var};
 pub use primitive::{
-    ArgOp, BinaryOp, Comparison, ConvDimensionNumbers, CumulativeOp, GatherDimensionNumbers,
-    GatherMode, Precision, Primitive, ReduceOp, RematPolicy, ScatterDimensionNumbers, ScatterOp,
-    TypeClass, UnaryOp, WindowOp,
+    ArgOp, BinaryOp, Comparison, ConvDimensionNumbers, CumulativeOp, FftType,
+    GatherDimensionNumbers, GatherMode, Precision, Primitive, ReduceOp, RematPolicy,
+    ScatterDimensionNumbers, ScatterOp, TypeClass, UnaryOp, WindowOp,
 };
 pub use sharding::{AxisGroup, AxisScope, AxisType, DimAxes, MeshDesc, ShardingDesc};
 pub use subjaxpr::{OpaqueRule, SubJaxpr};

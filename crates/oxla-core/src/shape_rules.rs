@@ -5,7 +5,8 @@
 
 use crate::aval::Aval;
 use crate::primitive::{
-    call, collective, contract, control, elementwise, host, index, marker, reduce, shape, sharding,
+    call, collective, contract, control, elementwise, fft, host, index, marker, reduce, shape,
+    sharding,
 };
 
 use crate::primitive::{Primitive, TypeClass};
@@ -142,6 +143,7 @@ pub fn varying_rule(primitive: &Primitive) -> VaryingRule {
         | Primitive::Index(_)
         | Primitive::Reduce(_)
         | Primitive::Contract(_)
+        | Primitive::Fft(_)
         | Primitive::Sharding(_)
         | Primitive::Marker(_) => VaryingRule::Union,
     }
@@ -185,6 +187,7 @@ fn types(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         Primitive::Sharding(op) => sharding::output_types(op, inputs),
         Primitive::Host(op) => host::output_types(op, inputs),
         Primitive::Marker(op) => marker::output_types(op, inputs),
+        Primitive::Fft(op) => fft::output_types(op, inputs),
     }
 }
 

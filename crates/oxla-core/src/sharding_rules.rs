@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::aval::Aval;
 use crate::primitive::{
-    Primitive, collective, contract, elementwise, index, marker, reduce, shape, sharding,
+    Primitive, collective, contract, elementwise, fft, index, marker, reduce, shape, sharding,
 };
 use crate::shape_rules::{RuleResult, ShapeError};
 use crate::sharding::{DimAxes, MeshDesc, ShardingDesc};
@@ -38,7 +38,8 @@ pub(crate) fn apply(primitive: &Primitive, inputs: &[&Aval], outs: &mut [Aval]) 
         | Primitive::Reduce(_)
         | Primitive::Contract(_)
         | Primitive::Collective(_)
-        | Primitive::Marker(_) => {}
+        | Primitive::Marker(_)
+        | Primitive::Fft(_) => {}
     }
     let Some(mesh) = mesh else {
         return Ok(());
@@ -51,6 +52,7 @@ pub(crate) fn apply(primitive: &Primitive, inputs: &[&Aval], outs: &mut [Aval]) 
         Primitive::Contract(op) => contract::output_shardings(op, inputs, outs)?,
         Primitive::Collective(op) => collective::output_shardings(op, inputs)?,
         Primitive::Marker(op) => marker::output_shardings(op, inputs)?,
+        Primitive::Fft(op) => fft::output_shardings(op, inputs)?,
         Primitive::Call(_)
         | Primitive::Host(_)
         | Primitive::Control(_)

@@ -8,14 +8,16 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use oxla_core::primitive::{
-    call, collective, contract, control, elementwise, host, index, marker, reduce, shape, sharding,
+    call, collective, contract, control, elementwise, fft, host, index, marker, reduce, shape,
+    sharding,
 };
 use oxla_core::shape_rules::abstract_eval;
 use oxla_core::{
     ArgOp, Atom, Aval, AxisGroup, AxisType, BinaryOp, Comparison, ConvDimensionNumbers,
-    CumulativeOp, DType, ExportedFunction, GatherDimensionNumbers, GatherMode, HostCallback, Jaxpr,
-    JaxprBuilder, MeshDesc, OpaqueRule, Primitive, ReduceOp, RematPolicy, ScalarKey,
-    ScatterDimensionNumbers, ScatterOp, ShardingDesc, SubJaxpr, UnaryOp, VmapMethod, WindowOp,
+    CumulativeOp, DType, ExportedFunction, FftType, GatherDimensionNumbers, GatherMode,
+    HostCallback, Jaxpr, JaxprBuilder, MeshDesc, OpaqueRule, Primitive, ReduceOp, RematPolicy,
+    ScalarKey, ScatterDimensionNumbers, ScatterOp, ShardingDesc, SubJaxpr, UnaryOp, VmapMethod,
+    WindowOp,
 };
 
 /// An aval from its text: `f32[2,3]`, `i32[]`; with an explicit sharding
@@ -227,6 +229,63 @@ fn cases() -> Vec<Case> {
         // Elementwise.
         case(unary(UnaryOp::Sin), &["f32[2,3]"], Types(&["f32[2,3]"])),
         case(unary(UnaryOp::Sin), &["i32[2]"], Error("needs a floating")),
+        // Fourier transforms over trailing dimensions.
+        case(
+            fft_op(FftType::Fft, &[8]),
+            &["c64[3,8]"],
+            Types(&["c64[3,8]"]),
+        ),
+        case(
+            fft_op(FftType::Ifft, &[4, 8]),
+            &["c128[2,4,8]"],
+            Types(&["c128[2,4,8]"]),
+        ),
+        case(
+            fft_op(FftType::Rfft, &[8]),
+            &["f32[3,8]"],
+            Types(&["c64[3,5]"]),
+        ),
+        case(
+            fft_op(FftType::Rfft, &[7]),
+            &["f64[7]"],
+            Types(&["c128[4]"]),
+        ),
+        case(
+            fft_op(FftType::Irfft, &[8]),
+            &["c64[3,5]"],
+            Types(&["f32[3,8]"]),
+        ),
+        case(
+            fft_op(FftType::Irfft, &[8]),
+            &["c64[3,8]"],
+            Error("trailing dimensions [5]"),
+        ),
+        case(
+            fft_op(FftType::Fft, &[8]),
+            &["f32[8]"],
+            Error("needs a complex operand"),
+        ),
+        case(
+            fft_op(FftType::Rfft, &[8]),
+            &["c64[8]"],
+            Error("float32 or float64"),
+        ),
+        case(fft_op(FftType::Fft, &[2, 8]), &["c64[8]"], Error("rank 1")),
+        case(
+            fft_op(FftType::Fft, &[1, 1, 1, 1]),
+            &["c64[1,1,1,1]"],
+            Error("1 to 3"),
+        ),
+        case(
+            fft_op(FftType::Fft, &[8]),
+            &["c64[2@x,8]"],
+            Types(&["c64[2@x,8]"]),
+        ),
+        case(
+            fft_op(FftType::Fft, &[8]),
+            &["c64[8@x]"],
+            Error("mixes its elements"),
+        ),
         // Complex numbers: parts and magnitudes are real, the rest stays
         // complex; ops with no complex meaning refuse them.
         case(unary(UnaryOp::Sin), &["c64[2]"], Types(&["c64[2]"])),
@@ -1270,6 +1329,14 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// `lax.fft` of a type and lengths.
+fn fft_op(fft_type: FftType, lengths: &[i64]) -> Primitive {
+    Primitive::Fft(fft::Op::Fft {
+        fft_type,
+        fft_lengths: lengths.to_vec(),
+    })
+}
+
 /// The variant of a primitive, by an exhaustive match: adding a primitive
 /// fails to compile here until it is named (and then needs a case).
 fn variant(p: &Primitive) -> &'static str {
@@ -1351,12 +1418,16 @@ fn variant(p: &Primitive) -> &'static str {
             marker::Op::OptimizationBarrier => "OptimizationBarrier",
             marker::Op::CheckpointName { .. } => "CheckpointName",
         },
+        Primitive::Fft(op) => match op {
+            fft::Op::Fft { .. } => "Fft",
+        },
     }
 }
 
 /// Every variant `variant` names (kept beside it: a new arm there without
 /// a name here fails `every_primitive_has_a_case`).
 const VARIANTS: &[&str] = &[
+    "Fft",
     "Unary",
     "Binary",
     "Compare",

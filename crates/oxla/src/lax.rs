@@ -27,6 +27,7 @@ use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, UnaryOp}
 
 mod associative;
 mod conveniences;
+mod fourier;
 mod in_dim;
 mod reduce;
 
@@ -36,6 +37,7 @@ pub use conveniences::{
     dot, full, full_like, optimization_barrier, padtype_to_pads, reciprocal, scatter_add,
     scatter_max, scatter_min, scatter_mul, scatter_sub, select, sort_key_val, stack, tile, unstack,
 };
+pub use fourier::fft;
 pub use in_dim::{
     broadcast, dynamic_index_in_dim, dynamic_slice_in_dim, dynamic_update_index_in_dim,
     dynamic_update_slice_in_dim, index_in_dim, reshape_with_dimensions, slice_in_dim,
@@ -53,7 +55,7 @@ pub use crate::control::{
 /// The types `lax`'s gather, scatter, window and convolution functions take,
 /// so that a crate depending only on `oxla` can call them.
 pub use oxla_core::{
-    ConvDimensionNumbers, GatherDimensionNumbers, GatherMode, Precision, Scalar,
+    ConvDimensionNumbers, FftType, GatherDimensionNumbers, GatherMode, Precision, Scalar,
     ScatterDimensionNumbers, ScatterOp, WindowOp,
 };
 

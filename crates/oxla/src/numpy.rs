@@ -13,6 +13,7 @@ mod arrays;
 mod complex;
 mod creation;
 mod division;
+pub mod fft;
 mod integers;
 pub mod linalg;
 mod logaddexp;

@@ -16,6 +16,7 @@ pub mod collective;
 pub mod contract;
 pub mod control;
 pub mod elementwise;
+pub mod fft;
 pub mod host;
 pub mod index;
 pub mod marker;
@@ -27,6 +28,7 @@ pub mod sharding;
 pub use call::RematPolicy;
 pub use contract::{ConvDimensionNumbers, Precision};
 pub use elementwise::{BinaryOp, Comparison, TypeClass, UnaryOp};
+pub use fft::FftType;
 pub use index::{GatherDimensionNumbers, GatherMode, ScatterDimensionNumbers, ScatterOp};
 pub use reduce::{ArgOp, CumulativeOp, ReduceOp, WindowOp};
 
@@ -55,6 +57,8 @@ pub enum Primitive {
     Host(host::Op),
     /// A marker primitive.
     Marker(marker::Op),
+    /// A Fourier transform.
+    Fft(fft::Op),
 }
 
 impl Primitive {
@@ -85,7 +89,8 @@ impl Primitive {
             | Primitive::Contract(_)
             | Primitive::Collective(_)
             | Primitive::Host(_)
-            | Primitive::Marker(_) => Vec::new(),
+            | Primitive::Marker(_)
+            | Primitive::Fft(_) => Vec::new(),
         }
     }
 
@@ -103,7 +108,8 @@ impl Primitive {
             | Primitive::Contract(_)
             | Primitive::Collective(_)
             | Primitive::Host(_)
-            | Primitive::Marker(_) => Vec::new(),
+            | Primitive::Marker(_)
+            | Primitive::Fft(_) => Vec::new(),
         }
     }
 
@@ -121,6 +127,7 @@ impl Primitive {
             Primitive::Sharding(op) => op.name(),
             Primitive::Host(op) => op.name(),
             Primitive::Marker(op) => op.name(),
+            Primitive::Fft(op) => op.name(),
         }
     }
 
@@ -138,7 +145,8 @@ impl Primitive {
             | Primitive::Collective(_)
             | Primitive::Sharding(_)
             | Primitive::Host(_)
-            | Primitive::Marker(_) => None,
+            | Primitive::Marker(_)
+            | Primitive::Fft(_) => None,
         }
     }
 
@@ -155,7 +163,8 @@ impl Primitive {
             | Primitive::Control(_)
             | Primitive::Sharding(_)
             | Primitive::Host(_)
-            | Primitive::Marker(_) => None,
+            | Primitive::Marker(_)
+            | Primitive::Fft(_) => None,
         }
     }
 
@@ -194,6 +203,7 @@ impl Primitive {
             Primitive::Sharding(op) => op.params(pad, nested),
             Primitive::Host(op) => op.params(pad, nested),
             Primitive::Marker(op) => op.params(pad, nested),
+            Primitive::Fft(op) => op.params(pad, nested),
         }
     }
 }

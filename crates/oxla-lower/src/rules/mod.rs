@@ -7,6 +7,7 @@ mod collective;
 mod contract;
 mod control;
 mod elementwise;
+mod fft;
 mod host;
 mod index;
 mod marker;
@@ -79,6 +80,7 @@ pub(crate) fn lower_equation<'c, 'a>(
         Primitive::Sharding(op) => return sharding::lower(op, e, &input),
         Primitive::Host(op) => host::lower(op, e, &input),
         Primitive::Marker(op) => marker::lower(op, e, &input),
+        Primitive::Fft(op) => fft::lower(op, e, &input),
     }?;
     pin_to_types(e, values, out_avals, loc)
 }

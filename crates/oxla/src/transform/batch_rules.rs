@@ -4,7 +4,8 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 use crate::transform::rules::{
-    call, collective, contract, control, elementwise, host, index, marker, reduce, shape, sharding,
+    call, collective, contract, control, elementwise, fft, host, index, marker, reduce, shape,
+    sharding,
 };
 use oxla_core::shape_rules::abstract_eval;
 
@@ -68,6 +69,7 @@ pub(crate) fn batch(
         Primitive::Sharding(op) => sharding::batch(op, &input),
         Primitive::Host(op) => host::batch(op, &input),
         Primitive::Marker(op) => marker::batch(op, &input),
+        Primitive::Fft(op) => fft::batch(op, &input),
     }
 }
 

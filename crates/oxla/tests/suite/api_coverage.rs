@@ -136,7 +136,7 @@ fn namespaces() -> Vec<Namespace> {
         Precision as "PrecisionLike", batch_matmul, broadcast_to_rank, broadcasted_iota, collapse,
         conv, conv_with_general_padding, dot, full, full_like, optimization_barrier,
         padtype_to_pads, reciprocal, scatter_add, scatter_max, scatter_min, scatter_mul,
-        scatter_sub, select, sort_key_val, stack, tile, unstack, complex, conj, imag, real);
+        scatter_sub, select, sort_key_val, stack, tile, unstack, complex, conj, imag, real, fft);
     lax.extend(have!(oxla::numpy: broadcast_shapes));
     lax.extend(
         have!(oxla::sharding::collectives: all_gather, all_to_all, axis_index,
@@ -153,6 +153,8 @@ fn namespaces() -> Vec<Namespace> {
         double_sided_maxwell, exponential, geometric, laplace, logistic, lognormal, maxwell, pareto,
         rademacher, rayleigh, triangular, wald, weibull_min, PRNGKey, clone, key, key_data,
         key_dtype, key_impl, wrap_key_data);
+    let fft = have!(oxla::numpy::fft: fft, fft2, fftfreq, fftn, fftshift, hfft, ifft, ifft2,
+        ifftn, ifftshift, ihfft, irfft, irfft2, irfftn, rfft, rfft2, rfftfreq, rfftn);
     let linalg = have!(oxla::numpy::linalg: cross, diagonal, matmul, matrix_norm, matrix_power,
         matrix_transpose, multi_dot, norm, outer, tensordot, trace, vecdot, vector_norm);
     let namespace = |jax, have, excluded, floor| Namespace {
@@ -163,11 +165,11 @@ fn namespaces() -> Vec<Namespace> {
     };
     vec![
         namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 276),
-        namespace("jax.lax", lax, &[], 161),
+        namespace("jax.lax", lax, &[], 162),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 33),
         namespace("jax.numpy.linalg", linalg, &[], 13),
-        namespace("jax.numpy.fft", Vec::new(), &[], 0),
+        namespace("jax.numpy.fft", fft, &[], 18),
     ]
 }
 

@@ -206,3 +206,38 @@ fn complex_misuse_is_an_error_naming_the_op_as_in_jax() {
         "{err}"
     );
 }
+
+#[test]
+fn fourier_transform_misuse_is_an_error_naming_the_function() {
+    use oxla::lax::FftType;
+    use oxla::numpy::fft::{self, Norm};
+    let z = input("z");
+    let x = jnp::real(&z);
+    let message = |a: Array| a.check().unwrap_err().to_string();
+    let err = message(fft::fft(&z, Some(0), -1, Norm::Backward));
+    assert!(
+        err.contains("jnp.fft: the lengths s [0] must be positive"),
+        "{err}"
+    );
+    assert!(err.contains("complex_numbers.rs"), "{err}");
+    let err = message(fft::fftn(&z, Some(&[2, 2]), Some(&[0]), Norm::Backward));
+    assert!(err.contains("have different lengths"), "{err}");
+    let z2 = jnp::reshape(&z, &[2, 2]);
+    let err = message(fft::fftn(&z2, None, Some(&[0, -2]), Norm::Backward));
+    assert!(err.contains("repeated axes"), "{err}");
+    let err = message(fft::fft2(&z2, None, &[0], Norm::Backward));
+    assert!(err.contains("jnp.fft2: takes 2 axes"), "{err}");
+    let err = message(fft::fft(&z, None, 3, Norm::Backward));
+    assert!(err.contains("axis 3 is out of range"), "{err}");
+    let err = message(oxla::lax::fft(&z, FftType::Rfft, &[4]));
+    assert!(err.contains("RFFT takes real operands, got c64"), "{err}");
+    // The primitive's own shape rule: IRFFT's operand holds n/2 + 1
+    // frequencies.
+    let err = message(oxla::lax::fft(&z, FftType::Irfft, &[4]));
+    assert!(
+        err.contains("fft") && err.contains("trailing dimensions [3]") && err.contains("c64[4]"),
+        "{err}"
+    );
+    let err = message(oxla::lax::fft(&x, FftType::Fft, &[2, 4]));
+    assert!(err.contains("rank 1"), "{err}");
+}

@@ -3,6 +3,8 @@
 
 use crate::reference;
 
+use oxla::lax::FftType;
+use oxla::numpy::fft::{self, Norm};
 use oxla::numpy::linalg as la;
 use oxla::{Array, DType, NEW_AXIS, jit, lax, numpy as jnp, s};
 use oxla_core::WindowOp;
@@ -762,6 +764,40 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "np_exp_c" => jnp::exp(x()),
         "np_sin_c" => jnp::sin(x()),
         "np_cos_c" => jnp::cos(x()),
+        "lax_fft" => lax::fft(x(), FftType::Fft, &[4]),
+        "lax_ifft_2d" => lax::fft(x(), FftType::Ifft, &[3, 4]),
+        "lax_rfft" => lax::fft(x(), FftType::Rfft, &[4]),
+        "lax_irfft" => lax::fft(x(), FftType::Irfft, &[4]),
+        "lax_rfft_3d" => lax::fft(x(), FftType::Rfft, &[2, 3, 4]),
+        "fft_fft" | "fft_fft_real" | "fft_fft_int" => fft::fft(x(), None, -1, Norm::Backward),
+        "fft_fft_n_axis" => fft::fft(x(), Some(6), 0, Norm::Backward),
+        "fft_ifft_ortho" => fft::ifft(x(), None, -1, Norm::Ortho),
+        "fft_ifft_n" => fft::ifft(x(), Some(2), -1, Norm::Backward),
+        "fft_rfft" => fft::rfft(x(), None, -1, Norm::Backward),
+        "fft_rfft_n_forward" => fft::rfft(x(), Some(5), 0, Norm::Forward),
+        "fft_irfft" => fft::irfft(x(), None, -1, Norm::Backward),
+        "fft_irfft_n" => fft::irfft(x(), Some(7), -1, Norm::Backward),
+        "fft_irfft_ortho" => fft::irfft(x(), None, 0, Norm::Ortho),
+        "fft_fft2" => fft::fft2(x(), None, &[-2, -1], Norm::Backward),
+        "fft_ifft2_s" => fft::ifft2(x(), Some(&[2, 5]), &[-2, -1], Norm::Backward),
+        "fft_rfft2" => fft::rfft2(x(), None, &[-2, -1], Norm::Backward),
+        "fft_irfft2" => fft::irfft2(x(), None, &[-2, -1], Norm::Backward),
+        "fft_fftn_axes" => fft::fftn(x(), None, Some(&[0, 2]), Norm::Backward),
+        "fft_ifftn" => fft::ifftn(x(), None, None, Norm::Backward),
+        "fft_rfftn" | "fft_rfftn_4d" => fft::rfftn(x(), None, None, Norm::Backward),
+        "fft_irfftn_s" => fft::irfftn(x(), Some(&[2, 3, 4]), None, Norm::Backward),
+        "fft_fftn_4d" => fft::fftn(x(), None, None, Norm::Backward),
+        "fft_ifftn_4d_forward" => fft::ifftn(x(), None, None, Norm::Forward),
+        "fft_hfft" => fft::hfft(x(), None, -1, Norm::Backward),
+        "fft_hfft_n" => fft::hfft(x(), Some(5), 0, Norm::Backward),
+        "fft_ihfft" => fft::ihfft(x(), None, -1, Norm::Backward),
+        "fft_fftfreq" => fft::fftfreq(8, 0.1, None),
+        "fft_fftfreq_odd" => fft::fftfreq(7, 1.0, None),
+        "fft_rfftfreq" => fft::rfftfreq(8, 0.5, None),
+        "fft_rfftfreq_odd" => fft::rfftfreq(7, 1.0, None),
+        "fft_fftshift" => fft::fftshift(x(), None),
+        "fft_ifftshift_axis" => fft::ifftshift(x(), Some(&[1])),
+        "fft_fftshift_c" => fft::fftshift(x(), Some(&[0])),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),

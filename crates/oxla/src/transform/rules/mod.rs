@@ -8,6 +8,7 @@ pub(crate) mod collective;
 pub(crate) mod contract;
 pub(crate) mod control;
 pub(crate) mod elementwise;
+pub(crate) mod fft;
 pub(crate) mod host;
 pub(crate) mod index;
 pub(crate) mod marker;

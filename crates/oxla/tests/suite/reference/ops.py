@@ -639,6 +639,38 @@ CASES.update({
     "np_sin_c": (jnp.sin, [CSPECIAL * 30]), "np_cos_c": (jnp.cos, [CSPECIAL * 30]),
 })
 
+# Fourier transforms: lax.fft and jax.numpy.fft.
+C3, R3, C4 = cnormal(2, 3, 4), normal(2, 3, 4), cnormal(2, 2, 3, 2)
+FFT = lax.FftType
+CASES.update({
+    "lax_fft": (lambda z: lax.fft(z, FFT.FFT, (4,)), [CZ]),
+    "lax_ifft_2d": (lambda z: lax.fft(z, FFT.IFFT, (3, 4)), [CZ]),
+    "lax_rfft": (lambda x: lax.fft(x, FFT.RFFT, (4,)), [NP_A]),
+    "lax_irfft": (lambda z: lax.fft(z, FFT.IRFFT, (4,)), [CZ[:, :3]]),
+    "lax_rfft_3d": (lambda x: lax.fft(x, FFT.RFFT, (2, 3, 4)), [R3]),
+    "fft_fft": (jnp.fft.fft, [CZ]), "fft_fft_n_axis": (lambda z: jnp.fft.fft(z, n=6, axis=0), [CZ]),
+    "fft_fft_real": (jnp.fft.fft, [NP_A]), "fft_fft_int": (jnp.fft.fft, [NP_I]),
+    "fft_ifft_ortho": (lambda z: jnp.fft.ifft(z, norm="ortho"), [CZ]),
+    "fft_ifft_n": (lambda z: jnp.fft.ifft(z, n=2), [CZ]),
+    "fft_rfft": (jnp.fft.rfft, [NP_A]),
+    "fft_rfft_n_forward": (lambda x: jnp.fft.rfft(x, n=5, axis=0, norm="forward"), [NP_A]),
+    "fft_irfft": (jnp.fft.irfft, [CZ]), "fft_irfft_n": (lambda z: jnp.fft.irfft(z, n=7), [CZ]),
+    "fft_irfft_ortho": (lambda z: jnp.fft.irfft(z, axis=0, norm="ortho"), [CZ]),
+    "fft_fft2": (jnp.fft.fft2, [CZ]), "fft_ifft2_s": (lambda z: jnp.fft.ifft2(z, s=(2, 5)), [CZ]),
+    "fft_rfft2": (jnp.fft.rfft2, [NP_A]), "fft_irfft2": (jnp.fft.irfft2, [CZ]),
+    "fft_fftn_axes": (lambda z: jnp.fft.fftn(z, axes=(0, 2)), [C3]),
+    "fft_ifftn": (jnp.fft.ifftn, [C3]), "fft_rfftn": (jnp.fft.rfftn, [R3]),
+    "fft_irfftn_s": (lambda z: jnp.fft.irfftn(z, s=(2, 3, 4)), [C3]),
+    "fft_fftn_4d": (jnp.fft.fftn, [C4]), "fft_ifftn_4d_forward": (lambda z: jnp.fft.ifftn(z, norm="forward"), [C4]),
+    "fft_rfftn_4d": (jnp.fft.rfftn, [np.real(C4).astype(np.float32)]),
+    "fft_hfft": (jnp.fft.hfft, [CZ]), "fft_hfft_n": (lambda z: jnp.fft.hfft(z, n=5, axis=0), [CZ]),
+    "fft_ihfft": (jnp.fft.ihfft, [NP_A]),
+    "fft_fftfreq": (lambda: jnp.fft.fftfreq(8, 0.1), []), "fft_fftfreq_odd": (lambda: jnp.fft.fftfreq(7), []),
+    "fft_rfftfreq": (lambda: jnp.fft.rfftfreq(8, 0.5), []), "fft_rfftfreq_odd": (lambda: jnp.fft.rfftfreq(7), []),
+    "fft_fftshift": (jnp.fft.fftshift, [NP_A]), "fft_ifftshift_axis": (lambda x: jnp.fft.ifftshift(x, axes=1), [NP_A]),
+    "fft_fftshift_c": (lambda z: jnp.fft.fftshift(z, axes=(0,)), [CZ]),
+})
+
 # Every float primitive again in bf16 and f16 (inputs rounded to the
 # dtype), named "case@bf16" / "case@f16".
 HALF_VARIANTS = [
@@ -656,7 +688,7 @@ HALF_VARIANTS = [
 # ("case@i64", with values past 2**53 where the op allows, so that a
 # comparison through f64 would miss a wrong low bit).
 # With x64, the complex cases in complex128 ("case@c128").
-C128_VARIANTS = ["c_add", "c_mul", "c_div", "c_real", "c_imag", "c_conj", "c_abs", "c_exp", "c_log",
+C128_VARIANTS = ["fft_fft", "fft_rfft", "fft_irfftn_s", "c_add", "c_mul", "c_div", "c_real", "c_imag", "c_conj", "c_abs", "c_exp", "c_log",
                  "c_sqrt", "c_tanh", "c_reduce_sum", "c_dot_general", "np_angle"]
 F64_VARIANTS = HALF_VARIANTS + ["clamp", "polygamma", "dot_general_batch", "jnp_var", "log_softmax", "mlp_loss"]
 I64_VARIANTS = ["abs_int", "sign_int", "not_int", "population_count", "clz", "div_int", "rem_int", "or",
