@@ -470,3 +470,103 @@ fn advanced_indices_that_do_not_broadcast_or_are_not_integers_are_errors() {
         "{err}"
     );
 }
+
+/// Each jax.numpy function refuses bad arguments with an error naming the
+/// function, what was wrong, and the caller's line; the process goes on.
+#[test]
+fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
+    use oxla::numpy::linalg::{self as la, Ord};
+    let m = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let v = f32s(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    let cube = jnp::reshape(&v, &[1, 2, 2]);
+    let ints = Array::from_slice(&[15i32, 24], &[2]).unwrap();
+    let cases: Vec<(Array, &str)> = vec![
+        (
+            jnp::rot90(&m, 1, (0, 0)),
+            "jnp.rot90: needs two distinct axes",
+        ),
+        (
+            jnp::rot90(&v, 1, (0, 1)),
+            "jnp.rot90: needs two distinct axes",
+        ),
+        (
+            jnp::array_split(&v, 0, 0).remove(0),
+            "jnp.array_split: needs a positive number of sections, got 0",
+        ),
+        (
+            jnp::diagonal(&m, 0, 1, -1),
+            "jnp.diagonal: needs two distinct axes, got 1 and -1",
+        ),
+        (
+            jnp::diag(&cube, 0),
+            "jnp.diag: takes a 1-d or 2-d array, got rank 3",
+        ),
+        (
+            jnp::broadcast_arrays(&[&m, &v]).remove(0),
+            "jnp.broadcast_arrays: the shapes do not broadcast",
+        ),
+        (
+            jnp::matrix_transpose(&v),
+            "jnp.matrix_transpose: needs rank 2 or more, got 1",
+        ),
+        (
+            la::matrix_norm(&v, false, Ord::Fro),
+            "jnp.linalg.matrix_norm: needs rank 2 or more, got 1",
+        ),
+        (
+            la::matrix_norm(&m, false, Ord::P(2.0)),
+            "ord 2 needs the singular values",
+        ),
+        (
+            la::norm(&cube, None, Some(&[0, 1, 2]), false),
+            "jnp.linalg.norm: takes one or two axes",
+        ),
+        (
+            la::matrix_power(&m, 2),
+            "jnp.linalg.matrix_power: needs square matrices, got shape [2, 3]",
+        ),
+        (
+            la::matrix_power(&jnp::reshape(&v, &[2, 2]), -1),
+            "n = -1 needs the inverse",
+        ),
+        (
+            la::multi_dot(&[]),
+            "jnp.linalg.multi_dot: needs at least two arrays",
+        ),
+        (
+            la::cross(&v, &v),
+            "jnp.linalg.cross: needs 2- or 3-vectors along the last axis",
+        ),
+        (
+            la::outer(&m, &v),
+            "jnp.linalg.outer: takes vectors, got ranks 2 and 1",
+        ),
+        (
+            jnp::convolve(&m, &v, "full"),
+            "jnp.convolve: only 1-d inputs are supported",
+        ),
+        (
+            jnp::correlate(&v, &v, "wide"),
+            "jnp.correlate: mode must be full, same or valid, got wide",
+        ),
+        (
+            jnp::round(&ints, -1),
+            "round of integers is not implemented for decimals < 0 (got -1)",
+        ),
+    ];
+    for (out, want) in cases {
+        let err = out
+            .check()
+            .map(|_| format!("no error, wanted: {want}"))
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains(want), "{text}\nwanted: {want}");
+        assert!(text.contains("errors.rs"), "no caller line: {text}");
+    }
+    // The arrays used are intact.
+    assert_eq!(
+        m.to_vec::<f32>().unwrap(),
+        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    );
+}
