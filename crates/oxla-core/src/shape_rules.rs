@@ -5,8 +5,8 @@
 
 use crate::aval::Aval;
 use crate::primitive::{
-    call, collective, contract, control, elementwise, fft, host, index, marker, reduce, shape,
-    sharding,
+    call, collective, contract, control, elementwise, fft, host, index, linalg, marker, reduce,
+    shape, sharding,
 };
 
 use crate::primitive::{Primitive, TypeClass};
@@ -144,6 +144,7 @@ pub fn varying_rule(primitive: &Primitive) -> VaryingRule {
         | Primitive::Reduce(_)
         | Primitive::Contract(_)
         | Primitive::Fft(_)
+        | Primitive::Linalg(_)
         | Primitive::Sharding(_)
         | Primitive::Marker(_) => VaryingRule::Union,
     }
@@ -188,6 +189,7 @@ fn types(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         Primitive::Host(op) => host::output_types(op, inputs),
         Primitive::Marker(op) => marker::output_types(op, inputs),
         Primitive::Fft(op) => fft::output_types(op, inputs),
+        Primitive::Linalg(op) => linalg::output_types(op, inputs),
     }
 }
 

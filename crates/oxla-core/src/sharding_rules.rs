@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use crate::aval::Aval;
 use crate::primitive::{
-    Primitive, collective, contract, elementwise, fft, index, marker, reduce, shape, sharding,
+    Primitive, collective, contract, elementwise, fft, index, linalg, marker, reduce, shape,
+    sharding,
 };
 use crate::shape_rules::{RuleResult, ShapeError};
 use crate::sharding::{DimAxes, MeshDesc, ShardingDesc};
@@ -39,7 +40,8 @@ pub(crate) fn apply(primitive: &Primitive, inputs: &[&Aval], outs: &mut [Aval]) 
         | Primitive::Contract(_)
         | Primitive::Collective(_)
         | Primitive::Marker(_)
-        | Primitive::Fft(_) => {}
+        | Primitive::Fft(_)
+        | Primitive::Linalg(_) => {}
     }
     let Some(mesh) = mesh else {
         return Ok(());
@@ -53,6 +55,7 @@ pub(crate) fn apply(primitive: &Primitive, inputs: &[&Aval], outs: &mut [Aval]) 
         Primitive::Collective(op) => collective::output_shardings(op, inputs)?,
         Primitive::Marker(op) => marker::output_shardings(op, inputs)?,
         Primitive::Fft(op) => fft::output_shardings(op, inputs)?,
+        Primitive::Linalg(op) => linalg::output_shardings(op, inputs)?,
         Primitive::Call(_)
         | Primitive::Host(_)
         | Primitive::Control(_)

@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use oxla_core::primitive::{
-    call, collective, contract, control, elementwise, fft, host, index, marker, reduce, shape,
-    sharding,
+    call, collective, contract, control, elementwise, fft, host, index, linalg, marker, reduce,
+    shape, sharding,
 };
 use oxla_core::shape_rules::abstract_eval;
 use oxla_core::{
@@ -229,6 +229,34 @@ fn cases() -> Vec<Case> {
         // Elementwise.
         case(unary(UnaryOp::Sin), &["f32[2,3]"], Types(&["f32[2,3]"])),
         case(unary(UnaryOp::Sin), &["i32[2]"], Error("needs a floating")),
+        // Linear algebra over the last two dimensions.
+        case(cholesky(), &["f32[2,3,3]"], Types(&["f32[2,3,3]"])),
+        case(cholesky(), &["c64[3,3]"], Types(&["c64[3,3]"])),
+        case(cholesky(), &["f32[3,4]"], Error("square matrices")),
+        case(
+            cholesky(),
+            &["i32[3,3]"],
+            Error("a floating-point or complex type"),
+        ),
+        case(cholesky(), &["f32[3@x,3]"], Error("reads the whole matrix")),
+        case(cholesky(), &["f32[2@x,3,3]"], Types(&["f32[2@x,3,3]"])),
+        case(solve(true), &["f32[3,3]", "f32[3,5]"], Types(&["f32[3,5]"])),
+        case(
+            solve(false),
+            &["f32[3,3]", "f32[5,3]"],
+            Types(&["f32[5,3]"]),
+        ),
+        case(
+            solve(true),
+            &["f32[3,3]", "f32[5,3]"],
+            Error("incompatible shapes"),
+        ),
+        case(
+            solve(true),
+            &["f32[2,3,3]", "f32[4,3,1]"],
+            Error("batch dimensions"),
+        ),
+        case(solve(true), &["f32[3,3]", "f64[3,1]"], Error("same dtype")),
         // Fourier transforms over trailing dimensions.
         case(
             fft_op(FftType::Fft, &[8]),
@@ -1329,6 +1357,22 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// The Cholesky primitive.
+fn cholesky() -> Primitive {
+    Primitive::Linalg(linalg::Op::Cholesky)
+}
+
+/// A lower triangular solve from the left or the right.
+fn solve(left_side: bool) -> Primitive {
+    Primitive::Linalg(linalg::Op::TriangularSolve(
+        linalg::TriangularSolveOptions {
+            left_side,
+            lower: true,
+            ..Default::default()
+        },
+    ))
+}
+
 /// `lax.fft` of a type and lengths.
 fn fft_op(fft_type: FftType, lengths: &[i64]) -> Primitive {
     Primitive::Fft(fft::Op::Fft {
@@ -1421,6 +1465,10 @@ fn variant(p: &Primitive) -> &'static str {
         Primitive::Fft(op) => match op {
             fft::Op::Fft { .. } => "Fft",
         },
+        Primitive::Linalg(op) => match op {
+            linalg::Op::Cholesky => "Cholesky",
+            linalg::Op::TriangularSolve(_) => "TriangularSolve",
+        },
     }
 }
 
@@ -1428,6 +1476,8 @@ fn variant(p: &Primitive) -> &'static str {
 /// a name here fails `every_primitive_has_a_case`).
 const VARIANTS: &[&str] = &[
     "Fft",
+    "Cholesky",
+    "TriangularSolve",
     "Unary",
     "Binary",
     "Compare",

@@ -29,6 +29,7 @@ mod associative;
 mod conveniences;
 mod fourier;
 mod in_dim;
+pub mod linalg;
 mod reduce;
 
 pub use associative::{associative_scan, cumlogsumexp};

@@ -19,6 +19,7 @@ pub mod elementwise;
 pub mod fft;
 pub mod host;
 pub mod index;
+pub mod linalg;
 pub mod marker;
 mod print;
 pub mod reduce;
@@ -59,6 +60,8 @@ pub enum Primitive {
     Marker(marker::Op),
     /// A Fourier transform.
     Fft(fft::Op),
+    /// A linear-algebra primitive.
+    Linalg(linalg::Op),
 }
 
 impl Primitive {
@@ -90,7 +93,8 @@ impl Primitive {
             | Primitive::Collective(_)
             | Primitive::Host(_)
             | Primitive::Marker(_)
-            | Primitive::Fft(_) => Vec::new(),
+            | Primitive::Fft(_)
+            | Primitive::Linalg(_) => Vec::new(),
         }
     }
 
@@ -109,7 +113,8 @@ impl Primitive {
             | Primitive::Collective(_)
             | Primitive::Host(_)
             | Primitive::Marker(_)
-            | Primitive::Fft(_) => Vec::new(),
+            | Primitive::Fft(_)
+            | Primitive::Linalg(_) => Vec::new(),
         }
     }
 
@@ -128,6 +133,7 @@ impl Primitive {
             Primitive::Host(op) => op.name(),
             Primitive::Marker(op) => op.name(),
             Primitive::Fft(op) => op.name(),
+            Primitive::Linalg(op) => op.name(),
         }
     }
 
@@ -146,7 +152,8 @@ impl Primitive {
             | Primitive::Sharding(_)
             | Primitive::Host(_)
             | Primitive::Marker(_)
-            | Primitive::Fft(_) => None,
+            | Primitive::Fft(_)
+            | Primitive::Linalg(_) => None,
         }
     }
 
@@ -164,7 +171,8 @@ impl Primitive {
             | Primitive::Sharding(_)
             | Primitive::Host(_)
             | Primitive::Marker(_)
-            | Primitive::Fft(_) => None,
+            | Primitive::Fft(_)
+            | Primitive::Linalg(_) => None,
         }
     }
 
@@ -204,6 +212,7 @@ impl Primitive {
             Primitive::Host(op) => op.params(pad, nested),
             Primitive::Marker(op) => op.params(pad, nested),
             Primitive::Fft(op) => op.params(pad, nested),
+            Primitive::Linalg(op) => op.params(pad, nested),
         }
     }
 }

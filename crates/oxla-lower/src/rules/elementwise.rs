@@ -63,13 +63,7 @@ pub(crate) fn lower<'c, 'a>(
         Op::Unary(op @ (UnaryOp::Sin | UnaryOp::Cos)) if out.dtype.is_complex() => {
             Ok(vec![complex_sin_cos(e, *op, inputs[0], out, loc)?])
         }
-        Op::Unary(UnaryOp::Conj) => {
-            let part = out.with_dtype(out.dtype.real_part());
-            let re = e.op("stablehlo.real", inputs, &[&part], &[], loc)?[0];
-            let im = e.op("stablehlo.imag", inputs, &[&part], &[], loc)?[0];
-            let minus_im = e.op("stablehlo.negate", &[im], &[&part], &[], loc)?[0];
-            e.op("stablehlo.complex", &[re, minus_im], &[out], &[], loc)
-        }
+        Op::Unary(UnaryOp::Conj) => Ok(vec![conj(e, inputs[0], out, loc)?]),
         Op::Unary(op) => e.op(unary_op_name(*op), inputs, &[out], &[], loc),
         Op::Binary(op) => {
             let operands = broadcast_operands(e, inputs, in_avals, &out.shape, loc)?;
@@ -187,6 +181,21 @@ fn binary_op_name(op: BinaryOp) -> &'static str {
         ShiftRightArithmetic => "stablehlo.shift_right_arithmetic",
         Complex => "stablehlo.complex",
     }
+}
+
+/// The complex conjugate of `z` (of type `aval`) as JAX lowers it:
+/// `complex(real(z), -imag(z))` (StableHLO has no conjugate op).
+pub(crate) fn conj<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    z: Value<'c, 'a>,
+    aval: &Aval,
+    loc: Location<'c>,
+) -> Result<Value<'c, 'a>, LowerError> {
+    let part = aval.with_dtype(aval.dtype.real_part());
+    let re = e.op("stablehlo.real", &[z], &[&part], &[], loc)?[0];
+    let im = e.op("stablehlo.imag", &[z], &[&part], &[], loc)?[0];
+    let minus_im = e.op("stablehlo.negate", &[im], &[&part], &[], loc)?[0];
+    Ok(e.op("stablehlo.complex", &[re, minus_im], &[aval], &[], loc)?[0])
 }
 
 /// Complex sin or cos as JAX lowers them (`_sin_complex`, `_cos_complex`):

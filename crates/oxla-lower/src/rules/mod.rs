@@ -10,6 +10,7 @@ mod elementwise;
 mod fft;
 mod host;
 mod index;
+mod linalg;
 mod marker;
 mod reduce;
 mod shape;
@@ -81,6 +82,7 @@ pub(crate) fn lower_equation<'c, 'a>(
         Primitive::Host(op) => host::lower(op, e, &input),
         Primitive::Marker(op) => marker::lower(op, e, &input),
         Primitive::Fft(op) => fft::lower(op, e, &input),
+        Primitive::Linalg(op) => linalg::lower(op, e, &input),
     }?;
     pin_to_types(e, values, out_avals, loc)
 }

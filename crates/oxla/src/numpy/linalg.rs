@@ -216,6 +216,15 @@ pub fn cross(a: &Array, b: &Array) -> Array {
     super::stack(&[&cx, &cy, &cz], -1)
 }
 
+/// `jnp.linalg.cholesky(a, upper)`: the Cholesky factor of Hermitian
+/// positive-definite matrices over the last two axes, lower (`a = L Lᴴ`)
+/// or upper (`a = Uᴴ U`); NaNs where `a` is not positive definite.
+#[track_caller]
+pub fn cholesky(a: &Array, upper: bool) -> Array {
+    let l = lax::linalg::cholesky(&to_inexact(a), true);
+    if upper { lax::linalg::adjoint(&l) } else { l }
+}
+
 /// `jnp.linalg.matmul`: [`matmul`](super::matmul).
 #[track_caller]
 pub fn matmul(a: &Array, b: &Array) -> Array {

@@ -4,8 +4,8 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 use crate::transform::rules::{
-    call, collective, contract, control, elementwise, fft, host, index, marker, reduce, shape,
-    sharding,
+    call, collective, contract, control, elementwise, fft, host, index, linalg, marker, reduce,
+    shape, sharding,
 };
 use oxla_core::shape_rules::abstract_eval;
 
@@ -70,6 +70,7 @@ pub(crate) fn batch(
         Primitive::Host(op) => host::batch(op, &input),
         Primitive::Marker(op) => marker::batch(op, &input),
         Primitive::Fft(op) => fft::batch(op, &input),
+        Primitive::Linalg(op) => linalg::batch(op, &input),
     }
 }
 

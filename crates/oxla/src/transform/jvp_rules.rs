@@ -11,8 +11,8 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 use crate::transform::rules::{
-    call, collective, contract, control, elementwise, fft, host, index, marker, reduce, shape,
-    sharding,
+    call, collective, contract, control, elementwise, fft, host, index, linalg, marker, reduce,
+    shape, sharding,
 };
 use oxla_core::{DType, Primitive};
 
@@ -69,6 +69,7 @@ pub(crate) fn jvp(
         Primitive::Host(op) => host::jvp(op, &input),
         Primitive::Marker(op) => marker::jvp(op, &input),
         Primitive::Fft(op) => fft::jvp(op, &input),
+        Primitive::Linalg(op) => linalg::jvp(op, &input),
     }
 }
 

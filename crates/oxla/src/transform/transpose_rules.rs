@@ -5,8 +5,8 @@
 #![deny(clippy::wildcard_enum_match_arm)]
 
 use crate::transform::rules::{
-    call, collective, contract, control, elementwise, fft, host, index, marker, reduce, shape,
-    sharding,
+    call, collective, contract, control, elementwise, fft, host, index, linalg, marker, reduce,
+    shape, sharding,
 };
 use oxla_core::{
     Aval, DType, GatherDimensionNumbers, GatherMode, Primitive, Scalar, ScatterDimensionNumbers,
@@ -78,6 +78,7 @@ pub(crate) fn transpose(
         Primitive::Host(op) => host::transpose(op, &input),
         Primitive::Marker(op) => marker::transpose(op, &input),
         Primitive::Fft(op) => fft::transpose(op, &input),
+        Primitive::Linalg(op) => linalg::transpose(op, &input),
     }?;
     finish(primitive, operands, cts_in)
 }

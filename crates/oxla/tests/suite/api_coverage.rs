@@ -155,7 +155,7 @@ fn namespaces() -> Vec<Namespace> {
         key_dtype, key_impl, wrap_key_data);
     let fft = have!(oxla::numpy::fft: fft, fft2, fftfreq, fftn, fftshift, hfft, ifft, ifft2,
         ifftn, ifftshift, ihfft, irfft, irfft2, irfftn, rfft, rfft2, rfftfreq, rfftn);
-    let linalg = have!(oxla::numpy::linalg: cross, diagonal, matmul, matrix_norm, matrix_power,
+    let linalg = have!(oxla::numpy::linalg: cholesky, cross, diagonal, matmul, matrix_norm, matrix_power,
         matrix_transpose, multi_dot, norm, outer, tensordot, trace, vecdot, vector_norm);
     let namespace = |jax, have, excluded, floor| Namespace {
         jax,
@@ -168,7 +168,7 @@ fn namespaces() -> Vec<Namespace> {
         namespace("jax.lax", lax, &[], 162),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 33),
-        namespace("jax.numpy.linalg", linalg, &[], 13),
+        namespace("jax.numpy.linalg", linalg, &[], 14),
         namespace("jax.numpy.fft", fft, &[], 18),
     ]
 }

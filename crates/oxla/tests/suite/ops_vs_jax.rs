@@ -4,6 +4,7 @@
 use crate::reference;
 
 use oxla::lax::FftType;
+use oxla::lax::linalg::TriangularSolveOptions as Solve;
 use oxla::numpy::fft::{self, Norm};
 use oxla::numpy::linalg as la;
 use oxla::{Array, DType, NEW_AXIS, jit, lax, numpy as jnp, s};
@@ -798,6 +799,66 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "fft_fftshift" => fft::fftshift(x(), None),
         "fft_ifftshift_axis" => fft::ifftshift(x(), Some(&[1])),
         "fft_fftshift_c" => fft::fftshift(x(), Some(&[0])),
+        "lax_cholesky" | "lax_cholesky_batch" => lax::linalg::cholesky(x(), true),
+        "la_cholesky" | "la_cholesky_complex" => la::cholesky(x(), false),
+        "la_cholesky_upper" => la::cholesky(x(), true),
+        "lax_ts_left_lower" | "lax_ts_vector" => lax::linalg::triangular_solve(
+            x(),
+            y(),
+            Solve {
+                left_side: true,
+                lower: true,
+                ..Solve::default()
+            },
+        ),
+        "lax_ts_right_upper_t" => lax::linalg::triangular_solve(
+            x(),
+            y(),
+            Solve {
+                transpose_a: true,
+                ..Solve::default()
+            },
+        ),
+        "lax_ts_left_unit" => lax::linalg::triangular_solve(
+            x(),
+            y(),
+            Solve {
+                left_side: true,
+                lower: true,
+                unit_diagonal: true,
+                ..Solve::default()
+            },
+        ),
+        "lax_ts_batch" => lax::linalg::triangular_solve(
+            x(),
+            y(),
+            Solve {
+                left_side: true,
+                lower: true,
+                transpose_a: true,
+                ..Solve::default()
+            },
+        ),
+        "lax_ts_complex_adjoint" => lax::linalg::triangular_solve(
+            x(),
+            y(),
+            Solve {
+                left_side: true,
+                lower: true,
+                transpose_a: true,
+                conjugate_a: true,
+                ..Solve::default()
+            },
+        ),
+        "lax_ts_complex_conj" => lax::linalg::triangular_solve(
+            x(),
+            y(),
+            Solve {
+                lower: true,
+                conjugate_a: true,
+                ..Solve::default()
+            },
+        ),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
@@ -947,7 +1008,26 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         "a complex product is ac - bd + i(ad + bc): XLA may fuse either sum into a multiply-add \
          (vmap's shapes too), and the difference cancels",
     );
+    const FACTORIZATION: Tolerance = Tolerance::chain(
+        16.0,
+        4.0,
+        "a factorization or triangular solve is a chain of dependent sums: oxla lowers them to \
+         StableHLO's cholesky and triangular_solve, which XLA expands on the CPU, where JAX calls \
+         LAPACK's potrf and trsm",
+    );
     Some(match name.split('@').next().unwrap_or(name) {
+        "lax_cholesky"
+        | "lax_cholesky_batch"
+        | "la_cholesky"
+        | "la_cholesky_upper"
+        | "la_cholesky_complex"
+        | "lax_ts_left_lower"
+        | "lax_ts_right_upper_t"
+        | "lax_ts_left_unit"
+        | "lax_ts_vector"
+        | "lax_ts_batch"
+        | "lax_ts_complex_adjoint"
+        | "lax_ts_complex_conj" => FACTORIZATION,
         "c_mul" | "c_div" | "c_square" | "c_integer_pow" | "c_promote_int" => COMPLEX_PRODUCT,
         "c_reduce_prod" | "c_cumsum" => RECURRENCE,
         "c_dot_general" | "c_einsum" | "np_vdot_c" | "np_vecdot_c" => contraction,

@@ -11,6 +11,7 @@ pub(crate) mod elementwise;
 pub(crate) mod fft;
 pub(crate) mod host;
 pub(crate) mod index;
+pub(crate) mod linalg;
 pub(crate) mod marker;
 pub(crate) mod reduce;
 pub(crate) mod shape;

@@ -639,6 +639,32 @@ CASES.update({
     "np_sin_c": (jnp.sin, [CSPECIAL * 30]), "np_cos_c": (jnp.cos, [CSPECIAL * 30]),
 })
 
+# Linear algebra: Cholesky factors and triangular solves.
+def spd(*batch, n=3, dtype=np.float32):
+    m = normal(*batch, n, n) if dtype == np.float32 else cnormal(*batch, n, n)
+    return (m @ np.conj(np.swapaxes(m, -1, -2)) + 3 * np.eye(n)).astype(dtype)
+
+
+SPD3, SPDB, HPD3 = spd(), spd(2), spd(dtype=np.complex64)
+LOW3 = (np.tril(normal(3, 3)) + 3 * np.eye(3)).astype(np.float32)
+LOWB = (np.tril(normal(2, 3, 3)) + 3 * np.eye(3)).astype(np.float32)
+CLOW3 = (np.tril(cnormal(3, 3)) + 3 * np.eye(3)).astype(np.complex64)
+RHS34, RHS43, RHSB = normal(3, 4), normal(4, 3), normal(2, 3, 2)
+TS = jax.lax.linalg.triangular_solve
+CASES.update({
+    "lax_cholesky": (jax.lax.linalg.cholesky, [SPD3]), "lax_cholesky_batch": (jax.lax.linalg.cholesky, [SPDB]),
+    "la_cholesky": (jnp.linalg.cholesky, [SPD3]), "la_cholesky_upper": (lambda a: jnp.linalg.cholesky(a, upper=True), [SPDB]),
+    "la_cholesky_complex": (jnp.linalg.cholesky, [HPD3]),
+    "lax_ts_left_lower": (lambda a, b: TS(a, b, left_side=True, lower=True), [LOW3, RHS34]),
+    "lax_ts_right_upper_t": (lambda a, b: TS(a, b, left_side=False, lower=False, transpose_a=True), [LOW3.T.copy(), RHS43]),
+    "lax_ts_left_unit": (lambda a, b: TS(a, b, left_side=True, lower=True, unit_diagonal=True), [LOW3, RHS34]),
+    "lax_ts_vector": (lambda a, b: TS(a, b, left_side=True, lower=True), [LOW3, NP_A[0, :3]]),
+    "lax_ts_batch": (lambda a, b: TS(a, b, left_side=True, lower=True, transpose_a=True), [LOWB, RHSB]),
+    "lax_ts_complex_adjoint": (lambda a, b: TS(a, b, left_side=True, lower=True, transpose_a=True, conjugate_a=True),
+                               [CLOW3, CZ[:, :3].T.copy()]),
+    "lax_ts_complex_conj": (lambda a, b: TS(a, b, left_side=False, lower=True, conjugate_a=True), [CLOW3, CZ[:, :3].copy()]),
+})
+
 # Fourier transforms: lax.fft and jax.numpy.fft.
 C3, R3, C4 = cnormal(2, 3, 4), normal(2, 3, 4), cnormal(2, 2, 3, 2)
 FFT = lax.FftType
@@ -688,9 +714,9 @@ HALF_VARIANTS = [
 # ("case@i64", with values past 2**53 where the op allows, so that a
 # comparison through f64 would miss a wrong low bit).
 # With x64, the complex cases in complex128 ("case@c128").
-C128_VARIANTS = ["fft_fft", "fft_rfft", "fft_irfftn_s", "c_add", "c_mul", "c_div", "c_real", "c_imag", "c_conj", "c_abs", "c_exp", "c_log",
+C128_VARIANTS = ["la_cholesky_complex", "lax_ts_complex_adjoint", "fft_fft", "fft_rfft", "fft_irfftn_s", "c_add", "c_mul", "c_div", "c_real", "c_imag", "c_conj", "c_abs", "c_exp", "c_log",
                  "c_sqrt", "c_tanh", "c_reduce_sum", "c_dot_general", "np_angle"]
-F64_VARIANTS = HALF_VARIANTS + ["clamp", "polygamma", "dot_general_batch", "jnp_var", "log_softmax", "mlp_loss"]
+F64_VARIANTS = HALF_VARIANTS + ["lax_cholesky", "lax_ts_left_lower", "clamp", "polygamma", "dot_general_batch", "jnp_var", "log_softmax", "mlp_loss"]
 I64_VARIANTS = ["abs_int", "sign_int", "not_int", "population_count", "clz", "div_int", "rem_int", "or",
                 "shift_left", "shift_right_logical", "shift_right_arithmetic", "eq", "ge", "reduce_min",
                 "reduce_and_int", "op_mod_int", "jnp_remainder_int", "jnp_floor_divide_int"]
