@@ -95,6 +95,27 @@ impl Driver {
     }
 }
 
+impl Driver {
+    /// Enqueues `copies` (each an asynchronous copy's result) until one
+    /// fails, then waits for the stream either way, so that no host
+    /// buffer is freed under a copy in flight.
+    fn copy_and_wait(
+        &self,
+        stream: CuHandle,
+        copies: impl Iterator<Item = CuResult>,
+        what: &str,
+    ) -> Result<(), String> {
+        let mut copies = copies;
+        let copied = copies.try_for_each(|result| self.check(result, &format!("copying {what}")));
+        // SAFETY: the call's live stream.
+        let synchronized = self.check(
+            unsafe { (self.stream_synchronize)(stream) },
+            &format!("waiting for {what} (cuStreamSynchronize)"),
+        );
+        copied.and(synchronized)
+    }
+}
+
 /// The stream XLA runs the call on (a `CUstream`).
 ///
 /// # Safety
@@ -153,62 +174,42 @@ pub(super) unsafe fn run_staged(frame: &CallFrame, call: Call<'_>) -> Result<(),
 /// The copies and the closure, with the stream's context current.
 fn stage(driver: &Driver, stream: CuHandle, call: &Call<'_>) -> Result<(), String> {
     let mut arguments: Vec<Vec<u8>> = call.arguments.iter().map(|v| vec![0; v.len]).collect();
-    let copied = call
+    let to_host = call
         .arguments
         .iter()
         .zip(&mut arguments)
-        .try_for_each(|(view, host)| {
-            // SAFETY: `view.data` is a device buffer of `view.len` bytes
-            // alive for the call, `host` has room for them, and the stream
-            // is synchronized below, before `host` is read or dropped.
-            driver.check(
-                unsafe {
-                    (driver.memcpy_dtoh_async)(
-                        host.as_mut_ptr().cast(),
-                        view.data as DevicePtr,
-                        view.len,
-                        stream,
-                    )
-                },
-                "copying a host callback's argument to the host (cuMemcpyDtoHAsync)",
-            )
+        .map(|(view, host)| {
+            // SAFETY: `view.data` is a device buffer of `view.len` bytes alive
+            // for the call, `host` has room for them, and `copy_and_wait`
+            // synchronizes the stream before `host` is read or dropped.
+            unsafe {
+                (driver.memcpy_dtoh_async)(
+                    host.as_mut_ptr().cast(),
+                    view.data as DevicePtr,
+                    view.len,
+                    stream,
+                )
+            }
         });
-    // SAFETY: the call's live stream.
-    let synchronized = driver.check(
-        unsafe { (driver.stream_synchronize)(stream) },
-        "waiting for a host callback's arguments (cuStreamSynchronize)",
-    );
-    copied.and(synchronized)?;
+    driver.copy_and_wait(stream, to_host, "a host callback's argument to the host")?;
     let mut results: Vec<Vec<u8>> = call.results.iter().map(|v| vec![0; v.len]).collect();
     {
         let argument_bytes: Vec<&[u8]> = arguments.iter().map(Vec::as_slice).collect();
         let mut result_bytes: Vec<&mut [u8]> = results.iter_mut().map(Vec::as_mut_slice).collect();
         call.invoke(&argument_bytes, &mut result_bytes)?;
     }
-    let copied = call
-        .results
-        .iter()
-        .zip(&results)
-        .try_for_each(|(view, host)| {
-            // SAFETY: `view.data` is a device buffer of `view.len` writable
-            // bytes, `host` holds as many, and the stream is synchronized below,
-            // before `host` is dropped.
-            driver.check(
-                unsafe {
-                    (driver.memcpy_htod_async)(
-                        view.data as DevicePtr,
-                        host.as_ptr().cast(),
-                        view.len,
-                        stream,
-                    )
-                },
-                "copying a host callback's result to the GPU (cuMemcpyHtoDAsync)",
+    let to_device = call.results.iter().zip(&results).map(|(view, host)| {
+        // SAFETY: `view.data` is a device buffer of `view.len` writable
+        // bytes, `host` holds as many, and `copy_and_wait` synchronizes
+        // the stream before `host` is dropped.
+        unsafe {
+            (driver.memcpy_htod_async)(
+                view.data as DevicePtr,
+                host.as_ptr().cast(),
+                view.len,
+                stream,
             )
-        });
-    // SAFETY: the call's live stream; `results` outlives the wait.
-    let synchronized = driver.check(
-        unsafe { (driver.stream_synchronize)(stream) },
-        "waiting for a host callback's results (cuStreamSynchronize)",
-    );
-    copied.and(synchronized)
+        }
+    });
+    driver.copy_and_wait(stream, to_device, "a host callback's result to the GPU")
 }

@@ -30,6 +30,21 @@ fn mask(values: &[bool], shape: &[i64]) -> Array {
 pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
     let x = || &a[0];
     let y = || &a[1];
+    // A triangular solve of x and y: left_side, lower, transpose_a,
+    // conjugate_a, unit_diagonal.
+    let solve = |left_side, lower, transpose_a, conjugate_a, unit_diagonal| {
+        lax::linalg::triangular_solve(
+            x(),
+            y(),
+            Solve {
+                left_side,
+                lower,
+                transpose_a,
+                conjugate_a,
+                unit_diagonal,
+            },
+        )
+    };
     // "case@bf16", "case@f64", ...: the case on inputs of another dtype.
     match name.split('@').next().unwrap_or(name) {
         "neg" => lax::neg(x()),
@@ -802,63 +817,12 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "lax_cholesky" | "lax_cholesky_batch" => lax::linalg::cholesky(x(), true),
         "la_cholesky" | "la_cholesky_complex" => la::cholesky(x(), false),
         "la_cholesky_upper" => la::cholesky(x(), true),
-        "lax_ts_left_lower" | "lax_ts_vector" => lax::linalg::triangular_solve(
-            x(),
-            y(),
-            Solve {
-                left_side: true,
-                lower: true,
-                ..Solve::default()
-            },
-        ),
-        "lax_ts_right_upper_t" => lax::linalg::triangular_solve(
-            x(),
-            y(),
-            Solve {
-                transpose_a: true,
-                ..Solve::default()
-            },
-        ),
-        "lax_ts_left_unit" => lax::linalg::triangular_solve(
-            x(),
-            y(),
-            Solve {
-                left_side: true,
-                lower: true,
-                unit_diagonal: true,
-                ..Solve::default()
-            },
-        ),
-        "lax_ts_batch" => lax::linalg::triangular_solve(
-            x(),
-            y(),
-            Solve {
-                left_side: true,
-                lower: true,
-                transpose_a: true,
-                ..Solve::default()
-            },
-        ),
-        "lax_ts_complex_adjoint" => lax::linalg::triangular_solve(
-            x(),
-            y(),
-            Solve {
-                left_side: true,
-                lower: true,
-                transpose_a: true,
-                conjugate_a: true,
-                ..Solve::default()
-            },
-        ),
-        "lax_ts_complex_conj" => lax::linalg::triangular_solve(
-            x(),
-            y(),
-            Solve {
-                lower: true,
-                conjugate_a: true,
-                ..Solve::default()
-            },
-        ),
+        "lax_ts_left_lower" | "lax_ts_vector" => solve(true, true, false, false, false),
+        "lax_ts_right_upper_t" => solve(false, false, true, false, false),
+        "lax_ts_left_unit" => solve(true, true, false, false, true),
+        "lax_ts_batch" => solve(true, true, true, false, false),
+        "lax_ts_complex_adjoint" => solve(true, true, true, true, false),
+        "lax_ts_complex_conj" => solve(false, true, false, true, false),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
