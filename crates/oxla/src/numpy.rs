@@ -18,6 +18,7 @@ mod integers;
 pub mod linalg;
 mod logaddexp;
 mod math;
+mod padding;
 mod products;
 mod reductions;
 mod signals;
@@ -50,6 +51,7 @@ pub use math::{
     logical_or, logical_xor, r#mod, nan_to_num, nextafter, positive, pow, rad2deg, radians,
     reciprocal, right_shift, rint, round, signbit, sinc, true_divide, trunc,
 };
+pub use padding::{PadMode, pad};
 pub use products::{
     allclose, array_equal, array_equiv, digitize, inner, interp, isclose, kron, matvec, polyval,
     searchsorted, select, tensordot, tensordot_n, trapezoid, vdot, vecdot, vecmat,

@@ -522,6 +522,22 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
             "jnp.linalg.norm: takes one or two axes",
         ),
         (
+            jnp::pad(&m, &[(1, 1), (1, 1), (1, 1)], jnp::PadMode::Edge),
+            "jnp.pad: takes one (before, after) pair or one per axis (2), got 3",
+        ),
+        (
+            jnp::pad(&m, &[(1, -1)], jnp::PadMode::Constant(0.0)),
+            "jnp.pad: widths must be non-negative, got (1, -1)",
+        ),
+        (
+            jnp::pad(
+                &jnp::zeros(&[0, 2], DType::F32),
+                &[(1, 1)],
+                jnp::PadMode::Wrap,
+            ),
+            "cannot pad the empty axis 0",
+        ),
+        (
             la::cholesky(&m, false),
             "cholesky of f32[2,3]: the operand must be a (batch of) square matrices",
         ),

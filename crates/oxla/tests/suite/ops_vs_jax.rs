@@ -5,6 +5,7 @@ use crate::reference;
 
 use oxla::lax::FftType;
 use oxla::lax::linalg::TriangularSolveOptions as Solve;
+use oxla::numpy::PadMode;
 use oxla::numpy::fft::{self, Norm};
 use oxla::numpy::linalg as la;
 use oxla::{Array, DType, NEW_AXIS, jit, lax, numpy as jnp, s};
@@ -823,6 +824,14 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "lax_ts_batch" => solve(true, true, true, false, false),
         "lax_ts_complex_adjoint" => solve(true, true, true, true, false),
         "lax_ts_complex_conj" => solve(false, true, false, true, false),
+        "np_pad_constant" => jnp::pad(x(), &[(1, 2), (0, 3)], PadMode::Constant(1.5)),
+        "np_pad_int" => jnp::pad(x(), &[(2, 2)], PadMode::Constant(0.0)),
+        "np_pad_one_pair" => jnp::pad(x(), &[(1, 2)], PadMode::Constant(0.0)),
+        "np_pad_edge" => jnp::pad(x(), &[(2, 1), (1, 1)], PadMode::Edge),
+        "np_pad_wrap" => jnp::pad(x(), &[(4, 5), (1, 0)], PadMode::Wrap),
+        "np_pad_reflect" => jnp::pad(x(), &[(2, 2), (5, 1)], PadMode::Reflect),
+        "np_pad_symmetric" => jnp::pad(x(), &[(3, 4), (2, 2)], PadMode::Symmetric),
+        "np_pad_complex" => jnp::pad(x(), &[(0, 1), (2, 0)], PadMode::Reflect),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),

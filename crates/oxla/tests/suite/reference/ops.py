@@ -639,6 +639,18 @@ CASES.update({
     "np_sin_c": (jnp.sin, [CSPECIAL * 30]), "np_cos_c": (jnp.cos, [CSPECIAL * 30]),
 })
 
+# jnp.pad's modes, widths beyond the axis included.
+CASES.update({
+    "np_pad_constant": (lambda x: jnp.pad(x, ((1, 2), (0, 3)), constant_values=1.5), [NP_A]),
+    "np_pad_int": (lambda x: jnp.pad(x, 2), [NP_I]),
+    "np_pad_one_pair": (lambda x: jnp.pad(x, (1, 2)), [NP_A]),
+    "np_pad_edge": (lambda x: jnp.pad(x, ((2, 1), (1, 1)), mode="edge"), [NP_A]),
+    "np_pad_wrap": (lambda x: jnp.pad(x, ((4, 5), (1, 0)), mode="wrap"), [NP_A]),
+    "np_pad_reflect": (lambda x: jnp.pad(x, ((2, 2), (5, 1)), mode="reflect"), [NP_A]),
+    "np_pad_symmetric": (lambda x: jnp.pad(x, ((3, 4), (2, 2)), mode="symmetric"), [NP_A]),
+    "np_pad_complex": (lambda z: jnp.pad(z, ((0, 1), (2, 0)), mode="reflect"), [CZ]),
+})
+
 # Linear algebra: Cholesky factors and triangular solves.
 def spd(*batch, n=3, dtype=np.float32):
     m = normal(*batch, n, n) if dtype == np.float32 else cnormal(*batch, n, n)
