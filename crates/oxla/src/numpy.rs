@@ -58,8 +58,8 @@ pub use products::{
 };
 pub use reductions::{
     all, amax, amin, any, average, count_nonzero, cumulative_prod, cumulative_sum, median,
-    nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum,
-    nanvar, percentile, ptp, quantile,
+    nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmedian, nanmin, nanpercentile,
+    nanprod, nanquantile, nanstd, nansum, nanvar, percentile, ptp, quantile,
 };
 pub use signals::{convolve, correlate, polyadd, polyder, polyint, polymul, polysub};
 pub use statistics::{argwhere, corrcoef, cov, flatnonzero, gradient, nonzero, unwrap};

@@ -294,6 +294,115 @@ pub fn quantile(x: &Array, q: &Array, axis: Option<i64>, keepdims: bool) -> Arra
     lax::reshape(&out, &shape)
 }
 
+/// `jnp.nanquantile(x, q, axis, keepdims)`: [`quantile`] ignoring NaNs,
+/// as JAX computes it: NaNs sorted last, each row interpolated at
+/// `q (count - 1)` over its `count` numbers (NaN for a row of NaNs).
+#[track_caller]
+pub fn nanquantile(x: &Array, q: &Array, axis: Option<i64>, keepdims: bool) -> Array {
+    let x = to_inexact(x);
+    let rank = x.ndim_or_zero();
+    let (a, axis) = match axis {
+        None => (lax::reshape(&x, &[x.size_or_one()]), 0usize),
+        Some(a) => match lax::canonical_axis("nanquantile", &x, a) {
+            Ok(a) => (x.clone(), a),
+            Err(e) => return Array::error(e),
+        },
+    };
+    if q.ndim_or_zero() > 1 {
+        return super::usage(
+            "nanquantile",
+            format!("q must have rank <= 1, got {}", q.ndim_or_zero()),
+        );
+    }
+    let q = lax::convert_element_type(q, x.dtype_or_bool());
+    let q_shape = q.shape_or_empty().to_vec();
+    let q_rank = q_shape.len();
+    // NaNs made positive, so they sort last.
+    let a = where_(&isnan(&a), &scalar_like(&a, f64::NAN), &a);
+    let a = lax::sort(&[&a], axis as i64, true, 1).swap_remove(0);
+    let numbers = lax::convert_element_type(&lax::not(&isnan(&a)), q.dtype_or_bool());
+    let counts = super::sum(&numbers, Some(&[axis as i64]), true);
+    let a_shape = a.shape_or_empty().to_vec();
+    // q's axes lead; the reduced axis is kept (size 1) until the end.
+    let lead = |y: &Array| {
+        let shape: Vec<i64> = vec![1; q_rank]
+            .into_iter()
+            .chain(y.shape_or_empty().iter().copied())
+            .collect();
+        lax::reshape(y, &shape)
+    };
+    let counts = lead(&counts);
+    let q = lax::reshape(
+        &q,
+        &q_shape
+            .iter()
+            .copied()
+            .chain(vec![1; a_shape.len()])
+            .collect::<Vec<i64>>(),
+    );
+    let position = super::multiply(&q, &super::subtract(&counts, &scalar_like(&counts, 1.0)));
+    let low = lax::floor(&position);
+    let high = lax::ceil(&position);
+    let high_weight = super::subtract(&position, &low);
+    let low_weight = super::subtract(&scalar_like(&high_weight, 1.0), &high_weight);
+    let last = super::subtract(&counts, &scalar_like(&counts, 1.0));
+    let clamp = |i: &Array| {
+        let i = super::maximum(&scalar_like(i, 0.0), &super::minimum(i, &last));
+        lax::convert_element_type(&i, DType::I32)
+    };
+    let out_shape: Vec<i64> = q_shape
+        .iter()
+        .copied()
+        .chain(
+            a_shape
+                .iter()
+                .enumerate()
+                .map(|(d, &n)| if d == axis { 1 } else { n }),
+        )
+        .collect();
+    let full_a: Vec<i64> = q_shape
+        .iter()
+        .copied()
+        .chain(a_shape.iter().copied())
+        .collect();
+    let a = super::broadcast_to(&lead(&a), &full_a);
+    let pick = |i: &Array| {
+        let index = super::broadcast_to(&clamp(i), &out_shape);
+        super::take_along_axis(&a, &index, (q_rank + axis) as i64)
+    };
+    let out = super::add(
+        &super::multiply(&pick(&low), &low_weight),
+        &super::multiply(&pick(&high), &high_weight),
+    );
+    let reduced = (q_rank + axis) as i64;
+    match (keepdims, x.ndim_or_zero() == a_shape.len()) {
+        (false, _) => super::squeeze(&out, Some(&[reduced])),
+        (true, true) => out,
+        // The flattened array's result, kept as [q..., 1, 1, ...].
+        (true, false) => lax::reshape(
+            &out,
+            &q_shape
+                .iter()
+                .copied()
+                .chain(vec![1; rank])
+                .collect::<Vec<i64>>(),
+        ),
+    }
+}
+
+/// `jnp.nanpercentile(x, q, ...)`: [`nanquantile`] at `q / 100`.
+#[track_caller]
+pub fn nanpercentile(x: &Array, q: &Array, axis: Option<i64>, keepdims: bool) -> Array {
+    let q = super::divide(&to_inexact(q), &Array::weak_scalar(100.0f64));
+    nanquantile(x, &q, axis, keepdims)
+}
+
+/// `jnp.nanmedian(x, axis, keepdims)`: [`nanquantile`] at 0.5.
+#[track_caller]
+pub fn nanmedian(x: &Array, axis: Option<i64>, keepdims: bool) -> Array {
+    nanquantile(x, &Array::weak_scalar(0.5f64), axis, keepdims)
+}
+
 /// `jnp.percentile(x, q, ...)`: [`quantile`] at `q / 100`.
 #[track_caller]
 pub fn percentile(x: &Array, q: &Array, axis: Option<i64>, keepdims: bool) -> Array {

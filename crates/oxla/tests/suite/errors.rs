@@ -538,6 +538,10 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
             "cannot pad the empty axis 0",
         ),
         (
+            jnp::nanquantile(&m, &m, Some(0), false),
+            "jnp.nanquantile: q must have rank <= 1, got 2",
+        ),
+        (
             la::cholesky(&m, false),
             "cholesky of f32[2,3]: the operand must be a (batch of) square matrices",
         ),

@@ -832,6 +832,12 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "np_pad_reflect" => jnp::pad(x(), &[(2, 2), (5, 1)], PadMode::Reflect),
         "np_pad_symmetric" => jnp::pad(x(), &[(3, 4), (2, 2)], PadMode::Symmetric),
         "np_pad_complex" => jnp::pad(x(), &[(0, 1), (2, 0)], PadMode::Reflect),
+        "np_nanquantile" => jnp::nanquantile(x(), &Array::weak_scalar(0.3), Some(1), false),
+        "np_nanquantile_q" => jnp::nanquantile(x(), y(), Some(0), true),
+        "np_nanpercentile_all" => jnp::nanpercentile(x(), &Array::weak_scalar(40.0), None, false),
+        "np_nanpercentile_keep" => jnp::nanpercentile(x(), y(), None, true),
+        "np_nanmedian" => jnp::nanmedian(x(), Some(1), false),
+        "np_nanmedian_no_nans" => jnp::nanmedian(x(), Some(0), true),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
@@ -1063,7 +1069,14 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         | "la_trace"
         | "la_cross"
         | "np_cross_2d" => MEANS,
-        "np_interp" | "np_interp_left_right" => INTERPOLATION,
+        "np_interp"
+        | "np_interp_left_right"
+        | "np_nanquantile"
+        | "np_nanquantile_q"
+        | "np_nanpercentile_all"
+        | "np_nanpercentile_keep"
+        | "np_nanmedian"
+        | "np_nanmedian_no_nans" => INTERPOLATION,
         "np_polyval" => RECURRENCE,
         "np_trapezoid" | "np_trapezoid_x" | "np_average" | "np_average_weights" | "np_nanmean"
         | "np_quantile" | "np_quantile_keep" | "np_percentile" | "np_median" | "np_median_all" => {

@@ -639,6 +639,19 @@ CASES.update({
     "np_sin_c": (jnp.sin, [CSPECIAL * 30]), "np_cos_c": (jnp.cos, [CSPECIAL * 30]),
 })
 
+# NaN-ignoring quantiles: a row of NaNs, scattered NaNs, none.
+NANS = NP_A.copy()
+NANS[0, 1], NANS[1, :], NANS[2, 3] = np.nan, np.nan, np.nan
+Q3 = np.array([0.1, 0.5, 0.9], np.float32)
+CASES.update({
+    "np_nanquantile": (lambda a: jnp.nanquantile(a, 0.3, axis=1), [NANS]),
+    "np_nanquantile_q": (lambda a, q: jnp.nanquantile(a, q, axis=0, keepdims=True), [NANS, Q3]),
+    "np_nanpercentile_all": (lambda a: jnp.nanpercentile(a, 40.0), [NANS]),
+    "np_nanpercentile_keep": (lambda a, q: jnp.nanpercentile(a, q, keepdims=True), [NANS, Q3 * 100]),
+    "np_nanmedian": (lambda a: jnp.nanmedian(a, axis=1), [NANS]),
+    "np_nanmedian_no_nans": (lambda a: jnp.nanmedian(a, axis=0, keepdims=True), [NP_A]),
+})
+
 # jnp.pad's modes, widths beyond the axis included.
 CASES.update({
     "np_pad_constant": (lambda x: jnp.pad(x, ((1, 2), (0, 3)), constant_values=1.5), [NP_A]),
