@@ -13,6 +13,7 @@ mod arrays;
 mod complex;
 mod creation;
 mod division;
+mod dtype_kinds;
 pub mod fft;
 mod integers;
 pub mod linalg;
@@ -40,6 +41,7 @@ pub use creation::{
     result_type, rollaxis,
 };
 pub use division::{divmod, floor_divide, fmod, remainder};
+pub use dtype_kinds::{DTypeClass, isdtype, issubdtype};
 pub use integers::{bincount, gcd, isin, lcm, modf, unravel_index};
 pub use linalg::cross;
 pub use logaddexp::logaddexp;

@@ -182,3 +182,62 @@ fn every_rust_number_is_a_weak_scalar_operand() {
         assert_eq!(values, want, "{what}");
     }
 }
+
+/// `jnp.issubdtype` and `jnp.isdtype` for every dtype and class, against
+/// JAX's answers.
+#[test]
+fn dtype_classes_and_kinds_match_jax() {
+    use oxla::numpy::{DTypeClass, isdtype, issubdtype};
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("kinds.py");
+    std::fs::write(
+        &script,
+        "import json, jax.numpy as jnp, numpy as np\n\
+         names = ['bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',\n\
+                  'float16', 'bfloat16', 'float32', 'float64', 'complex64', 'complex128']\n\
+         classes = {'generic': np.generic, 'number': np.number, 'integer': np.integer,\n\
+                    'signedinteger': np.signedinteger, 'unsignedinteger': np.unsignedinteger,\n\
+                    'inexact': np.inexact, 'floating': np.floating,\n\
+                    'complexfloating': np.complexfloating, 'bool': np.bool_}\n\
+         kinds = {'number': 'numeric', 'integer': 'integral', 'signedinteger': 'signed integer',\n\
+                  'unsignedinteger': 'unsigned integer', 'floating': 'real floating',\n\
+                  'complexfloating': 'complex floating', 'bool': 'bool'}\n\
+         print(json.dumps({n: {'sub': {c: bool(jnp.issubdtype(jnp.dtype(n), k)) for c, k in classes.items()},\n\
+                               'kind': {c: bool(jnp.isdtype(jnp.dtype(n), k)) for c, k in kinds.items()}}\n\
+                           for n in names}))\n",
+    )
+    .unwrap();
+    let jax: serde_json::Value =
+        serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap();
+    let classes = [
+        ("generic", DTypeClass::Generic),
+        ("number", DTypeClass::Number),
+        ("integer", DTypeClass::Integer),
+        ("signedinteger", DTypeClass::SignedInteger),
+        ("unsignedinteger", DTypeClass::UnsignedInteger),
+        ("inexact", DTypeClass::Inexact),
+        ("floating", DTypeClass::Floating),
+        ("complexfloating", DTypeClass::ComplexFloating),
+        ("bool", DTypeClass::Bool),
+    ];
+    let mut checked = 0;
+    for dtype in DType::ALL {
+        let row = &jax[dtype.numpy_name()];
+        for (name, class) in classes {
+            assert_eq!(
+                issubdtype(dtype, class),
+                row["sub"][name].as_bool().unwrap(),
+                "issubdtype({dtype}, {name})"
+            );
+            if let Some(kind) = row["kind"][name].as_bool() {
+                assert_eq!(isdtype(dtype, &[class]), kind, "isdtype({dtype}, {name})");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 15 * 7);
+    assert!(isdtype(
+        DType::F32,
+        &[DTypeClass::Integer, DTypeClass::Floating]
+    ));
+}
