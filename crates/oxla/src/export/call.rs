@@ -491,7 +491,7 @@ mod dtype_tests {
                 Some(dtype)
             );
         }
-        assert_eq!(oxla_dtype(oxla_export::DType::C64), None);
+        assert_eq!(oxla_dtype(oxla_export::DType::F8E4M3Fn), None);
         assert_eq!(oxla_dtype(oxla_export::DType::F0), None);
     }
 }
