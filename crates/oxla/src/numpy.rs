@@ -31,7 +31,7 @@ pub use arrays::{
     append, array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, column_stack,
     concat, diag, diag_indices, diagflat, diagonal, diff, dsplit, dstack, ediff1d, empty,
     empty_like, flip, fliplr, flipud, hsplit, hstack, identity, indices, matrix_transpose,
-    meshgrid, ndim, permute_dims, ravel, repeat, roll, rot90, shape, size, trace, tri,
+    meshgrid, ndim, permute_dims, ravel, repeat, resize, roll, rot90, shape, size, trace, tri,
     tril_indices, tril_indices_from, triu_indices, triu_indices_from, unstack, vander, vsplit,
     vstack,
 };
@@ -51,7 +51,7 @@ pub use math::{
     copysign, deg2rad, degrees, fabs, float_power, fmax, fmin, frexp, heaviside, hypot, i0, invert,
     isinf, isnan, isneginf, isposinf, ldexp, left_shift, log2, log10, logaddexp2, logical_and,
     logical_or, logical_xor, r#mod, nan_to_num, nextafter, positive, pow, rad2deg, radians,
-    reciprocal, right_shift, rint, round, signbit, sinc, true_divide, trunc,
+    reciprocal, right_shift, rint, round, signbit, sinc, spacing, true_divide, trunc,
 };
 pub use padding::{PadMode, pad};
 pub use products::{

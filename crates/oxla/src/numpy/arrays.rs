@@ -516,6 +516,28 @@ pub fn vander(x: &Array, n: Option<i64>, increasing: bool) -> Array {
     )
 }
 
+/// `jnp.resize(a, new_shape)`: the flattened array repeated (or cut) to
+/// fill `new_shape`; zeros where either is empty.
+#[track_caller]
+pub fn resize(a: &Array, new_shape: &[i64]) -> Array {
+    if let Some(d) = new_shape.iter().find(|&&d| d < 0) {
+        return usage(
+            "resize",
+            format!("all elements of new_shape must be non-negative, got {d}"),
+        );
+    }
+    let flat = super::ravel(a);
+    let size = flat.size_or_one();
+    let new_size: i64 = new_shape.iter().product();
+    if a.shape_or_empty().contains(&0) || new_size == 0 {
+        return super::zeros(new_shape, a.dtype_or_bool());
+    }
+    let repeats = (new_size + size - 1) / size;
+    let tiled = super::tile(&flat, &[repeats]);
+    let cut = lax::slice(&tiled, &[0], &[new_size], None);
+    super::reshape(&cut, new_shape)
+}
+
 /// `jnp.matrix_transpose`: the last two axes swapped.
 #[track_caller]
 pub fn matrix_transpose(x: &Array) -> Array {

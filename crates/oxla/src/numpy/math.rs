@@ -485,6 +485,33 @@ fn bits_width(int: DType) -> i64 {
     }
 }
 
+/// `jnp.spacing(x)`: the distance from `x` to the next value away from
+/// zero (the smallest subnormal, signed, where that distance is zero), as
+/// JAX computes it; float16 toward +inf.
+#[track_caller]
+pub fn spacing(x: &Array) -> Array {
+    let x = to_inexact(x);
+    let dtype = x.dtype_or_bool();
+    if dtype.is_complex() {
+        return super::usage("spacing", "is not defined for complex inputs".into());
+    }
+    let inf = scalar_like(&x, f64::INFINITY);
+    if dtype == DType::F16 {
+        return lax::sub(
+            &lax::nextafter(&x, &super::full_like(&x, f64::INFINITY)),
+            &x,
+        );
+    }
+    let info = dtype.float_info();
+    let smallest_subnormal = info.smallest_normal * info.eps();
+    let result = lax::sub(&lax::nextafter(&x, &copysign(&inf, &x)), &x);
+    where_(
+        &lax::eq(&result, &scalar_like(&result, 0.0)),
+        &copysign(&scalar_like(&x, smallest_subnormal), &x),
+        &result,
+    )
+}
+
 /// `jnp.ldexp(x, exponent)`: `x · 2^exponent` (an integer exponent), as
 /// JAX computes it through `frexp`.
 #[track_caller]

@@ -115,7 +115,7 @@ fn namespaces() -> Vec<Namespace> {
         modf, bincount, isin, unravel_index, array, asarray, astype, copy, diag_indices_from,
         geomspace, logspace, promote_types, result_type, rollaxis, convolve, correlate, polyadd,
         polyder, polyint, polymul, polysub, argwhere, corrcoef, cov, flatnonzero, gradient,
-        nonzero, unwrap, pad, isdtype, issubdtype, nanmedian, nanpercentile, nanquantile, angle, conj, conjugate, imag, iscomplex, iscomplexobj, isreal, isrealobj,
+        nonzero, unwrap, pad, resize, spacing, isdtype, issubdtype, nanmedian, nanpercentile, nanquantile, angle, conj, conjugate, imag, iscomplex, iscomplexobj, isreal, isrealobj,
         real);
     let mut lax = have!(oxla::lax: abs, acos, acosh, add, argmax, argmin, asin, asinh,
         associative_scan, atan, atan2, atanh, bessel_i0e, bessel_i1e, bitcast_convert_type,
@@ -164,7 +164,7 @@ fn namespaces() -> Vec<Namespace> {
         floor,
     };
     vec![
-        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 282),
+        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 284),
         namespace("jax.lax", lax, &[], 162),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 33),

@@ -471,6 +471,11 @@ fn advanced_indices_that_do_not_broadcast_or_are_not_integers_are_errors() {
     );
 }
 
+/// `x + 0i`.
+fn lax_complex(x: &Array) -> Array {
+    oxla::lax::complex(x, &jnp::zeros_like(x))
+}
+
 /// Each jax.numpy function refuses bad arguments with an error naming the
 /// function, what was wrong, and the caller's line; the process goes on.
 #[test]
@@ -540,6 +545,14 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
         (
             jnp::nanquantile(&m, &m, Some(0), false),
             "jnp.nanquantile: q must have rank <= 1, got 2",
+        ),
+        (
+            jnp::resize(&m, &[2, -1]),
+            "jnp.resize: all elements of new_shape must be non-negative, got -1",
+        ),
+        (
+            jnp::spacing(&lax_complex(&m)),
+            "jnp.spacing: is not defined for complex inputs",
         ),
         (
             la::cholesky(&m, false),

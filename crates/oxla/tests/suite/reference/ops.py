@@ -652,6 +652,15 @@ CASES.update({
     "np_nanmedian_no_nans": (lambda a: jnp.nanmedian(a, axis=0, keepdims=True), [NP_A]),
 })
 
+# jnp.spacing (signed, at zero, infinities, NaN) and jnp.resize.
+CASES.update({
+    "np_spacing": (jnp.spacing, [SPECIAL]), "np_spacing_normal": (jnp.spacing, [NP_A]),
+    "np_spacing_f16": (jnp.spacing, [NP_A.astype(np.float16)]), "np_spacing_int": (jnp.spacing, [NP_I]),
+    "np_resize_grow": (lambda a: jnp.resize(a, (5, 7)), [NP_A]),
+    "np_resize_shrink": (lambda a: jnp.resize(a, (2,)), [NP_I]),
+    "np_resize_empty": (lambda a: jnp.resize(a, (0, 3)), [NP_A]),
+})
+
 # jnp.pad's modes, widths beyond the axis included.
 CASES.update({
     "np_pad_constant": (lambda x: jnp.pad(x, ((1, 2), (0, 3)), constant_values=1.5), [NP_A]),
