@@ -272,7 +272,9 @@ fn axis_len(a: &Array, axis: i64) -> Option<i64> {
 /// signal given by its first half: `irfft(conj(a)) · n`.
 #[track_caller]
 pub fn hfft(a: &Array, n: Option<i64>, axis: i64, norm: Norm) -> Array {
-    let conj = super::conjugate(&to_complex(a));
+    // As JAX: conjugated as it is (a real array is its own conjugate);
+    // `lax::fft` converts it to a complex type.
+    let conj = super::conjugate(a);
     let Some(m) = axis_len(&conj, axis) else {
         return usage("hfft", format!("axis {axis} is out of range"));
     };
@@ -291,19 +293,6 @@ pub fn ihfft(a: &Array, n: Option<i64>, axis: i64, norm: Norm) -> Array {
     let nn = n.unwrap_or(m);
     let out = super::conjugate(&rfft(a, n, axis, norm));
     lax::mul(&out, &scalar_like(&out, 1.0 / nn as f64))
-}
-
-/// `a` as the complex type JAX's `lax.fft` computes it in.
-fn to_complex(a: &Array) -> Array {
-    let dtype = a.dtype_or_bool();
-    let complex = if dtype.is_inexact() {
-        dtype.complex_of().unwrap_or(DType::C64)
-    } else {
-        default_float(x64_enabled())
-            .complex_of()
-            .unwrap_or(DType::C64)
-    };
-    lax::convert_element_type(a, complex)
 }
 
 /// `jnp.fft.fftfreq(n, d, dtype)`: the sample frequencies of an `n`-point
