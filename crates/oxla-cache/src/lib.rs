@@ -65,6 +65,7 @@ pub fn compile(
             warnings,
         });
     };
+    client.prepare_for(program)?;
     let identity = PlatformIdentity::of(client)?;
     let key = key::key(
         &canonical_module(program.code()),

@@ -227,6 +227,46 @@ fn run_matches_jax_for_text_and_bytecode_modules() {
     }
 }
 
+/// An export that calls LAPACK runs through the system's; a LAPACK that
+/// cannot load is one clear line naming what was tried and OXLA_LAPACK.
+#[test]
+fn run_calls_lapack_for_jax_linear_algebra_and_says_when_it_is_missing() {
+    let dir = jax_fixture();
+    let d = dir.path();
+    let out = tempfile::tempdir().unwrap();
+    let (file, a, b) = (d.join("solve.jaxexport"), d.join("a.npy"), d.join("b.npy"));
+    let args = [
+        "run",
+        s(&file),
+        "-i",
+        s(&a),
+        "-i",
+        s(&b),
+        "--out",
+        s(out.path()),
+    ];
+    let o = oxla(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = HostArray::read_file(&out.path().join("out_0.npy")).unwrap();
+    let want = HostArray::read_file(&d.join("solve_expected.npy")).unwrap();
+    oxla_testing::assert_matches_jax(
+        &got,
+        &want,
+        oxla_testing::Tolerance::chain(
+            64.0,
+            16.0,
+            "LU and two triangular solves from two OpenBLAS builds",
+        ),
+        "solve",
+    );
+    let missing = Command::new(env!("CARGO_BIN_EXE_oxla"))
+        .args(args)
+        .env("OXLA_LAPACK", "/nonexistent/liblapack.so.3")
+        .output_bounded();
+    assert_fails_with(&missing, "/nonexistent/liblapack.so.3");
+    assert_fails_with(&missing, "OXLA_LAPACK");
+}
+
 #[test]
 fn run_without_inputs_prints_the_signature() {
     let dir = jax_fixture();

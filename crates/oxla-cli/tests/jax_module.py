@@ -27,3 +27,13 @@ np.save(out / "x_f64.npy", x.astype(np.float64))
 np.save(out / "x_wrong_shape.npy", x.T.copy())
 for i, o in enumerate(jax.jit(f)(x, y)):
     np.save(out / f"expected_{i}.npy", np.asarray(o))
+
+# A linear solve, exported: JAX lowers it to LAPACK custom calls
+# (lapack_sgetrf_ffi, lapack_strsm_ffi), which oxla runs through the
+# system's LAPACK.
+a = (rng.standard_normal((4, 4)) + 4 * np.eye(4)).astype(np.float32)
+b = rng.standard_normal((4, 2)).astype(np.float32)
+(out / "solve.jaxexport").write_bytes(jax.export.export(jax.jit(jnp.linalg.solve))(a, b).serialize())
+np.save(out / "a.npy", a)
+np.save(out / "b.npy", b)
+np.save(out / "solve_expected.npy", np.asarray(jnp.linalg.solve(a, b)))

@@ -155,11 +155,16 @@ impl LoadedExport {
         );
         let compiled = oxla_cache::compile(client, &Program::mlir(module), &options, cache)
             .map_err(|e| match versions {
-                (Some(artifact), Some(plugin)) if artifact > plugin => ExportError::TooNew {
-                    artifact,
-                    plugin,
-                    message: e.to_string(),
-                },
+                // Only the plugin's own refusal may be the version's fault.
+                (Some(artifact), Some(plugin))
+                    if artifact > plugin && matches!(e, oxla_pjrt::Error::Plugin { .. }) =>
+                {
+                    ExportError::TooNew {
+                        artifact,
+                        plugin,
+                        message: e.to_string(),
+                    }
+                }
                 _ => e.into(),
             })?;
         let executable = compiled.executable;

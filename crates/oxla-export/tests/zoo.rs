@@ -597,3 +597,70 @@ fn an_export_newer_than_the_plugin_says_so_with_both_versions_and_the_fix() {
     }
     assert_eq!(refused, 1, "exactly the older plugin refuses top_k");
 }
+
+/// JAX's CPU linear algebra exported (tests/fixtures/linalg_zoo.py): every
+/// `lapack_*_ffi` target in four precisions, with JAX's values.
+fn linalg_zoo() -> &'static (tempfile::TempDir, serde_json::Value) {
+    static ZOO: OnceLock<(tempfile::TempDir, serde_json::Value)> = OnceLock::new();
+    ZOO.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/linalg_zoo.py");
+        let manifest = oxla_testing::run_python(&script, &[dir.path()]);
+        (dir, serde_json::from_slice(&manifest).unwrap())
+    })
+}
+
+/// LAPACK's results from the system's OpenBLAS against those of the
+/// OpenBLAS SciPy bundles for jaxlib: the same routines, blocked and
+/// vectorised by two builds.
+const OTHER_LAPACK_BUILD: Tolerance = Tolerance::chain(
+    2000.0,
+    200.0,
+    "one LAPACK routine from two OpenBLAS builds, whose blocking and kernels round differently",
+);
+
+#[test]
+fn jax_linear_algebra_exports_run_through_lapack_and_match_jax_on_both_plugins() {
+    let (dir, json) = linalg_zoo();
+    let cases = json["cases"].as_object().unwrap();
+    // Every target oxla handles is exercised, in each precision.
+    let exercised: std::collections::BTreeSet<String> = cases
+        .values()
+        .flat_map(|m| m["targets"].as_array().unwrap().iter())
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    let handled: std::collections::BTreeSet<String> =
+        oxla_pjrt::lapack_targets().into_iter().collect();
+    assert_eq!(exercised, handled, "the zoo's targets and oxla's handlers");
+    let leaves = |case: &str, kind: &str, n: u64| -> Vec<HostArray> {
+        (0..n)
+            .map(|i| {
+                HostArray::read_file(&dir.path().join(format!("{case}.{kind}_{i}.npy"))).unwrap()
+            })
+            .collect()
+    };
+    for (plugin, client) in clients() {
+        for (case, m) in cases {
+            let exported = Exported::from_bytes(
+                &std::fs::read(dir.path().join(format!("{case}.jaxexport"))).unwrap(),
+            )
+            .unwrap_or_else(|err| panic!("{case}: {err}"));
+            let loaded = LoadedExport::new(&client, &exported)
+                .unwrap_or_else(|err| panic!("{plugin} {case}: {err}"));
+            let inputs = leaves(case, "in", m["n_in"].as_u64().unwrap());
+            let expected = leaves(case, "out", m["n_out"].as_u64().unwrap());
+            let got = loaded
+                .call(&inputs)
+                .unwrap_or_else(|err| panic!("{plugin} {case}: {err}"));
+            assert_eq!(got.len(), expected.len(), "{plugin} {case}");
+            for (i, (g, w)) in got.iter().zip(&expected).enumerate() {
+                assert_matches_jax(
+                    g,
+                    w,
+                    OTHER_LAPACK_BUILD,
+                    &format!("{plugin} {case} output {i}"),
+                );
+            }
+        }
+    }
+}

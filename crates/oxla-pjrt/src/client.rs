@@ -327,8 +327,20 @@ impl Client {
             .ok_or_else(|| Error::Protocol("the client has no addressable device".into()))
     }
 
-    /// Compiles a program (StableHLO text or bytecode) for this client.
+    /// Readies this client's plugin for `program` before it is compiled
+    /// or its executable loaded: a program that calls JAX's LAPACK
+    /// targets gets oxla's handlers for them ([`Client::enable_lapack`]).
+    pub fn prepare_for(&self, program: &Program) -> Result<()> {
+        if crate::lapack::calls_lapack(program.code()) {
+            self.enable_lapack()?;
+        }
+        Ok(())
+    }
+
+    /// Compiles a program (StableHLO text or bytecode) for this client,
+    /// readied for it first ([`Client::prepare_for`]).
     pub fn compile(&self, program: &Program, options: &CompileOptions) -> Result<LoadedExecutable> {
+        self.prepare_for(program)?;
         let options_bytes = options.to_proto_bytes()?;
         let format = program.format().as_str();
         let mut raw_program = ffi::PJRT_Program::new();

@@ -150,6 +150,26 @@ pub enum Error {
         /// The client's platform name.
         platform: String,
     },
+    /// A program calls LAPACK (JAX's `lapack_*_ffi` custom calls), which
+    /// oxla runs on the CPU plugins only.
+    #[error(
+        "LAPACK custom calls (lapack_*_ffi, JAX's CPU linear algebra) run on the cpu platform, \
+         not on {platform}"
+    )]
+    LapackUnsupported {
+        /// The client's platform name.
+        platform: String,
+    },
+    /// A program calls LAPACK and no LAPACK library could be loaded.
+    #[error(
+        "this program calls LAPACK (JAX's lapack_*_ffi custom calls), which oxla runs through \
+         the system's LAPACK, and none could be loaded ({tried}); install one (Debian: \
+         libopenblas0-pthread or liblapack3) or name its library in OXLA_LAPACK"
+    )]
+    LapackMissing {
+        /// The libraries tried, each with why it failed.
+        tried: String,
+    },
     /// The shared library could not be opened or has no `GetPjrtApi`.
     #[error("cannot load PJRT plugin {}: {message}", path.display())]
     Load {

@@ -26,6 +26,7 @@ mod hardware;
 mod host_callback;
 mod in_flight;
 mod key_value;
+mod lapack;
 mod named_value;
 mod plugin_log;
 mod plugin_profiler;
@@ -35,6 +36,7 @@ mod protos;
 pub mod settings;
 mod sharding;
 mod transfer;
+mod xla_ffi;
 
 pub use api::{Api, ApiVersion};
 pub use buffer::Buffer;
@@ -58,6 +60,7 @@ pub use host_callback::{
     register_callback,
 };
 pub use key_value::{KeyValueCallbacks, KeyValueError, KeyValueStore};
+pub use lapack::{calls_lapack, lapack_targets};
 pub use named_value::{NamedValue, Value};
 pub use plugin_log::{PLUGIN_LOG_VAR, PluginLogLevel, TSL_LOG_VAR};
 pub use plugin_profiler::{PluginProfiler, decode_xspace};

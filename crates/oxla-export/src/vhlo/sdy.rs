@@ -24,6 +24,14 @@ pub(crate) fn sdy_op_attributes(name: &str) -> Option<&'static [&'static str]> {
     })
 }
 
+/// Shardy's symbol for factor `index`: `i` to `z`, then `z_1`, `z_2`...
+fn factor_symbol(index: i64) -> String {
+    match u8::try_from(index) {
+        Ok(i) if i < 18 => char::from(b'i' + i).to_string(),
+        _ => format!("z_{}", index - 17),
+    }
+}
+
 impl Tables<'_, '_> {
     fn attr_list(&self, r: &mut Reader<'_>) -> Result<Vec<String>, VhloError> {
         let n = r.count()?;
@@ -47,6 +55,52 @@ impl Tables<'_, '_> {
         }
         if !unreduced.is_empty() {
             text.push_str(&format!(", unreduced={{{}}}", unreduced.join(", ")));
+        }
+        text.push('>');
+        Ok(text)
+    }
+
+    /// A list of signed integers: its count, then each.
+    fn signed_list(&self, r: &mut Reader<'_>) -> Result<Vec<i64>, VhloError> {
+        let n = r.count()?;
+        (0..n).map(|_| r.signed_varint()).collect()
+    }
+
+    /// An op's sharding rule (`#sdy.op_sharding_rule`, which JAX attaches
+    /// to its LAPACK custom calls): the operands' and results' factor
+    /// mappings, the factors' sizes, the special factors, and whether the
+    /// rule is a custom one, as Shardy prints it.
+    fn sharding_rule(&self, r: &mut Reader<'_>) -> Result<String, VhloError> {
+        let sizes = self.signed_list(r)?;
+        let operands = self.attr_list(r)?;
+        let results = self.attr_list(r)?;
+        let mut text = format!(
+            "#sdy.op_sharding_rule<({})->({})",
+            operands.join(", "),
+            results.join(", ")
+        );
+        if !sizes.is_empty() {
+            let sizes = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, size)| format!("{}={size}", factor_symbol(i as i64)))
+                .collect::<Vec<_>>();
+            text.push_str(&format!(" {{{}}}", sizes.join(", ")));
+        }
+        for kind in [
+            "reduction",
+            "need_replication",
+            "permutation",
+            "blocked_propagation",
+        ] {
+            let factors = self.signed_list(r)?;
+            if !factors.is_empty() {
+                let symbols = factors.into_iter().map(factor_symbol).collect::<Vec<_>>();
+                text.push_str(&format!(" {kind}={{{}}}", symbols.join(", ")));
+            }
+        }
+        if r.byte()? != 0 {
+            text.push_str(", custom");
         }
         text.push('>');
         Ok(text)
@@ -117,10 +171,19 @@ impl Tables<'_, '_> {
                     .collect::<Vec<_>>();
                 format!("#sdy.sharding_per_value<[{}]>", shardings.join(", "))
             }
+            // A dimension's factors, as the rule's symbols run together.
+            8 => self
+                .signed_list(r)?
+                .into_iter()
+                .map(factor_symbol)
+                .collect::<String>(),
+            // A tensor's dimensions.
+            9 => format!("[{}]", self.attr_list(r)?.join(", ")),
+            10 => self.sharding_rule(r)?,
             other => {
                 return Err(bad(format!(
-                    "Shardy attribute code {other} (sharding rules, axis lists, all-to-all \
-                     parameters, non-sum reductions) is not read"
+                    "Shardy attribute code {other} (axis lists, all-to-all parameters, \
+                     non-sum reductions) is not read"
                 )));
             }
         })

@@ -9,8 +9,9 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
-use super::abi::{CallFrame, StreamGetArgs};
-use super::{Call, ffi_error_message};
+use super::Call;
+use crate::xla_ffi::abi::{CallFrame, StreamGetArgs};
+use crate::xla_ffi::ffi_error_message;
 
 /// `CUresult`; 0 is `CUDA_SUCCESS`.
 type CuResult = c_int;

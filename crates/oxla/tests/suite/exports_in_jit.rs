@@ -109,6 +109,31 @@ fn a_jax_mlp_fine_tunes_in_oxla_through_its_exported_vjp_as_in_jax() {
     );
 }
 
+/// JAX's CPU linear algebra (LAPACK custom calls: LU, triangular solves,
+/// eigh, SVD, Cholesky, QR) inside an oxla jit, differentiated through
+/// the export's vjp, as JAX computes the value and gradient.
+#[test]
+fn a_jax_linear_algebra_export_runs_and_differentiates_inside_jit() {
+    let loss = load("linalg.jaxexport");
+    assert!(loss.has_vjp());
+    let (a, b) = (npy("linalg.a.npy"), npy("linalg.b.npy"));
+    let step = jit(|(a, b): (Array, Array)| {
+        value_and_grad(|(a, b): (Array, Array)| loss.call::<_, Array>((a, b)).unwrap())
+            .call((a, b))
+            .unwrap()
+    });
+    let (value, (grad_a, grad_b)) = step.call((a, b)).unwrap();
+    let want = &fixture().1["linalg"];
+    let tolerance = Tolerance::chain(
+        256.0,
+        64.0,
+        "LAPACK routines from two OpenBLAS builds, and their vjps compiled by two XLA builds",
+    );
+    assert_close(&value, &floats(&want["value"]), tolerance, "value");
+    assert_close(&grad_a, &floats(&want["grad_a"]), tolerance, "grad a");
+    assert_close(&grad_b, &floats(&want["grad_b"]), tolerance, "grad b");
+}
+
 #[test]
 fn vmap_calls_an_export_once_per_example() {
     let f = load("per_example.jaxexport");

@@ -86,4 +86,41 @@ batched = jax.lax.map(export.deserialize((out / "per_example.jaxexport").read_by
 
 (out / "artifact.jaxexport").write_bytes(pe.serialize())
 
-print(json.dumps({"losses": losses, "per_example": np.asarray(batched).tolist()}))
+
+
+# A loss through JAX's CPU linear algebra (LAPACK custom calls), with its
+# vjp: its value and gradient as JAX computes them.
+def linalg_loss(a, b):
+    x = jnp.linalg.solve(a, b)
+    sym = a @ a.T + 4 * jnp.eye(a.shape[0], dtype=a.dtype)
+    return (
+        jnp.sum(jnp.sin(x))
+        + jnp.linalg.slogdet(a)[1]
+        + jnp.sum(jnp.linalg.eigvalsh(sym))
+        + jnp.sum(jnp.linalg.svd(a, compute_uv=False))
+        + jnp.sum(jnp.linalg.cholesky(sym))
+        + jnp.sum(jnp.linalg.qr(a)[1] ** 2)
+    )
+
+
+la = (rng.standard_normal((4, 4)) + 3 * np.eye(4)).astype(np.float32)
+lb = rng.standard_normal((4, 2)).astype(np.float32)
+le = export.export(jax.jit(linalg_loss))(la, lb)
+(out / "linalg.jaxexport").write_bytes(le.serialize(vjp_order=1))
+np.save(out / "linalg.a.npy", la)
+np.save(out / "linalg.b.npy", lb)
+lvalue, (lga, lgb) = jax.value_and_grad(linalg_loss, argnums=(0, 1))(la, lb)
+
+print(
+    json.dumps(
+        {
+            "losses": losses,
+            "per_example": np.asarray(batched).tolist(),
+            "linalg": {
+                "value": float(lvalue),
+                "grad_a": np.asarray(lga).tolist(),
+                "grad_b": np.asarray(lgb).tolist(),
+            },
+        }
+    )
+)

@@ -1,0 +1,217 @@
+//! The system's LAPACK, loaded at the first program that calls it, and
+//! the Fortran entry points oxla's kernels call (the reference LAPACK
+//! interface with 32-bit integers, as Debian's LAPACK and OpenBLAS export
+//! it; each character argument's hidden length is passed last, as
+//! gfortran's ABI has it). Loading at run time keeps oxla's build free of
+//! a BLAS, as jaxlib takes its LAPACK from SciPy's at import.
+
+use std::ffi::{c_char, c_void};
+use std::sync::OnceLock;
+
+use crate::error::{Error, Result};
+
+/// LAPACK's integer (LP64).
+pub(super) type Int = i32;
+
+type In = *const Int;
+type Ch = *const c_char;
+type Data = *mut c_void;
+type Len = usize;
+
+/// `?getrf`: LU with partial pivoting.
+pub(super) type Getrf = unsafe extern "C" fn(In, In, Data, In, *mut Int, *mut Int);
+/// `?geqrf`: Householder QR.
+pub(super) type Geqrf = unsafe extern "C" fn(In, In, Data, In, Data, Data, In, *mut Int);
+/// `?orgqr` / `?ungqr`: Q from Householder reflectors.
+pub(super) type Orgqr = unsafe extern "C" fn(In, In, In, Data, In, Data, Data, In, *mut Int);
+/// `?potrf`: Cholesky.
+pub(super) type Potrf = unsafe extern "C" fn(Ch, In, Data, In, *mut Int, Len);
+/// `?trsm` (BLAS): triangular solve with several right-hand sides.
+pub(super) type Trsm = unsafe extern "C" fn(
+    Ch,
+    Ch,
+    Ch,
+    Ch,
+    In,
+    In,
+    *const c_void,
+    *const c_void,
+    In,
+    Data,
+    In,
+    Len,
+    Len,
+    Len,
+    Len,
+);
+/// `sgesdd` / `dgesdd`: SVD by divide and conquer.
+pub(super) type GesddReal = unsafe extern "C" fn(
+    Ch,
+    In,
+    In,
+    Data,
+    In,
+    Data,
+    Data,
+    In,
+    Data,
+    In,
+    Data,
+    In,
+    *mut Int,
+    *mut Int,
+    Len,
+);
+/// `cgesdd` / `zgesdd`, with their real workspace.
+pub(super) type GesddComplex = unsafe extern "C" fn(
+    Ch,
+    In,
+    In,
+    Data,
+    In,
+    Data,
+    Data,
+    In,
+    Data,
+    In,
+    Data,
+    In,
+    Data,
+    *mut Int,
+    *mut Int,
+    Len,
+);
+/// `ssyevd` / `dsyevd`: symmetric eigendecomposition by divide and conquer.
+pub(super) type Syevd =
+    unsafe extern "C" fn(Ch, Ch, In, Data, In, Data, Data, In, *mut Int, In, *mut Int, Len, Len);
+/// `cheevd` / `zheevd`, with their real workspace.
+pub(super) type Heevd = unsafe extern "C" fn(
+    Ch,
+    Ch,
+    In,
+    Data,
+    In,
+    Data,
+    Data,
+    In,
+    Data,
+    In,
+    *mut Int,
+    In,
+    *mut Int,
+    Len,
+    Len,
+);
+/// `sgeev` / `dgeev`: eigenvalues (real and imaginary parts) and vectors
+/// of a general matrix.
+pub(super) type GeevReal = unsafe extern "C" fn(
+    Ch,
+    Ch,
+    In,
+    Data,
+    In,
+    Data,
+    Data,
+    Data,
+    In,
+    Data,
+    In,
+    Data,
+    In,
+    *mut Int,
+    Len,
+    Len,
+);
+/// `cgeev` / `zgeev`, with their real workspace.
+pub(super) type GeevComplex = unsafe extern "C" fn(
+    Ch,
+    Ch,
+    In,
+    Data,
+    In,
+    Data,
+    Data,
+    In,
+    Data,
+    In,
+    Data,
+    In,
+    Data,
+    *mut Int,
+    Len,
+    Len,
+);
+
+/// The loaded library and where it came from.
+pub(super) struct Lapack {
+    library: libloading::Library,
+    /// The file it was loaded from.
+    pub(super) path: String,
+}
+
+/// The libraries tried in order after `OXLA_LAPACK`: Debian's LAPACK
+/// alternative (OpenBLAS's when installed), then OpenBLAS itself.
+const CANDIDATES: &[&str] = &[
+    "liblapack.so.3",
+    "libopenblas.so.0",
+    "libopenblas.so",
+    "liblapack.so",
+    "liblapack.dylib",
+    "/opt/homebrew/opt/openblas/lib/libopenblas.dylib",
+];
+
+impl Lapack {
+    /// The process's LAPACK, loaded once.
+    pub(super) fn get() -> Result<&'static Lapack> {
+        static LAPACK: OnceLock<std::result::Result<Lapack, String>> = OnceLock::new();
+        LAPACK
+            .get_or_init(Self::load)
+            .as_ref()
+            .map_err(|tried| Error::LapackMissing {
+                tried: tried.clone(),
+            })
+    }
+
+    fn load() -> std::result::Result<Lapack, String> {
+        let named = std::env::var("OXLA_LAPACK").ok().filter(|p| !p.is_empty());
+        let mut tried = Vec::new();
+        for path in named
+            .iter()
+            .map(String::as_str)
+            .chain(CANDIDATES.iter().copied())
+        {
+            // SAFETY: loading a LAPACK runs its initialisers, which only set
+            // up its own state (OpenBLAS's thread pool).
+            match unsafe { libloading::Library::new(path) } {
+                Ok(library) => {
+                    // SAFETY: only the symbol's presence is checked.
+                    let has_lapack = unsafe { library.get::<Getrf>(b"dgetrf_\0") }.is_ok();
+                    if has_lapack {
+                        return Ok(Lapack {
+                            library,
+                            path: path.to_string(),
+                        });
+                    }
+                    tried.push(format!("{path}: no dgetrf_"));
+                }
+                Err(e) => tried.push(format!("{path}: {e}")),
+            }
+            if named.as_deref() == Some(path) {
+                break;
+            }
+        }
+        Err(tried.join("; "))
+    }
+
+    /// The entry point `name` (`"sgetrf_"`) of type `F`.
+    ///
+    /// # Safety
+    /// `F` is the function type of LAPACK's `name`.
+    pub(super) unsafe fn routine<F: Copy>(&self, name: &str) -> std::result::Result<F, String> {
+        let symbol = format!("{name}\0");
+        // SAFETY: per the contract; the library lives for the process.
+        unsafe { self.library.get::<F>(symbol.as_bytes()) }
+            .map(|s| *s)
+            .map_err(|e| format!("the LAPACK at {} has no {name}: {e}", self.path))
+    }
+}
