@@ -240,6 +240,47 @@ fn cases() -> Vec<Case> {
         ),
         case(cholesky(), &["f32[3@x,3]"], Error("reads the whole matrix")),
         case(cholesky(), &["f32[2@x,3,3]"], Types(&["f32[2@x,3,3]"])),
+        case(lu(), &["f32[2,4,3]"], Types(&["f32[2,4,3]", "i32[2,3]"])),
+        case(lu(), &["c128[3,5]"], Types(&["c128[3,5]", "i32[3]"])),
+        case(
+            lu(),
+            &["f16[3,3]"],
+            Error("float32, float64, complex64 or complex128"),
+        ),
+        case(lu(), &["f32[3]"], Error("of rank 2 or more")),
+        case(lu(), &["f32[3@x,3]"], Error("reads the whole matrix")),
+        case(qr(true), &["f32[5,3]"], Types(&["f32[5,5]", "f32[5,3]"])),
+        case(qr(false), &["f32[5,3]"], Types(&["f32[5,3]", "f32[3,3]"])),
+        case(
+            qr(false),
+            &["c64[2,3,4]"],
+            Types(&["c64[2,3,3]", "c64[2,3,4]"]),
+        ),
+        case(eigh(), &["c64[2,3,3]"], Types(&["c64[2,3,3]", "f32[2,3]"])),
+        case(eigh(), &["f32[3,4]"], Error("square matrices")),
+        case(
+            eigh(),
+            &["f32[2@x,3,3]"],
+            Types(&["f32[2@x,3,3]", "f32[2@x,3]"]),
+        ),
+        case(
+            svd(true, true),
+            &["f64[4,2]"],
+            Types(&["f64[2]", "f64[4,4]", "f64[2,2]"]),
+        ),
+        case(
+            svd(false, true),
+            &["c64[4,2]"],
+            Types(&["f32[2]", "c64[4,2]", "c64[2,2]"]),
+        ),
+        case(svd(true, false), &["f32[2,4,6]"], Types(&["f32[2,4]"])),
+        case(
+            eig(true, true),
+            &["f32[3,3]"],
+            Types(&["c64[3]", "c64[3,3]", "c64[3,3]"]),
+        ),
+        case(eig(false, false), &["c128[2,3,3]"], Types(&["c128[2,3]"])),
+        case(eig(false, true), &["i32[3,3]"], Error("float32, float64")),
         case(solve(true), &["f32[3,3]", "f32[3,5]"], Types(&["f32[3,5]"])),
         case(
             solve(false),
@@ -1362,6 +1403,40 @@ fn cholesky() -> Primitive {
     Primitive::Linalg(linalg::Op::Cholesky)
 }
 
+/// LU with partial pivoting.
+fn lu() -> Primitive {
+    Primitive::Linalg(linalg::Op::Lu)
+}
+
+/// QR, complete or reduced.
+fn qr(full_matrices: bool) -> Primitive {
+    Primitive::Linalg(linalg::Op::Qr { full_matrices })
+}
+
+/// The Hermitian eigendecomposition.
+fn eigh() -> Primitive {
+    Primitive::Linalg(linalg::Op::Eigh {
+        lower: true,
+        sort_eigenvalues: true,
+    })
+}
+
+/// The SVD.
+fn svd(full_matrices: bool, compute_uv: bool) -> Primitive {
+    Primitive::Linalg(linalg::Op::Svd {
+        full_matrices,
+        compute_uv,
+    })
+}
+
+/// The general eigendecomposition.
+fn eig(left: bool, right: bool) -> Primitive {
+    Primitive::Linalg(linalg::Op::Eig {
+        compute_left_eigenvectors: left,
+        compute_right_eigenvectors: right,
+    })
+}
+
 /// A lower triangular solve from the left or the right.
 fn solve(left_side: bool) -> Primitive {
     Primitive::Linalg(linalg::Op::TriangularSolve(
@@ -1468,6 +1543,11 @@ fn variant(p: &Primitive) -> &'static str {
         Primitive::Linalg(op) => match op {
             linalg::Op::Cholesky => "Cholesky",
             linalg::Op::TriangularSolve(_) => "TriangularSolve",
+            linalg::Op::Lu => "Lu",
+            linalg::Op::Qr { .. } => "Qr",
+            linalg::Op::Eigh { .. } => "Eigh",
+            linalg::Op::Svd { .. } => "Svd",
+            linalg::Op::Eig { .. } => "Eig",
         },
     }
 }
@@ -1478,6 +1558,11 @@ const VARIANTS: &[&str] = &[
     "Fft",
     "Cholesky",
     "TriangularSolve",
+    "Lu",
+    "Qr",
+    "Eigh",
+    "Svd",
+    "Eig",
     "Unary",
     "Binary",
     "Compare",

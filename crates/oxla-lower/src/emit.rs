@@ -84,6 +84,8 @@ pub(crate) struct Emitter<'c, 'a> {
     effect_chain: Option<Value<'c, 'a>>,
     /// The program's meshes, in the order of their symbols.
     meshes: Rc<[oxla_core::MeshDesc]>,
+    /// The platform the program is lowered for.
+    platform: crate::Platform,
 }
 
 impl<'c, 'a> Emitter<'c, 'a> {
@@ -91,6 +93,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
         context: &'c Context,
         block: &'a Block<'c>,
         meshes: &[oxla_core::MeshDesc],
+        platform: crate::Platform,
     ) -> Self {
         Self {
             context,
@@ -98,7 +101,13 @@ impl<'c, 'a> Emitter<'c, 'a> {
             exported: Rc::default(),
             effect_chain: None,
             meshes: meshes.into(),
+            platform,
         }
+    }
+
+    /// The platform the program is lowered for.
+    pub(crate) fn platform(&self) -> crate::Platform {
+        self.platform
     }
 
     /// The symbol the program declares `mesh` under.
@@ -114,6 +123,7 @@ impl<'c, 'a> Emitter<'c, 'a> {
             exported: self.exported.clone(),
             effect_chain: None,
             meshes: self.meshes.clone(),
+            platform: self.platform,
         }
     }
 

@@ -27,10 +27,28 @@ pub use merge::check_exported_module;
 /// The symbol of the one mesh an SPMD module declares (`sdy.mesh @mesh`).
 pub const MESH_SYMBOL: &str = "mesh";
 
-/// How to lower a jaxpr besides its equations: donation aliases and the
-/// shardings of parameters and results.
+/// The platform a program is lowered for, where JAX's lowering differs by
+/// platform: linear algebra calls LAPACK on the CPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Platform {
+    /// Any: portable StableHLO where StableHLO has an op (`cholesky`,
+    /// `triangular_solve`); the decompositions it lacks call LAPACK.
+    #[default]
+    Any,
+    /// The CPU: JAX's CPU lowering, LAPACK's `lapack_*_ffi` calls.
+    Cpu,
+    /// NVIDIA or AMD GPUs, or TPUs: StableHLO's ops; the decompositions
+    /// StableHLO lacks (LU, QR, eigh, SVD, eig) are an error, since their
+    /// solver kernels are not registered by oxla.
+    Accelerator,
+}
+
+/// How to lower a jaxpr besides its equations: the platform, donation
+/// aliases and the shardings of parameters and results.
 #[derive(Debug, Clone, Default)]
 pub struct Lowering<'a> {
+    /// The platform the program is for.
+    pub platform: Platform,
     /// `(parameter, output)` pairs: the output reuses the donated
     /// parameter's buffer (`tf.aliasing_output`, as JAX emits).
     pub aliases: &'a [(usize, usize)],
@@ -253,7 +271,7 @@ pub fn lower(jaxpr: &Jaxpr, lowering: &Lowering<'_>) -> Result<String, LowerErro
                     .map_err(emit::melior_error)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let mut emitter = emit::Emitter::new(&context, &block, &meshes);
+        let mut emitter = emit::Emitter::new(&context, &block, &meshes, lowering.platform);
         let args = match embedded {
             Some(values) => {
                 let mut all = jaxpr

@@ -600,6 +600,7 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
         Ok(oxla_lower::lower(
             &traced.jaxpr,
             &oxla_lower::Lowering {
+                platform: crate::runtime::lowering_platform(),
                 aliases: &aliases,
                 arg_shardings: &args,
                 result_shardings: &results,
@@ -695,7 +696,14 @@ impl<In: Pytree, Out: Pytree, F: Fn(In) -> Out> Jit<In, Out, F> {
             None => {
                 let text = {
                     let _span = tracing::info_span!("lower", function = %self.name).entered();
-                    oxla_lower::lower_with_aliases(&traced.jaxpr, &aliases)?
+                    oxla_lower::lower(
+                        &traced.jaxpr,
+                        &oxla_lower::Lowering {
+                            platform: crate::runtime::lowering_platform(),
+                            aliases: &aliases,
+                            ..oxla_lower::Lowering::default()
+                        },
+                    )?
                 };
                 let lowered_at = start.elapsed();
                 let (executable, source) =

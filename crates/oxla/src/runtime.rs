@@ -54,6 +54,19 @@ fn default_platform() -> Platform {
         .or_default(Platform::Cpu)
 }
 
+/// The platform programs are lowered for: the default client's.
+pub(crate) fn lowering_platform() -> oxla_lower::Platform {
+    lowering_platform_of(default_platform())
+}
+
+/// How programs for `platform` are lowered.
+pub(crate) fn lowering_platform_of(platform: Platform) -> oxla_lower::Platform {
+    match platform {
+        Platform::Cpu => oxla_lower::Platform::Cpu,
+        Platform::Cuda | Platform::Rocm | Platform::Tpu => oxla_lower::Platform::Accelerator,
+    }
+}
+
 /// The default client's options on `platform` (see [`client`]).
 fn default_options(platform: Platform) -> ClientOptions {
     match platform {
@@ -163,7 +176,13 @@ pub(crate) fn compile_on(
     function: &str,
     device: Option<i64>,
 ) -> Result<(LoadedExecutable, String)> {
-    let text = oxla_lower::lower_to_text(jaxpr)?;
+    let text = oxla_lower::lower(
+        jaxpr,
+        &oxla_lower::Lowering {
+            platform: lowering_platform(),
+            ..oxla_lower::Lowering::default()
+        },
+    )?;
     Ok((compile_text_on(text.clone(), function, device)?.0, text))
 }
 

@@ -518,8 +518,19 @@ impl Legalizer {
     }
 
     fn stablehlo_op(&mut self, op: &Op, short: &str) -> Result<Op, VhloError> {
-        let vhlo = newest_vhlo_op(short)
-            .ok_or_else(|| bad(format!("stablehlo.{short} has no VHLO op oxla knows")))?;
+        let tiled = op
+            .properties
+            .iter()
+            .chain(&op.attributes)
+            .any(|(name, _)| name == "result_tilings");
+        // A custom call without result tilings is `custom_call_v1`, which
+        // older StableHLO reads, as StableHLO's serializer downgrades it.
+        let vhlo = if short == "custom_call" && !tiled {
+            Some("custom_call_v1")
+        } else {
+            newest_vhlo_op(short)
+        }
+        .ok_or_else(|| bad(format!("stablehlo.{short} has no VHLO op oxla knows")))?;
         let inherent = op_attributes(vhlo).unwrap_or(&[]);
         let mut properties: Vec<(String, String)> = Vec::new();
         let mut attributes: Vec<(String, String)> = Vec::new();
@@ -565,6 +576,22 @@ impl Legalizer {
                         .map(|(_, v)| v)
                         .unwrap_or("0");
                     set("channel_id", vhlo_i64(handle));
+                }
+                // A custom call's API version: an enum in VHLO, a number
+                // in StableHLO's generic form.
+                "api_version" if short == "custom_call" => {
+                    let version = value.split(':').next().unwrap_or("").trim();
+                    let name = match version {
+                        "0" => "API_VERSION_UNSPECIFIED",
+                        "1" => "API_VERSION_ORIGINAL",
+                        "2" => "API_VERSION_STATUS_RETURNING",
+                        "3" => "API_VERSION_STATUS_RETURNING_UNIFIED",
+                        "4" => "API_VERSION_TYPED_FFI",
+                        other => {
+                            return Err(bad(format!("custom call API version {other} is unknown")));
+                        }
+                    };
+                    set("api_version", format!("#vhlo<api_version_v1 {name}>"));
                 }
                 "use_global_device_ids" if value == "unit" => {
                     set(name, "#vhlo.bool_v1<true>".to_string());
@@ -625,6 +652,13 @@ impl Legalizer {
             }
             "all_to_all" | "collective_permute" => vec![("channel_id", zero)],
             "cholesky" => vec![("lower", no.into())],
+            // StableHLO's defaults for a custom call (oxla's LAPACK calls
+            // name only their target, version, config and layouts).
+            "custom_call" => vec![
+                ("called_computations", "#vhlo.array_v1<[]>".into()),
+                ("has_side_effect", no.into()),
+                ("output_operand_aliases", "#vhlo.array_v1<[]>".into()),
+            ],
             "compare" => vec![("compare_type", "#vhlo<comparison_type_v1 NOTYPE>".into())],
             "convolution" => {
                 let n = window("input_spatial_dimensions");

@@ -51,8 +51,10 @@ impl ExportOptions {
         self
     }
 
-    /// The platforms the export may run on (`cpu`, `cuda`, `rocm`, `tpu`);
-    /// oxla's lowering is the same for all of them.
+    /// The platforms the export may run on (`cpu`, `cuda`, `rocm`, `tpu`):
+    /// one platform's export is lowered as for it (linear algebra calls
+    /// LAPACK on the CPU, as JAX's), several platforms' share portable
+    /// StableHLO.
     pub fn platforms(mut self, platforms: &[&str]) -> ExportOptions {
         self.platforms = Some(platforms.iter().map(|p| p.to_string()).collect());
         self
@@ -125,7 +127,17 @@ fn build(parts: ExportParts<'_>, vjp_order: usize, location: Location) -> Result
             })
             .collect()
     };
+    // One platform's export is lowered as for it (LAPACK on the CPU);
+    // several platforms' share portable StableHLO.
+    let lowering = match parts.platforms {
+        [only] => only.parse::<oxla_pjrt::Platform>().map_or(
+            oxla_lower::Platform::Any,
+            crate::runtime::lowering_platform_of,
+        ),
+        _ => oxla_lower::Platform::Any,
+    };
     let module = parts.program.module(
+        lowering,
         parts.platforms.len() > 1,
         &parts.arg_shardings,
         &parts.result_shardings,

@@ -185,12 +185,18 @@ impl FlatProgram {
     /// attribute.
     pub(crate) fn module(
         &self,
+        platform: oxla_lower::Platform,
         with_platform_index: bool,
         arg_shardings: &[Option<ShardingDesc>],
         result_shardings: &[Option<ShardingDesc>],
         location: Location,
     ) -> Result<Vec<u8>> {
-        let text = self.lower(with_platform_index, arg_shardings, result_shardings)?;
+        let text = self.lower(
+            platform,
+            with_platform_index,
+            arg_shardings,
+            result_shardings,
+        )?;
         let (artifact, _version) =
             oxla_export::stablehlo_text_to_artifact(&text).map_err(|e| Error::Usage {
                 function: "export",
@@ -203,6 +209,7 @@ impl FlatProgram {
     /// The module's StableHLO text in MLIR's generic form.
     fn lower(
         &self,
+        platform: oxla_lower::Platform,
         with_platform_index: bool,
         arg_shardings: &[Option<ShardingDesc>],
         result_shardings: &[Option<ShardingDesc>],
@@ -229,6 +236,7 @@ impl FlatProgram {
         Ok(oxla_lower::lower(
             &jaxpr,
             &oxla_lower::Lowering {
+                platform,
                 arg_shardings: &arg_shardings,
                 result_shardings,
                 embedded_constants: Some(&constants),

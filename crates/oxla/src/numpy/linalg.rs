@@ -1,9 +1,17 @@
 //! `jax.numpy.linalg`'s functions built from products and reductions:
 //! norms (vector and matrix orders), `matrix_power`, `multi_dot`, `cross`,
 //! and the array-API forms of `matmul`, `outer`, `tensordot`, `trace`,
-//! `diagonal`, `vecdot` and `matrix_transpose`, as JAX computes them. The
-//! decompositions (`cholesky`, `qr`, `svd`, `eigh`, ...) and what needs
-//! them (`solve`, `inv`, `det`, the spectral norms) are not here yet.
+//! `diagonal`, `vecdot` and `matrix_transpose`, as JAX computes them;
+//! `cholesky`; and (in `decompositions`) what the LU, QR, eigen- and
+//! singular value decompositions give: `solve`, `inv`, `det`, `eigh`,
+//! `svd`, `pinv`, `lstsq` and the rest.
+
+mod decompositions;
+
+pub use decompositions::{
+    QrMode, cond, det, eig, eigh, eigvals, eigvalsh, inv, lstsq, matrix_rank, pinv, qr, qr_r,
+    slogdet, solve, svd, svdvals, tensorinv, tensorsolve,
+};
 
 use super::{abs, arrays, products, to_inexact, usage};
 use crate::array::Array;
@@ -22,6 +30,8 @@ pub enum Ord {
     NegInf,
     /// The Frobenius norm (matrices).
     Fro,
+    /// The nuclear norm, the sum of the singular values (matrices).
+    Nuc,
 }
 
 /// `jnp.linalg.vector_norm(x, axis, keepdims, ord)` over `axis` (all axes
@@ -35,6 +45,10 @@ pub fn vector_norm(x: &Array, axis: Option<&[i64]>, keepdims: bool, ord: Ord) ->
         Ord::Fro => super::sqrt(&super::sum(&lax::mul(&x, &x), axis, keepdims)),
         Ord::Inf => super::max(&abs(&x), axis, keepdims),
         Ord::NegInf => super::min(&abs(&x), axis, keepdims),
+        Ord::Nuc => usage(
+            "linalg.vector_norm",
+            "the nuclear norm is a matrix norm".to_string(),
+        ),
         Ord::P(1.0) => super::sum(&abs(&x), axis, keepdims),
         Ord::P(0.0) => {
             let nonzero = lax::convert_element_type(&lax::ne(&x, &c(0.0)), x.dtype_or_bool());
@@ -48,9 +62,9 @@ pub fn vector_norm(x: &Array, axis: Option<&[i64]>, keepdims: bool, ord: Ord) ->
 }
 
 /// `jnp.linalg.matrix_norm(x, keepdims, ord)` over the last two axes:
-/// Frobenius, or the largest / smallest column (`P(±1)`) or row (`±Inf`)
-/// sum of magnitudes. The spectral and nuclear norms need the singular
-/// values, which oxla does not compute yet: an error.
+/// Frobenius, the largest / smallest column (`P(±1)`) or row (`±Inf`)
+/// sum of magnitudes, the largest / smallest singular value (`P(±2)`), or
+/// their sum (`Nuc`).
 #[track_caller]
 pub fn matrix_norm(x: &Array, keepdims: bool, ord: Ord) -> Array {
     if x.ndim_or_zero() < 2 {
@@ -78,9 +92,22 @@ pub fn matrix_norm(x: &Array, keepdims: bool, ord: Ord) -> Array {
         Ord::P(-1.0) => rows_then_max(-2, -1, false),
         Ord::Inf => rows_then_max(-1, -2, true),
         Ord::NegInf => rows_then_max(-1, -2, false),
+        Ord::P(2.0) | Ord::P(-2.0) | Ord::Nuc => {
+            let s = svdvals(&x, false);
+            let out = match ord {
+                Ord::Nuc => super::sum(&s, Some(&[-1]), false),
+                Ord::P(2.0) => super::max(&s, Some(&[-1]), false),
+                _ => super::min(&s, Some(&[-1]), false),
+            };
+            if keepdims {
+                super::expand_dims(&super::expand_dims(&out, -1), -1)
+            } else {
+                out
+            }
+        }
         Ord::P(p) => usage(
             "linalg.matrix_norm",
-            format!("ord {p} needs the singular values, which oxla does not compute yet"),
+            format!("ord {p} is not a matrix norm (1, -1, 2, -2, inf, -inf, Fro, Nuc are)"),
         ),
     }
 }
@@ -135,8 +162,8 @@ pub fn norm(x: &Array, ord: Option<Ord>, axis: Option<&[i64]>, keepdims: bool) -
 }
 
 /// `jnp.linalg.matrix_power(a, n)`: `a` multiplied by itself `n` times by
-/// repeated squaring (the identity for 0). A negative `n` needs the
-/// inverse, which oxla does not compute yet: an error.
+/// repeated squaring (the identity for 0); a negative `n` is the inverse's
+/// power.
 #[track_caller]
 pub fn matrix_power(a: &Array, n: i64) -> Array {
     let shape = a.shape_or_empty().to_vec();
@@ -147,10 +174,7 @@ pub fn matrix_power(a: &Array, n: i64) -> Array {
         );
     }
     if n < 0 {
-        return usage(
-            "linalg.matrix_power",
-            format!("n = {n} needs the inverse, which oxla does not compute yet"),
-        );
+        return matrix_power(&inv(a), -n);
     }
     if n == 0 {
         let size = shape[shape.len() - 1];

@@ -66,6 +66,7 @@ pub(crate) fn compile(
     let text = oxla_lower::lower(
         jaxpr,
         &oxla_lower::Lowering {
+            platform: crate::runtime::lowering_platform(),
             aliases,
             arg_shardings,
             result_shardings,

@@ -155,8 +155,10 @@ fn namespaces() -> Vec<Namespace> {
         key_dtype, key_impl, wrap_key_data);
     let fft = have!(oxla::numpy::fft: fft, fft2, fftfreq, fftn, fftshift, hfft, ifft, ifft2,
         ifftn, ifftshift, ihfft, irfft, irfft2, irfftn, rfft, rfft2, rfftfreq, rfftn);
-    let linalg = have!(oxla::numpy::linalg: cholesky, cross, diagonal, matmul, matrix_norm, matrix_power,
-        matrix_transpose, multi_dot, norm, outer, tensordot, trace, vecdot, vector_norm);
+    let linalg = have!(oxla::numpy::linalg: cholesky, cond, cross, det, diagonal, eig, eigh,
+        eigvals, eigvalsh, inv, lstsq, matmul, matrix_norm, matrix_power, matrix_rank,
+        matrix_transpose, multi_dot, norm, outer, pinv, qr, slogdet, solve, svd, svdvals,
+        tensordot, tensorinv, tensorsolve, trace, vecdot, vector_norm);
     let namespace = |jax, have, excluded, floor| Namespace {
         jax,
         have,
@@ -168,7 +170,7 @@ fn namespaces() -> Vec<Namespace> {
         namespace("jax.lax", lax, &[], 162),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 33),
-        namespace("jax.numpy.linalg", linalg, &[], 14),
+        namespace("jax.numpy.linalg", linalg, &[], 31),
         namespace("jax.numpy.fft", fft, &[], 18),
     ]
 }

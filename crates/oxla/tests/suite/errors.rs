@@ -519,8 +519,8 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
             "jnp.linalg.matrix_norm: needs rank 2 or more, got 1",
         ),
         (
-            la::matrix_norm(&m, false, Ord::P(2.0)),
-            "ord 2 needs the singular values",
+            la::matrix_norm(&m, false, Ord::P(3.0)),
+            "jnp.linalg.matrix_norm: ord 3 is not a matrix norm",
         ),
         (
             la::norm(&cube, None, Some(&[0, 1, 2]), false),
@@ -563,8 +563,56 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
             "jnp.linalg.matrix_power: needs square matrices, got shape [2, 3]",
         ),
         (
-            la::matrix_power(&jnp::reshape(&v, &[2, 2]), -1),
-            "n = -1 needs the inverse",
+            la::solve(&m, &m),
+            "jnp.linalg.solve: a must be (a batch of) square matrices, got shape [2, 3]",
+        ),
+        (
+            la::solve(&jnp::ones(&[3, 3], DType::F32), &m),
+            "jnp.linalg.solve: b must have 3 rows to match a 3×3 a, got shape [2, 3]",
+        ),
+        (
+            la::inv(&v),
+            "jnp.linalg.inv: a must be (a batch of) square matrices, got shape [4]",
+        ),
+        (
+            la::det(&m),
+            "jnp.linalg.det: a must be (a batch of) square matrices",
+        ),
+        (
+            la::eigh(&m, false, true).0,
+            "eigh of f32[2,3]: the operand must be a (batch of) square matrices",
+        ),
+        (
+            la::eigvals(&m),
+            "eig of f32[2,3]: the operand must be a (batch of) square matrices",
+        ),
+        (
+            la::svd(&v, true, false).1,
+            "svd of f32[4]: the operand must be a (batch of) matrices, of rank 2 or more",
+        ),
+        (
+            la::qr(
+                &oxla::lax::convert_element_type(&m, DType::F16),
+                la::QrMode::Reduced,
+            )
+            .0,
+            "qr of f16[2,3]: the operand must be float32, float64, complex64 or complex128",
+        ),
+        (
+            la::lstsq(&v, &v, None).0,
+            "jnp.linalg.lstsq: takes a 2-D a and a 1-D or 2-D b with as many rows",
+        ),
+        (
+            la::cond(&jnp::zeros(&[0, 0], DType::F32), None),
+            "jnp.linalg.cond: needs non-empty matrices",
+        ),
+        (
+            la::tensorinv(&m, 3),
+            "jnp.linalg.tensorinv: ind must be in 1..=2, got 3",
+        ),
+        (
+            oxla::lax::linalg::lu_solve(&m, &v, &v, 0),
+            "lax.linalg.lu_solve: the LU factors must be (a batch of) square matrices",
         ),
         (
             la::multi_dot(&[]),

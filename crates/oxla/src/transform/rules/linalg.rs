@@ -13,6 +13,8 @@ use crate::transform::support::{self, Tangent, add_tangents, batch_at, refs};
 use crate::transform::transpose_rules::{TransposeArgs, known_at, nonlinear};
 use oxla_core::primitive::linalg::Op;
 
+use super::decompositions::{eig_jvp, eigh_jvp, qr_jvp, svd_jvp};
+
 /// Primal outputs and output tangents of a primitive of this family.
 pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tangent>)> {
     let JvpArgs {
@@ -30,6 +32,30 @@ pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tange
             };
             single(l, tangent)
         }
+        Op::Lu => {
+            let outs = support::bind_all(primitive.clone(), &refs(primals))?;
+            let tangent = match tangents.first().cloned().flatten() {
+                Some(a_dot) => Some(lu_tangent(&outs[0], &outs[1], &a_dot)?),
+                None => None,
+            };
+            (outs, vec![tangent, None])
+        }
+        Op::Qr { full_matrices } => qr_jvp(primitive, primals, tangents, *full_matrices)?,
+        Op::Eigh { .. } => eigh_jvp(primitive, primals, tangents)?,
+        Op::Svd {
+            full_matrices,
+            compute_uv,
+        } => svd_jvp(primitive, primals, tangents, *full_matrices, *compute_uv)?,
+        Op::Eig {
+            compute_left_eigenvectors,
+            compute_right_eigenvectors,
+        } => eig_jvp(
+            primitive,
+            primals,
+            tangents,
+            *compute_left_eigenvectors,
+            *compute_right_eigenvectors,
+        )?,
         Op::TriangularSolve(o) => {
             let ans = support::bind_one(primitive, &refs(primals))?;
             let (a, b) = (&primals[0], &primals[1]);
@@ -122,7 +148,12 @@ pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangen
         ..
     } = *input;
     match op {
-        Op::Cholesky => nonlinear(primitive, operands),
+        Op::Cholesky
+        | Op::Lu
+        | Op::Qr { .. }
+        | Op::Eigh { .. }
+        | Op::Svd { .. }
+        | Op::Eig { .. } => nonlinear(primitive, operands),
         Op::TriangularSolve(o) => {
             let a = known_at(primitive, operands, 0)?;
             let options = TriangularSolveOptions {
@@ -153,5 +184,84 @@ pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<O
             vec![support::bind_one(primitive, &refs(&front))?],
             vec![Some(0)],
         ),
+        Op::Lu | Op::Qr { .. } | Op::Eigh { .. } | Op::Svd { .. } | Op::Eig { .. } => {
+            let outs = support::bind_all(primitive.clone(), &refs(&front))?;
+            let bdims = vec![Some(0); outs.len()];
+            done(outs, bdims)
+        }
     }
+}
+
+/// JAX's `_lu_jvp_inner`, batched: with `L` (m×m, unit diagonal) and `U`
+/// (n×n, identity below the k×k block) from the packed factors, the
+/// tangent of the factors is `L tril(X, -1) + triu(X) U` for
+/// `X = L⁻¹ (P ȧ) U⁻¹` (De Hoog, Anderssen and Lukas).
+fn lu_tangent(lu: &Array, pivots: &Array, a_dot: &Array) -> Result<Array> {
+    let shape = lu.aval()?.shape.to_vec();
+    let rank = shape.len();
+    let (m, n) = (shape[rank - 2], shape[rank - 1]);
+    let k = m.min(n);
+    let dtype = lu.dtype_or_bool();
+    let permutation = crate::lax::linalg::lu_pivots_to_permutation(pivots, m);
+    let rows = crate::numpy::broadcast_to(
+        &crate::numpy::expand_dims(&permutation, -1),
+        &a_dot.aval()?.shape,
+    );
+    let x = crate::numpy::take_along_axis(a_dot, &rows, -2);
+    let zero = crate::numpy::scalar_like(lu, 0.0);
+    let pad = |x: &Array, rows_after: i64, cols_after: i64| {
+        let mut config = vec![(0, 0, 0); rank];
+        config[rank - 2] = (0, rows_after, 0);
+        config[rank - 1] = (0, cols_after, 0);
+        lax::pad(x, &zero, &config)
+    };
+    let l = crate::numpy::add(
+        &pad(
+            &tril(&lax::slice_in_dim(lu, 0, Some(k), 1, -1), -1),
+            0,
+            m - k,
+        ),
+        &crate::numpy::eye(m, dtype),
+    );
+    let u_eye = {
+        let mut config = vec![(0, 0, 0); 2];
+        config[0] = (k, 0, 0);
+        config[1] = (k, 0, 0);
+        lax::pad(
+            &crate::numpy::eye(n - k, dtype),
+            &crate::numpy::scalar_like(lu, 0.0),
+            &config,
+        )
+    };
+    let u = crate::numpy::add(
+        &pad(
+            &triu(&lax::slice_in_dim(lu, 0, Some(k), 1, -2), 0),
+            n - k,
+            0,
+        ),
+        &u_eye,
+    );
+    let la = triangular_solve(
+        &l,
+        &x,
+        TriangularSolveOptions {
+            left_side: true,
+            lower: true,
+            unit_diagonal: true,
+            ..TriangularSolveOptions::default()
+        },
+    );
+    let lau = triangular_solve(
+        &u,
+        &la,
+        TriangularSolveOptions {
+            left_side: false,
+            lower: false,
+            ..TriangularSolveOptions::default()
+        },
+    );
+    Ok(lax::add(
+        &matmul_highest(&l, &tril(&lau, -1)),
+        &matmul_highest(&triu(&lau, 0), &u),
+    ))
 }

@@ -7,6 +7,7 @@ pub(crate) mod call;
 pub(crate) mod collective;
 pub(crate) mod contract;
 pub(crate) mod control;
+pub(crate) mod decompositions;
 pub(crate) mod elementwise;
 pub(crate) mod fft;
 pub(crate) mod host;

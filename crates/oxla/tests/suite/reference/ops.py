@@ -699,6 +699,76 @@ CASES.update({
     "lax_ts_complex_conj": (lambda a, b: TS(a, b, left_side=False, lower=True, conjugate_a=True), [CLOW3, CZ[:, :3].copy()]),
 })
 
+# Linear algebra through LAPACK: LU, QR, eigh, SVD, eig, and what
+# jax.numpy.linalg builds on them. Inputs are well conditioned, with
+# distinct eigenvalues and singular values, so that derivatives exist.
+def general(*shape, dtype=np.float32):
+    m = normal(*shape) if dtype == np.float32 else cnormal(*shape)
+    n = min(shape[-2:])
+    return (m + 2 * np.eye(shape[-2], shape[-1])).astype(dtype) if shape[-1] == shape[-2] else m.astype(dtype)
+
+
+GA4, GA5, GAB, GAC = general(4, 4), general(5, 5), general(2, 4, 4), general(4, 4, dtype=np.complex64)
+TALL, WIDE, TALLC = normal(5, 3), normal(3, 5), cnormal(5, 3)
+SYM4 = spd(n=4) + np.diag(np.arange(4, dtype=np.float32))
+LU4, _, PERM4 = [np.asarray(t) for t in jax.lax.linalg.lu(GA4)]
+LA = jax.lax.linalg
+LU_SOLVE = jax._src.lax.linalg.lu_solve  # public in jax.scipy.linalg's form only
+CASES.update({
+    "lax_lu": (lambda a: LA.lu(a)[0], [GA4]), "lax_lu_pivots": (lambda a: LA.lu(a)[1], [GA4]),
+    "lax_lu_permutation": (lambda a: LA.lu(a)[2], [GA4]),
+    "lax_lu_wide": (lambda a: LA.lu(a)[0], [WIDE]), "lax_lu_tall": (lambda a: LA.lu(a)[0], [TALL]),
+    "lax_lu_batch": (lambda a: LA.lu(a)[0], [GAB]), "lax_lu_complex": (lambda a: LA.lu(a)[0], [GAC]),
+    "lax_lu_pivots_to_permutation": (lambda p: LA.lu_pivots_to_permutation(p, 5),
+                                     [np.array([[2, 2, 4], [1, 3, 3]], np.int32)]),
+    "lax_lu_solve": (lambda lu, p, b: LU_SOLVE(lu, p, b), [LU4, PERM4, normal(4, 2)]),
+    "lax_lu_solve_t": (lambda lu, p, b: LU_SOLVE(lu, p, b, trans=1), [LU4, PERM4, normal(4)]),
+    "la_solve": (jnp.linalg.solve, [GA4, normal(4, 2)]), "la_solve_vector": (jnp.linalg.solve, [GA4, normal(4)]),
+    "la_solve_batch": (jnp.linalg.solve, [GAB, normal(2, 4, 3)]),
+    "la_solve_complex": (jnp.linalg.solve, [GAC, cnormal(4, 2)]),
+    "la_inv": (jnp.linalg.inv, [GA4]), "la_inv_batch": (jnp.linalg.inv, [GAB]),
+    "la_det": (jnp.linalg.det, [GA5]), "la_det_2": (jnp.linalg.det, [GA4[:2, :2].copy()]),
+    "la_det_3": (jnp.linalg.det, [GA4[:3, :3].copy()]), "la_det_batch": (jnp.linalg.det, [GAB]),
+    "la_det_complex": (jnp.linalg.det, [GAC]),
+    "la_slogdet_sign": (lambda a: jnp.linalg.slogdet(a)[0], [GA5]),
+    "la_slogdet_logdet": (lambda a: jnp.linalg.slogdet(a)[1], [GA5]),
+    "la_slogdet_complex": (lambda a: jnp.linalg.slogdet(a)[1], [GAC]),
+    "la_slogdet_complex_sign": (lambda a: jnp.linalg.slogdet(a)[0], [GAC]),
+    "la_qr_q": (lambda a: jnp.linalg.qr(a)[0], [TALL]), "la_qr_r": (lambda a: jnp.linalg.qr(a)[1], [TALL]),
+    "la_qr_complete_q": (lambda a: jnp.linalg.qr(a, mode="complete")[0], [TALL]),
+    "la_qr_complete_r": (lambda a: jnp.linalg.qr(a, mode="complete")[1], [TALL]),
+    "la_qr_wide_q": (lambda a: jnp.linalg.qr(a)[0], [WIDE]), "la_qr_wide_r": (lambda a: jnp.linalg.qr(a)[1], [WIDE]),
+    "la_qr_complex_r": (lambda a: jnp.linalg.qr(a)[1], [TALLC]), "la_qr_mode_r": (lambda a: jnp.linalg.qr(a, mode="r"), [GA4]),
+    "la_eigh_w": (lambda a: jnp.linalg.eigh(a)[0], [SYM4]), "la_eigh_v": (lambda a: jnp.linalg.eigh(a)[1], [SYM4]),
+    "la_eigh_upper_v": (lambda a: jnp.linalg.eigh(a, UPLO="U")[1], [SYM4]),
+    "la_eigvalsh_batch": (jnp.linalg.eigvalsh, [SPDB]),
+    "la_eigh_complex_w": (lambda a: jnp.linalg.eigh(a)[0], [HPD3]),
+    "la_svd_s": (lambda a: jnp.linalg.svd(a, full_matrices=False)[1], [TALL]),
+    "la_svd_u": (lambda a: jnp.linalg.svd(a, full_matrices=False)[0], [TALL]),
+    "la_svd_vh": (lambda a: jnp.linalg.svd(a, full_matrices=False)[2], [TALL]),
+    "la_svd_wide_u": (lambda a: jnp.linalg.svd(a, full_matrices=False)[0], [WIDE]),
+    "la_svd_full_u": (lambda a: jnp.linalg.svd(a)[0], [GA4]),
+    "la_svd_complex_s": (lambda a: jnp.linalg.svd(a, compute_uv=False), [TALLC]),
+    "la_svdvals_batch": (jnp.linalg.svdvals, [GAB]),
+    "la_svd_hermitian_s": (lambda a: jnp.linalg.svd(a, hermitian=True)[1], [SYM4 - 5 * np.eye(4, dtype=np.float32)]),
+    "la_eigvals": (jnp.linalg.eigvals, [GA4]), "la_eigvals_complex": (jnp.linalg.eigvals, [GAC]),
+    "la_eig_w": (lambda a: jnp.linalg.eig(a)[0], [GA4]), "la_eig_v_abs": (lambda a: jnp.abs(jnp.linalg.eig(a)[1]), [GA4]),
+    "la_pinv": (jnp.linalg.pinv, [TALL]), "la_pinv_wide": (jnp.linalg.pinv, [WIDE]),
+    "la_lstsq": (lambda a, b: jnp.linalg.lstsq(a, b)[0], [TALL, normal(5, 2)]),
+    "la_lstsq_resid": (lambda a, b: jnp.linalg.lstsq(a, b)[1], [TALL, normal(5)]),
+    "la_lstsq_rank": (lambda a, b: jnp.linalg.lstsq(a, b)[2], [TALL, normal(5)]),
+    "la_matrix_rank": (jnp.linalg.matrix_rank, [np.outer(normal(4), normal(4)).astype(np.float32)]),
+    "la_cond": (jnp.linalg.cond, [GA4]), "la_cond_1": (lambda a: jnp.linalg.cond(a, p=1), [GA4]),
+    "la_cond_singular": (lambda a: jnp.linalg.cond(a, p=-2), [np.ones((3, 3), np.float32)]),
+    "la_matrix_norm_2": (lambda a: jnp.linalg.matrix_norm(a, ord=2), [GAB]),
+    "la_matrix_norm_nuc": (lambda a: jnp.linalg.matrix_norm(a, ord="nuc"), [TALL]),
+    "la_matrix_power_neg": (lambda a: jnp.linalg.matrix_power(a, -2), [GA4]),
+    "la_tensorsolve": (jnp.linalg.tensorsolve, [general(6, 6).reshape(2, 3, 6), normal(2, 3)]),
+    "la_tensorinv": (lambda a: jnp.linalg.tensorinv(a, ind=2), [general(6, 6).reshape(2, 3, 6)]),
+    "la_solve_singular": (jnp.linalg.solve, [np.ones((3, 3), np.float32), normal(3)]),
+    "la_eigvalsh_nan": (jnp.linalg.eigvalsh, [np.full((3, 3), np.nan, np.float32)]),
+})
+
 # Fourier transforms: lax.fft and jax.numpy.fft.
 C3, R3, C4 = cnormal(2, 3, 4), normal(2, 3, 4), cnormal(2, 2, 3, 2)
 FFT = lax.FftType
@@ -748,9 +818,11 @@ HALF_VARIANTS = [
 # ("case@i64", with values past 2**53 where the op allows, so that a
 # comparison through f64 would miss a wrong low bit).
 # With x64, the complex cases in complex128 ("case@c128").
-C128_VARIANTS = ["la_cholesky_complex", "lax_ts_complex_adjoint", "fft_fft", "fft_rfft", "fft_irfftn_s", "c_add", "c_mul", "c_div", "c_real", "c_imag", "c_conj", "c_abs", "c_exp", "c_log",
+C128_VARIANTS = ["la_cholesky_complex", "lax_lu_complex", "la_solve_complex", "la_det_complex", "la_qr_complex_r",
+                 "la_eigh_complex_w", "la_svd_complex_s", "la_eigvals_complex", "lax_ts_complex_adjoint", "fft_fft", "fft_rfft", "fft_irfftn_s", "c_add", "c_mul", "c_div", "c_real", "c_imag", "c_conj", "c_abs", "c_exp", "c_log",
                  "c_sqrt", "c_tanh", "c_reduce_sum", "c_dot_general", "np_angle"]
-F64_VARIANTS = HALF_VARIANTS + ["lax_cholesky", "lax_ts_left_lower", "clamp", "polygamma", "dot_general_batch", "jnp_var", "log_softmax", "mlp_loss"]
+F64_VARIANTS = HALF_VARIANTS + ["lax_cholesky", "lax_ts_left_lower", "lax_lu", "la_solve", "la_det", "la_slogdet_logdet",
+                                "la_qr_r", "la_eigh_v", "la_svd_u", "la_eigvals", "la_pinv", "la_lstsq", "clamp", "polygamma", "dot_general_batch", "jnp_var", "log_softmax", "mlp_loss"]
 I64_VARIANTS = ["abs_int", "sign_int", "not_int", "population_count", "clz", "div_int", "rem_int", "or",
                 "shift_left", "shift_right_logical", "shift_right_arithmetic", "eq", "ge", "reduce_min",
                 "reduce_and_int", "op_mod_int", "jnp_remainder_int", "jnp_floor_divide_int"]
