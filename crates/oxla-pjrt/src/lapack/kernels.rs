@@ -127,6 +127,72 @@ impl Scratch {
     }
 }
 
+/// One thread's LAPACK workspaces: `work` (of the routine's precision),
+/// `rwork` (real), `iwork`, an `info` for routines whose status is not a
+/// result, and matrices of scratch (copies LAPACK overwrites).
+struct Workspace {
+    work: Scratch,
+    rwork: Scratch,
+    iwork: Vec<Int>,
+    status: Int,
+    matrices: Vec<Scratch>,
+}
+
+impl Workspace {
+    fn new(work_bytes: usize, rwork_bytes: usize, iwork_len: usize, matrices: &[usize]) -> Self {
+        Workspace {
+            work: Scratch::new(work_bytes),
+            rwork: Scratch::new(rwork_bytes),
+            iwork: vec![0; iwork_len.max(1)],
+            status: 0,
+            matrices: matrices.iter().map(|&bytes| Scratch::new(bytes)).collect(),
+        }
+    }
+}
+
+/// Work (in flops) below which a batch runs on the calling thread: a
+/// thread's start costs tens of microseconds.
+const PARALLEL_WORK: usize = 4_000_000;
+
+/// Runs `body(i, workspace)` for each matrix `i` of a batch of `count`,
+/// each with `cost` flops: on the calling thread for a small batch, else
+/// in contiguous chunks on up to the machine's cores (each with its own
+/// workspace from `workspace`), as jaxlib's `ParallelBatchMap` does with
+/// XLA's thread pool. LAPACK itself runs single-threaded
+/// (`library::Lapack::get`), so a batch of small matrices uses the cores
+/// and a big matrix does not oversubscribe them.
+fn for_each_matrix<W>(
+    count: usize,
+    cost: usize,
+    workspace: impl Fn() -> W + Sync,
+    body: impl Fn(usize, &mut W) -> Result<(), String> + Sync,
+) -> Result<(), String> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(count);
+    if threads <= 1 || cost.saturating_mul(count) < PARALLEL_WORK {
+        let mut w = workspace();
+        return (0..count).try_for_each(|i| body(i, &mut w));
+    }
+    let chunk = count.div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..count)
+            .step_by(chunk)
+            .map(|start| {
+                let (workspace, body) = (&workspace, &body);
+                scope.spawn(move || {
+                    let mut w = workspace();
+                    (start..(start + chunk).min(count)).try_for_each(|i| body(i, &mut w))
+                })
+            })
+            .collect();
+        handles.into_iter().try_for_each(|h| {
+            h.join()
+                .map_err(|_| "a LAPACK batch thread panicked".to_string())?
+        })
+    })
+}
+
 /// A call's operands, results and attributes.
 pub(super) struct Call<'f> {
     pub(super) args: Vec<BufferView<'f>>,
@@ -251,28 +317,34 @@ pub(super) fn trsm(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     // SAFETY: the type is BLAS's `?trsm`.
     let f: Trsm = unsafe { p.routine(lapack, "trsm", "trsm") }?;
     let alpha = p.one();
-    for i in 0..count {
-        // SAFETY: matrix `i` of each buffer, of the sizes given.
-        unsafe {
-            f(
-                &side,
-                &uplo,
-                &trans,
-                &diag,
-                &mi,
-                &ni,
-                alpha.as_ptr().cast(),
-                at(a, i, k * k, p.size()),
-                &lda,
-                at(out, i, m * n, p.size()),
-                &ldb,
-                1,
-                1,
-                1,
-                1,
-            )
-        };
-    }
+    for_each_matrix(
+        count,
+        m * n * k,
+        || (),
+        |i, _| {
+            // SAFETY: matrix `i` of each buffer, of the sizes given.
+            unsafe {
+                f(
+                    &side,
+                    &uplo,
+                    &trans,
+                    &diag,
+                    &mi,
+                    &ni,
+                    alpha.as_ptr().cast(),
+                    at(a, i, k * k, p.size()),
+                    &lda,
+                    at(out, i, m * n, p.size()),
+                    &ldb,
+                    1,
+                    1,
+                    1,
+                    1,
+                )
+            };
+            Ok(())
+        },
+    )?;
     Ok(())
 }
 
@@ -285,19 +357,25 @@ pub(super) fn getrf(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     let (mi, ni, lda) = (int(m)?, int(n)?, int(m.max(1))?);
     // SAFETY: the type is LAPACK's `?getrf`.
     let f: Getrf = unsafe { p.routine(lapack, "getrf", "getrf") }?;
-    for i in 0..count {
-        // SAFETY: matrix `i` of each buffer, of the sizes given.
-        unsafe {
-            f(
-                &mi,
-                &ni,
-                at(out, i, m * n, p.size()),
-                &lda,
-                at(ipiv, i, m.min(n), 4).cast(),
-                at(info, i, 1, 4).cast(),
-            )
-        };
-    }
+    for_each_matrix(
+        count,
+        m * n * m.min(n),
+        || (),
+        |i, _| {
+            // SAFETY: matrix `i` of each buffer, of the sizes given.
+            unsafe {
+                f(
+                    &mi,
+                    &ni,
+                    at(out, i, m * n, p.size()),
+                    &lda,
+                    at(ipiv, i, m.min(n), 4).cast(),
+                    at(info, i, 1, 4).cast(),
+                )
+            };
+            Ok(())
+        },
+    )?;
     Ok(())
 }
 
@@ -327,9 +405,10 @@ pub(super) fn geqrf(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     }
     // SAFETY: the query answered in `answer`.
     let lwork = unsafe { queried(p, answer.ptr()) };
-    let mut work = Scratch::new(lwork * p.size());
+    let work_bytes = lwork * p.size();
     let lwork = int(lwork)?;
-    for i in 0..count {
+    let workspace = || Workspace::new(work_bytes, 0, 0, &[]);
+    for_each_matrix(count, 2 * m * n * m.min(n), workspace, |i, scratch| {
         // SAFETY: matrix `i` of each buffer, of the sizes given.
         unsafe {
             f(
@@ -338,12 +417,13 @@ pub(super) fn geqrf(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
                 at(out, i, m * n, p.size()),
                 &lda,
                 at(tau, i, m.min(n), p.size()),
-                work.ptr(),
+                scratch.work.ptr(),
                 &lwork,
-                &mut status,
+                &mut scratch.status,
             )
         };
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 
@@ -376,9 +456,10 @@ pub(super) fn orgqr(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     }
     // SAFETY: the query answered in `answer`.
     let lwork = unsafe { queried(p, answer.ptr()) };
-    let mut work = Scratch::new(lwork * p.size());
+    let work_bytes = lwork * p.size();
     let lwork = int(lwork)?;
-    for i in 0..count {
+    let workspace = || Workspace::new(work_bytes, 0, 0, &[]);
+    for_each_matrix(count, 4 * m * n * k.max(1), workspace, |i, scratch| {
         // SAFETY: matrix `i` of each buffer, of the sizes given.
         unsafe {
             f(
@@ -388,12 +469,13 @@ pub(super) fn orgqr(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
                 at(out, i, m * n, p.size()),
                 &lda,
                 at(tau, i, k, p.size()),
-                work.ptr(),
+                scratch.work.ptr(),
                 &lwork,
-                &mut status,
+                &mut scratch.status,
             )
         };
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 
@@ -408,19 +490,25 @@ pub(super) fn potrf(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     let (ni, lda) = (int(n)?, int(n.max(1))?);
     // SAFETY: the type is LAPACK's `?potrf`.
     let f: Potrf = unsafe { p.routine(lapack, "potrf", "potrf") }?;
-    for i in 0..count {
-        // SAFETY: matrix `i` of each buffer, of the sizes given.
-        unsafe {
-            f(
-                &uplo,
-                &ni,
-                at(out, i, n * n, p.size()),
-                &lda,
-                at(info, i, 1, 4).cast(),
-                1,
-            )
-        };
-    }
+    for_each_matrix(
+        count,
+        n * n * n / 3,
+        || (),
+        |i, _| {
+            // SAFETY: matrix `i` of each buffer, of the sizes given.
+            unsafe {
+                f(
+                    &uplo,
+                    &ni,
+                    at(out, i, n * n, p.size()),
+                    &lda,
+                    at(info, i, 1, 4).cast(),
+                    1,
+                )
+            };
+            Ok(())
+        },
+    )?;
     Ok(())
 }
 
@@ -509,21 +597,23 @@ pub(super) fn gesdd(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     )?;
     // SAFETY: the query answered in `answer`.
     let lwork = unsafe { queried(p, answer.ptr()) };
-    let mut work = Scratch::new(lwork * p.size());
+    let (work_bytes, rwork_bytes) = (lwork * p.size(), rwork_len.max(1) * p.real_size());
     let lwork = int(lwork)?;
-    for i in 0..count {
+    let workspace = || Workspace::new(work_bytes, rwork_bytes, (8 * min).max(1), &[]);
+    for_each_matrix(count, 10 * m * n * min.max(1), workspace, |i, scratch| {
         run(
             at(out, i, m * n, p.size()),
             at(s, i, min, p.real_size()),
             at(u, i, u_rows * u_cols, p.size()),
             at(vt, i, vt_rows * vt_cols, p.size()),
-            work.ptr(),
+            scratch.work.ptr(),
             lwork,
-            rwork.ptr(),
-            iwork.as_mut_ptr(),
+            scratch.rwork.ptr(),
+            scratch.iwork.as_mut_ptr(),
             at(info, i, 1, 4).cast(),
         )?;
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 
@@ -590,23 +680,23 @@ pub(super) fn syevd(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     // SAFETY: as above, in the real precision.
     let lrwork = unsafe { queried(real, rwork_answer.ptr()) };
     let liwork = usize::try_from(iwork_answer.max(1)).unwrap_or(1);
-    let mut work = Scratch::new(lwork * p.size());
-    let mut rwork = Scratch::new(lrwork * p.real_size());
-    let mut iwork = vec![0 as Int; liwork];
+    let (work_bytes, rwork_bytes, iwork_len) = (lwork * p.size(), lrwork * p.real_size(), liwork);
     let (lwork, lrwork, liwork) = (int(lwork)?, int(lrwork)?, int(liwork)?);
-    for i in 0..count {
+    let workspace = || Workspace::new(work_bytes, rwork_bytes, iwork_len, &[]);
+    for_each_matrix(count, 10 * n * n * n, workspace, |i, scratch| {
         run(
             at(out, i, n * n, p.size()),
             at(w, i, n, p.real_size()),
-            work.ptr(),
+            scratch.work.ptr(),
             lwork,
-            rwork.ptr(),
+            scratch.rwork.ptr(),
             lrwork,
-            iwork.as_mut_ptr(),
+            scratch.iwork.as_mut_ptr(),
             liwork,
             at(info, i, 1, 4).cast(),
         )?;
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 
@@ -721,42 +811,45 @@ pub(super) fn geev(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
         };
         // SAFETY: the query answered in `answer`.
         let lwork = unsafe { queried(p, answer.ptr()) };
-        let mut work = Scratch::new(lwork * p.size());
+        let work_bytes = lwork * p.size();
         let lwork = int(lwork)?;
-        for i in 0..count {
+        let rwork_bytes = (2 * n).max(1) * p.real_size();
+        let workspace = || Workspace::new(work_bytes, rwork_bytes, 0, &[nn.max(1) * p.size()]);
+        for_each_matrix(count, 10 * n * n * n, workspace, |i, scratch| {
             let info_i: *mut Int = at(info, i, 1, 4).cast();
             // SAFETY: matrix `i` of each buffer, of the sizes given; the
             // copy keeps the operand intact.
             unsafe {
                 std::ptr::copy_nonoverlapping(
                     at(x, i, nn, p.size()).cast::<u8>(),
-                    copy.ptr().cast::<u8>(),
+                    scratch.matrices[0].ptr().cast::<u8>(),
                     nn * p.size(),
                 );
-                if !all_finite(p, copy.ptr(), nn) {
+                if !all_finite(p, scratch.matrices[0].ptr(), nn) {
                     *info_i = -4;
-                    continue;
+                    return Ok(());
                 }
                 f(
                     &left,
                     &right,
                     &ni,
-                    copy.ptr(),
+                    scratch.matrices[0].ptr(),
                     &ld,
                     at(w, i, n, p.size()),
                     at(vl, i, nn, p.size()),
                     &ld,
                     at(vr, i, nn, p.size()),
                     &ld,
-                    work.ptr(),
+                    scratch.work.ptr(),
                     &lwork,
-                    rwork.ptr(),
+                    scratch.rwork.ptr(),
                     info_i,
                     1,
                     1,
                 );
             }
-        }
+            Ok(())
+        })?;
         return Ok(());
     }
     let (wr, wi, vl, vr, info) = (
@@ -793,36 +886,38 @@ pub(super) fn geev(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     };
     // SAFETY: the query answered in `answer`.
     let lwork = unsafe { queried(p, answer.ptr()) };
-    let mut work = Scratch::new(lwork * p.size());
+    let work_bytes = lwork * p.size();
     let lwork = int(lwork)?;
     let complex_size = 2 * p.size();
-    for i in 0..count {
+    let matrix = nn.max(1) * p.size();
+    let workspace = || Workspace::new(work_bytes, 0, 0, &[matrix, matrix, matrix]);
+    for_each_matrix(count, 10 * n * n * n, workspace, |i, scratch| {
         let info_i: *mut Int = at(info, i, 1, 4).cast();
         // SAFETY: matrix `i` of each buffer, of the sizes given.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 at(x, i, nn, p.size()).cast::<u8>(),
-                copy.ptr().cast::<u8>(),
+                scratch.matrices[0].ptr().cast::<u8>(),
                 nn * p.size(),
             );
-            if !all_finite(p, copy.ptr(), nn) {
+            if !all_finite(p, scratch.matrices[0].ptr(), nn) {
                 *info_i = -4;
-                continue;
+                return Ok(());
             }
             let imag = at(wi, i, n, p.size());
             f(
                 &left,
                 &right,
                 &ni,
-                copy.ptr(),
+                scratch.matrices[0].ptr(),
                 &ld,
                 at(wr, i, n, p.size()),
                 imag,
-                real_vl.ptr(),
+                scratch.matrices[1].ptr(),
                 &ld,
-                real_vr.ptr(),
+                scratch.matrices[2].ptr(),
                 &ld,
-                work.ptr(),
+                scratch.work.ptr(),
                 &lwork,
                 info_i,
                 1,
@@ -833,18 +928,19 @@ pub(super) fn geev(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
                     p.size(),
                     n,
                     imag,
-                    real_vl.ptr(),
+                    scratch.matrices[1].ptr(),
                     at(vl, i, nn, complex_size),
                 );
                 unpack_eigenvectors(
                     p.size(),
                     n,
                     imag,
-                    real_vr.ptr(),
+                    scratch.matrices[2].ptr(),
                     at(vr, i, nn, complex_size),
                 );
             }
         }
-    }
+        Ok(())
+    })?;
     Ok(())
 }

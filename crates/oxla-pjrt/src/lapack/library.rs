@@ -160,6 +160,29 @@ const CANDIDATES: &[&str] = &[
     "/opt/homebrew/opt/openblas/lib/libopenblas.dylib",
 ];
 
+/// Makes OpenBLAS run each routine on the calling thread, unless the
+/// user set its thread count (`OPENBLAS_NUM_THREADS`, `OMP_NUM_THREADS`):
+/// XLA's CPU runtime already keeps the cores busy, and oxla's handlers
+/// spread a batch of matrices over them, so OpenBLAS's own threads only
+/// contend with both (Debian's OpenBLAS 0.3.21 took 13× JAX's time for a
+/// 256×256 Cholesky with its threads on two cores, and 0.93× without).
+fn single_threaded(library: &libloading::Library) {
+    let user_set = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some());
+    if user_set {
+        return;
+    }
+    type SetThreads = unsafe extern "C" fn(std::ffi::c_int);
+    // SAFETY: `openblas_set_num_threads(int)` is OpenBLAS's, callable at any
+    // time; a LAPACK without it (the reference one) is single-threaded.
+    unsafe {
+        if let Ok(set) = library.get::<SetThreads>(b"openblas_set_num_threads\0") {
+            set(1);
+        }
+    }
+}
+
 impl Lapack {
     /// The process's LAPACK, loaded once.
     pub(super) fn get() -> Result<&'static Lapack> {
@@ -187,6 +210,7 @@ impl Lapack {
                     // SAFETY: only the symbol's presence is checked.
                     let has_lapack = unsafe { library.get::<Getrf>(b"dgetrf_\0") }.is_ok();
                     if has_lapack {
+                        single_threaded(&library);
                         return Ok(Lapack {
                             library,
                             path: path.to_string(),

@@ -167,6 +167,13 @@ pub(crate) struct BufferView<'f> {
     pub(crate) len: usize,
 }
 
+// SAFETY: a view is of a buffer XLA keeps alive for the call; the
+// handlers that share views across threads (LAPACK's batches) touch
+// disjoint parts of it from each.
+unsafe impl Send for BufferView<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for BufferView<'_> {}
+
 /// The buffers of a call frame's argument or result table.
 ///
 /// # Safety
