@@ -27,6 +27,7 @@ use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, UnaryOp}
 
 mod associative;
 mod conveniences;
+mod convolution;
 mod fourier;
 mod in_dim;
 pub mod linalg;
@@ -34,9 +35,15 @@ mod reduce;
 
 pub use associative::{associative_scan, cumlogsumexp};
 pub use conveniences::{
-    batch_matmul, broadcast_to_rank, broadcasted_iota, collapse, conv, conv_with_general_padding,
-    dot, full, full_like, optimization_barrier, padtype_to_pads, reciprocal, scatter_add,
-    scatter_max, scatter_min, scatter_mul, scatter_sub, select, sort_key_val, stack, tile, unstack,
+    approx_max_k, approx_min_k, batch_matmul, broadcast_like, broadcast_to_rank, broadcasted_iota,
+    collapse, composite, conv, conv_with_general_padding, dot, dtype, empty, full, full_like,
+    mulhi, optimization_barrier, padtype_to_pads, platform_dependent, ragged_dot, reciprocal,
+    reduce_window_shape_tuple, reduce_xor, scatter_add, scatter_max, scatter_min, scatter_mul,
+    scatter_sub, select, shape_as_value, sort_key_val, stack, tile, unstack,
+};
+pub use convolution::{
+    conv_general_dilated_local, conv_general_dilated_patches, conv_general_permutations,
+    conv_general_shape_tuple, conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple,
 };
 pub use fourier::fft;
 pub use in_dim::{
@@ -46,6 +53,14 @@ pub use in_dim::{
 pub use reduce::reduce;
 
 use crate::array::{Array, Inner};
+
+/// A usage error of `lax.{function}` (`function` may name a submodule's:
+/// `linalg.lu_solve`), naming the caller's line.
+#[track_caller]
+pub(crate) fn usage_error(function: &str, message: String) -> Error {
+    let location = crate::ops::current_location(std::panic::Location::caller());
+    Error::InvalidArgument(format!("{location}: lax.{function}: {message}"))
+}
 use crate::config::x64_enabled;
 use crate::error::{Error, Result};
 use crate::ops::{bind, bind_n};
@@ -229,6 +244,7 @@ binary! {
     atan2 => Atan2: "atan2(x, y)";
     nextafter => NextAfter: "The next float after x toward y.";
     polygamma => Polygamma: "ψ⁽ᵐ⁾(x), the m-th derivative of digamma (m a whole number).";
+    zeta => Zeta: "The Hurwitz zeta function ζ(x, q) = Σₖ (k + q)⁻ˣ (not differentiable, as in JAX).";
     and => And: "Logical or bitwise and.";
     or => Or: "Logical or bitwise or.";
     xor => Xor: "Logical or bitwise xor.";

@@ -48,10 +48,14 @@ pub(crate) fn without_plugin<R>(f: impl FnOnce() -> R) -> R {
     result
 }
 
-/// The platform of `OXLA_PLATFORM` (default `cpu`).
+/// The platform of `OXLA_PLATFORM` (default `cpu`), read once (a
+/// mistyped value is one warning).
 fn default_platform() -> Platform {
-    oxla_pjrt::settings::setting("OXLA_PLATFORM", "cpu, cuda, rocm, tpu", |p| p.parse().ok())
-        .or_default(Platform::Cpu)
+    static PLATFORM: OnceLock<Platform> = OnceLock::new();
+    *PLATFORM.get_or_init(|| {
+        oxla_pjrt::settings::setting("OXLA_PLATFORM", "cpu, cuda, rocm, tpu", |p| p.parse().ok())
+            .or_default(Platform::Cpu)
+    })
 }
 
 /// The platform programs are lowered for: the default client's.

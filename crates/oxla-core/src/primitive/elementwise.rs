@@ -206,6 +206,8 @@ pub enum BinaryOp {
     NextAfter,
     /// ψ⁽ᵐ⁾(x), the m-th derivative of digamma (operands m, x).
     Polygamma,
+    /// The Hurwitz zeta function ζ(x, q) = Σₖ (k + q)⁻ˣ.
+    Zeta,
     /// Logical or bitwise and.
     And,
     /// Logical or bitwise or.
@@ -237,6 +239,7 @@ impl BinaryOp {
             Atan2 => "atan2",
             NextAfter => "nextafter",
             Polygamma => "polygamma",
+            Zeta => "zeta",
             And => "and",
             Or => "or",
             Xor => "xor",
@@ -255,7 +258,7 @@ impl BinaryOp {
             Rem => TypeClass::Real,
             Max | Min => TypeClass::Any,
             Pow => TypeClass::Inexact,
-            Atan2 | NextAfter | Polygamma => TypeClass::Float,
+            Atan2 | NextAfter | Polygamma | Zeta => TypeClass::Float,
             Complex => TypeClass::ComplexPart,
             And | Or | Xor => TypeClass::BoolOrInt,
             ShiftLeft | ShiftRightLogical | ShiftRightArithmetic => TypeClass::Int,

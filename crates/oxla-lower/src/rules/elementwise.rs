@@ -173,6 +173,7 @@ fn binary_op_name(op: BinaryOp) -> &'static str {
         Atan2 => "stablehlo.atan2",
         NextAfter => "chlo.next_after",
         Polygamma => "chlo.polygamma",
+        Zeta => "chlo.zeta",
         And => "stablehlo.and",
         Or => "stablehlo.or",
         Xor => "stablehlo.xor",

@@ -229,3 +229,282 @@ pub fn padtype_to_pads(
 ) -> Vec<(i64, i64)> {
     padding.pairs(in_shape, window_shape, window_strides)
 }
+
+/// `lax.dtype(x)`: the dtype of `x`.
+pub fn dtype(x: &Array) -> DType {
+    x.dtype_or_bool()
+}
+
+/// `lax.empty(shape, dtype)`: an array whose values are not to be read;
+/// zeros, as JAX's CPU and GPU lowering gives.
+#[track_caller]
+pub fn empty(shape: &[i64], dtype: DType) -> Array {
+    crate::numpy::zeros(shape, dtype)
+}
+
+/// `lax.broadcast_like(arr, like_arr)`: `arr` broadcast to `like_arr`'s
+/// shape.
+#[track_caller]
+pub fn broadcast_like(arr: &Array, like: &Array) -> Array {
+    crate::numpy::broadcast_to(arr, like.shape_or_empty())
+}
+
+/// `lax.reduce_xor(operand, axes)`: the bitwise exclusive or (of
+/// booleans: the parity) over `axes`.
+#[track_caller]
+pub fn reduce_xor(operand: &Array, axes: &[i64]) -> Array {
+    let dtype = operand.dtype_or_bool();
+    let zero = super::convert_element_type(&Array::weak_scalar(0i32), dtype);
+    super::reduce(
+        &[operand],
+        &[&zero],
+        |a, b| vec![super::xor(&a[0], &b[0])],
+        axes,
+    )
+    .map_or_else(Array::error, |mut out| out.remove(0))
+}
+
+/// `lax.mulhi(x, y)`: the high half of each integer product `x · y` (of
+/// the bits of the type, signed or unsigned as it is).
+#[track_caller]
+pub fn mulhi(x: &Array, y: &Array) -> Array {
+    let dtype = x.dtype_or_bool();
+    let bits = (dtype.byte_size() * 8) as i64;
+    let wide = match dtype {
+        DType::I8 | DType::I16 | DType::I32 => Some(DType::I64),
+        DType::U8 | DType::U16 | DType::U32 => Some(DType::U64),
+        DType::I64 | DType::U64 => None,
+        DType::Bool
+        | DType::F16
+        | DType::BF16
+        | DType::F32
+        | DType::F64
+        | DType::C64
+        | DType::C128 => {
+            return lax_usage("mulhi", format!("takes integers, got {dtype}"));
+        }
+    };
+    if y.dtype_or_bool() != dtype {
+        return lax_usage(
+            "mulhi",
+            format!(
+                "needs operands of one type, got {dtype} and {}",
+                y.dtype_or_bool()
+            ),
+        );
+    }
+    match wide {
+        Some(wide) => {
+            let product = super::mul(
+                &super::convert_element_type(x, wide),
+                &super::convert_element_type(y, wide),
+            );
+            let shift = super::convert_element_type(&Array::weak_scalar(bits), wide);
+            let high = if wide == DType::I64 {
+                super::shift_right_arithmetic(&product, &shift)
+            } else {
+                super::shift_right_logical(&product, &shift)
+            };
+            super::convert_element_type(&high, dtype)
+        }
+        None => mulhi_64(x, y, dtype),
+    }
+}
+
+/// [`mulhi`] of 64-bit integers from 32-bit halves: the unsigned high
+/// word by schoolbook multiplication, corrected for signs (the high word
+/// of a signed product is the unsigned one minus `y` where `x < 0` and
+/// minus `x` where `y < 0`).
+fn mulhi_64(x: &Array, y: &Array, dtype: DType) -> Array {
+    let u = |a: &Array| super::bitcast_convert_type(a, DType::U64);
+    let (a, b) = if dtype == DType::I64 {
+        (u(x), u(y))
+    } else {
+        (x.clone(), y.clone())
+    };
+    let c = |v: u64| super::convert_element_type(&Array::weak_scalar(v as f64), DType::U64);
+    let (mask, shift) = (
+        super::convert_element_type(&Array::weak_scalar(0xFFFF_FFFFi64), DType::U64),
+        c(32),
+    );
+    let lo = |v: &Array| super::and(v, &mask);
+    let hi = |v: &Array| super::shift_right_logical(v, &shift);
+    let (a_lo, a_hi, b_lo, b_hi) = (lo(&a), hi(&a), lo(&b), hi(&b));
+    let ll = super::mul(&a_lo, &b_lo);
+    let lh = super::mul(&a_lo, &b_hi);
+    let hl = super::mul(&a_hi, &b_lo);
+    let hh = super::mul(&a_hi, &b_hi);
+    let middle = super::add(&super::add(&hi(&ll), &lo(&lh)), &lo(&hl));
+    let high = super::add(
+        &super::add(&super::add(&hh, &hi(&lh)), &hi(&hl)),
+        &hi(&middle),
+    );
+    if dtype == DType::U64 {
+        return high;
+    }
+    let zero = crate::numpy::zeros_like(x);
+    let high = super::bitcast_convert_type(&high, DType::I64);
+    let minus_y = super::select(&super::lt(x, &zero), y, &zero);
+    let minus_x = super::select(&super::lt(y, &zero), x, &zero);
+    super::sub(&super::sub(&high, &minus_y), &minus_x)
+}
+
+/// An error pair unless `operand` is floating-point, as JAX's approximate
+/// top-k requires.
+#[track_caller]
+fn approx_top_k_operand(function: &str, operand: &Array) -> Option<(Array, Array)> {
+    let dtype = operand.dtype_or_bool();
+    if dtype.is_float() {
+        return None;
+    }
+    let e = lax_usage(
+        function,
+        format!("operand must be a floating type, got {dtype}"),
+    );
+    Some((e.clone(), e))
+}
+
+/// `lax.approx_max_k(operand, k, reduction_dimension)`: the `k` largest
+/// values along the dimension and their indices, descending, of a
+/// floating-point operand. Exact, as JAX's fallback away from TPUs.
+#[track_caller]
+pub fn approx_max_k(operand: &Array, k: i64, reduction_dimension: i64) -> (Array, Array) {
+    if let Some(error) = approx_top_k_operand("approx_max_k", operand) {
+        return error;
+    }
+    super::top_k_along(operand, k, reduction_dimension)
+}
+
+/// `lax.approx_min_k(operand, k, reduction_dimension)`: the `k` smallest
+/// values along the dimension and their indices, ascending, of a
+/// floating-point operand. Exact, as JAX's fallback away from TPUs.
+#[track_caller]
+pub fn approx_min_k(operand: &Array, k: i64, reduction_dimension: i64) -> (Array, Array) {
+    if let Some(error) = approx_top_k_operand("approx_min_k", operand) {
+        return error;
+    }
+    // Negation reverses the order exactly.
+    let (_, indices) = super::top_k_along(&super::neg(operand), k, reduction_dimension);
+    let values = crate::numpy::take_along_axis(operand, &indices, reduction_dimension);
+    (values, indices)
+}
+
+/// `lax.reduce_window_shape_tuple(operand_shape, window_dimensions,
+/// window_strides, padding, base_dilation, window_dilation)`: the output
+/// shape of a window reduction.
+pub fn reduce_window_shape_tuple(
+    operand_shape: &[i64],
+    window_dimensions: &[i64],
+    window_strides: &[i64],
+    padding: &[(i64, i64)],
+    base_dilation: Option<&[i64]>,
+    window_dilation: Option<&[i64]>,
+) -> Vec<i64> {
+    let dilate = |d: i64, r: i64| if d == 0 { 0 } else { (d - 1) * r + 1 };
+    (0..operand_shape.len())
+        .map(|i| {
+            let size = dilate(operand_shape[i], base_dilation.map_or(1, |b| b[i]));
+            let window = dilate(window_dimensions[i], window_dilation.map_or(1, |w| w[i]));
+            let padded = size + padding[i].0 + padding[i].1;
+            (padded - window).div_euclid(window_strides[i]) + 1
+        })
+        .collect()
+}
+
+/// `lax.shape_as_value(shape)`: the shape as an int32 vector.
+#[track_caller]
+pub fn shape_as_value(shape: &[i64]) -> Array {
+    let values: Vec<i32> = shape.iter().map(|&d| d as i32).collect();
+    Array::from_slice(&values, &[values.len() as i64]).unwrap_or_else(Array::error)
+}
+
+/// `lax.ragged_dot(lhs, rhs, group_sizes)`: a grouped matrix product: the
+/// rows of `lhs` (m×k) fall in consecutive groups of `group_sizes`
+/// (integers, g of them) and group `i`'s rows are multiplied by `rhs[i]`
+/// (g×k×n); rows past the groups are zero. Computed densely, one product
+/// per group masked to its rows, as JAX's CPU lowering.
+#[track_caller]
+pub fn ragged_dot(lhs: &Array, rhs: &Array, group_sizes: &Array) -> Array {
+    let (l, r, g) = (
+        lhs.shape_or_empty(),
+        rhs.shape_or_empty(),
+        group_sizes.shape_or_empty(),
+    );
+    if l.len() != 2 || r.len() != 3 || g.len() != 1 || l[1] != r[1] || g[0] != r[0] {
+        return lax_usage(
+            "ragged_dot",
+            format!(
+                "takes lhs m×k, rhs g×k×n and g group sizes, got shapes {l:?}, {r:?} and {g:?}"
+            ),
+        );
+    }
+    let m = l[0];
+    let sizes = super::convert_element_type(group_sizes, DType::I32);
+    let ends = crate::numpy::cumsum(&sizes, Some(0));
+    let starts = super::sub(&ends, &sizes);
+    let row = super::broadcasted_iota(DType::I32, &[m, g[0]], 0);
+    let in_group = super::and(
+        &crate::numpy::greater_equal(&row, &crate::numpy::expand_dims(&starts, 0)),
+        &crate::numpy::less(&row, &crate::numpy::expand_dims(&ends, 0)),
+    );
+    // [m, g, n]: each row by every group's matrix, kept where it belongs.
+    let products = super::dot_general(lhs, rhs, ((&[1], &[1]), (&[], &[])), None);
+    let mask = super::convert_element_type(
+        &crate::numpy::expand_dims(&in_group, -1),
+        products.dtype_or_bool(),
+    );
+    crate::numpy::sum(&super::mul(&products, &mask), Some(&[1]), false)
+}
+
+/// `lax.platform_dependent(*args, default, **per_platform)`: the branch
+/// for the platform oxla's runtime runs on (`"cpu"`, `"cuda"`, `"rocm"`,
+/// `"tpu"`), else `default`. oxla lowers a program for one platform, so
+/// the choice is made when tracing (JAX's is a `case` on the platform
+/// index when it lowers for several).
+#[track_caller]
+pub fn platform_dependent<R>(
+    per_platform: &[(&str, &dyn Fn() -> R)],
+    default: Option<&dyn Fn() -> R>,
+) -> crate::error::Result<R> {
+    let location = crate::ops::current_location(std::panic::Location::caller());
+    let platform = crate::runtime::client()?.platform_name()?;
+    if let Some((name, _)) = per_platform.iter().find(|(name, _)| *name == "gpu") {
+        return Err(crate::error::Error::InvalidArgument(format!(
+            "{location}: lax.platform_dependent: use 'cuda' or 'rocm', not '{name}'"
+        )));
+    }
+    match (
+        per_platform.iter().find(|(name, _)| *name == platform),
+        default,
+    ) {
+        (Some((_, branch)), _) => Ok(branch()),
+        (None, Some(default)) => Ok(default()),
+        (None, None) => Err(crate::error::Error::InvalidArgument(format!(
+            "{location}: lax.platform_dependent: no branch for platform {platform} and no default"
+        ))),
+    }
+}
+
+/// `lax.composite(decomposition, name, version)`: `decomposition` as one
+/// named function of the program (a call named `name`, as `jit(..).named`
+/// makes it; JAX's `stablehlo.composite` carries the same decomposition,
+/// which XLA inlines on CPUs and GPUs). `version` is kept in the name
+/// (`name.vN`) when it is not 0.
+pub fn composite<In: crate::pytree::Pytree, Out: crate::pytree::Pytree, F: Fn(In) -> Out>(
+    decomposition: F,
+    name: &str,
+    version: u32,
+) -> crate::jit::Jit<In, Out, F> {
+    let name = if version == 0 {
+        name.to_string()
+    } else {
+        format!("{name}.v{version}")
+    };
+    crate::jit::jit(decomposition).named(&name)
+}
+
+/// An error array for `lax.{function}`, naming the caller's line.
+#[track_caller]
+fn lax_usage(function: &str, message: String) -> Array {
+    Array::error(super::usage_error(function, message))
+}

@@ -91,10 +91,7 @@ pub(crate) fn matmul_highest(a: &Array, b: &Array) -> Array {
 /// An error array for `lax.linalg.{function}`, naming the caller's line.
 #[track_caller]
 fn usage(function: &str, message: String) -> Array {
-    let location = crate::ops::current_location(std::panic::Location::caller());
-    Array::error(crate::error::Error::InvalidArgument(format!(
-        "{location}: lax.linalg.{function}: {message}"
-    )))
+    Array::error(lax::usage_error(&format!("linalg.{function}"), message))
 }
 
 /// The matrix dimensions `(m, n)` of `x`'s last two axes (0 for a rank

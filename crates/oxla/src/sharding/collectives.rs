@@ -504,6 +504,37 @@ pub fn pvary(x: &Array, axes: &[&str]) -> Array {
     }
 }
 
+/// JAX's `pcast(x, axes, to)`: a change of `x`'s varying type over
+/// `axes`. oxla's types are invariant or varying (no reduced or
+/// unreduced values), so the cast is `to = "varying"` of an invariant
+/// value ([`pvary`]); anything else is an error naming what was asked.
+#[track_caller]
+pub fn pcast(x: &Array, axes: &[&str], to: &str) -> Array {
+    match to {
+        "varying" => pvary(x, axes),
+        other => Array::error(Error::Sharding {
+            message: format!(
+                "pcast to {other:?}: oxla's values are invariant or varying over mesh axes \
+                 (no reduced or unreduced types), so only to = \"varying\" applies"
+            ),
+            location: Some(super::mesh::here()),
+        }),
+    }
+}
+
+/// JAX's `pbroadcast(x, axes, source)`: every device of each group of
+/// `axes` gets the `x` of the group's device `source`, as
+/// `psum(where(axis_index(axes) == source, x, 0), axes)`.
+#[track_caller]
+pub fn pbroadcast(x: &Array, axes: &[&str], source: usize) -> Array {
+    let index = axis_index(axes);
+    let source =
+        crate::lax::convert_element_type(&Array::weak_scalar(source as i32), oxla_core::DType::I32);
+    let mine = crate::numpy::equal(&index, &source);
+    let masked = crate::numpy::where_(&mine, x, &crate::numpy::zeros_like(x));
+    psum(&masked, axes)
+}
+
 /// The sum of `x` over the devices of each group of `axes`.
 #[track_caller]
 pub fn psum(x: &Array, axes: &[&str]) -> Array {

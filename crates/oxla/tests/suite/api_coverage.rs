@@ -136,11 +136,17 @@ fn namespaces() -> Vec<Namespace> {
         Precision as "PrecisionLike", batch_matmul, broadcast_to_rank, broadcasted_iota, collapse,
         conv, conv_with_general_padding, dot, full, full_like, optimization_barrier,
         padtype_to_pads, reciprocal, scatter_add, scatter_max, scatter_min, scatter_mul,
-        scatter_sub, select, sort_key_val, stack, tile, unstack, complex, conj, imag, real, fft);
+        scatter_sub, select, sort_key_val, stack, tile, unstack, complex, conj, imag, real,
+        approx_max_k, approx_min_k, broadcast_like, conv_general_dilated_local,
+        conv_general_dilated_patches, conv_general_permutations, conv_general_shape_tuple,
+        conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple, dtype, empty, mulhi,
+        reduce_window_shape_tuple, reduce_xor, composite, platform_dependent, ragged_dot,
+        shape_as_value, zeta, fft);
     lax.extend(have!(oxla::numpy: broadcast_shapes));
     lax.extend(
         have!(oxla::sharding::collectives: all_gather, all_to_all, axis_index,
-        axis_size, pmax, pmean, pmin, ppermute, pshuffle, psum, psum_scatter, pswapaxes),
+        axis_size, pbroadcast, pcast, pmax, pmean, pmin, ppermute, pshuffle, psum, psum_scatter,
+        pswapaxes),
     );
     lax.extend(have!(oxla: with_sharding_constraint));
     let nn = have!(oxla_nn: celu, dot_product_attention, elu, gelu, glu, hard_sigmoid,
@@ -167,7 +173,7 @@ fn namespaces() -> Vec<Namespace> {
     };
     vec![
         namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 284),
-        namespace("jax.lax", lax, &[], 162),
+        namespace("jax.lax", lax, &[], 184),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 33),
         namespace("jax.numpy.linalg", linalg, &[], 31),

@@ -611,6 +611,30 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
             "jnp.linalg.tensorinv: ind must be in 1..=2, got 3",
         ),
         (
+            oxla::lax::approx_max_k(&ints, 1, 0).0,
+            "lax.approx_max_k: operand must be a floating type, got i32",
+        ),
+        (
+            oxla::lax::mulhi(&m, &m),
+            "lax.mulhi: takes integers, got f32",
+        ),
+        (
+            oxla::lax::ragged_dot(&m, &m, &ints),
+            "lax.ragged_dot: takes lhs m×k, rhs g×k×n and g group sizes",
+        ),
+        (
+            oxla::lax::conv_general_dilated_patches(
+                &m,
+                &[2, 2, 2],
+                &[1],
+                &oxla::lax::Padding::Valid,
+                None,
+                None,
+                None,
+            ),
+            "lax.conv_general_dilated_patches: needs a filter shape for each of the 0 spatial",
+        ),
+        (
             oxla::lax::linalg::lu_solve(&m, &v, &v, 0),
             "lax.linalg.lu_solve: the LU factors must be (a batch of) square matrices",
         ),

@@ -889,6 +889,113 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "la_matrix_power_neg" => la::matrix_power(x(), -2),
         "la_tensorsolve" => la::tensorsolve(x(), y(), None),
         "la_tensorinv" => la::tensorinv(x(), 2),
+        "lax_conv_transpose" => {
+            lax::conv_transpose(x(), y(), &[2, 2], &lax::Padding::Same, None, None, false)
+        }
+        "lax_conv_transpose_valid_tk" => {
+            lax::conv_transpose(x(), y(), &[1, 2], &lax::Padding::Valid, None, None, true)
+        }
+        "lax_conv_transpose_explicit" => lax::conv_transpose(
+            x(),
+            y(),
+            &[2, 1],
+            &lax::Padding::Explicit(vec![(1, 0), (2, 1)]),
+            Some(&[1, 2]),
+            Some(("NCHW", "OIHW", "NCHW")),
+            false,
+        ),
+        "lax_conv_patches" => lax::conv_general_dilated_patches(
+            x(),
+            &[2, 3],
+            &[1, 1],
+            &lax::Padding::Valid,
+            None,
+            None,
+            None,
+        ),
+        "lax_conv_patches_nhwc" => lax::conv_general_dilated_patches(
+            x(),
+            &[3, 2],
+            &[2, 1],
+            &lax::Padding::Same,
+            None,
+            None,
+            Some(("NHWC", "HWIO", "NHWC")),
+        ),
+        "lax_conv_local" => lax::conv_general_dilated_local(
+            x(),
+            y(),
+            &[1, 1],
+            &lax::Padding::Valid,
+            &[2, 3],
+            None,
+            None,
+            None,
+        ),
+        "lax_conv_shape_tuples" => {
+            let nhwc = ("NHWC", "HWIO", "NHWC");
+            let mut all = lax::conv_general_shape_tuple(
+                &[1, 5, 5, 2],
+                &[3, 3, 2, 4],
+                &[2, 1],
+                &lax::Padding::Same,
+                nhwc,
+            )
+            .unwrap();
+            all.extend(
+                lax::conv_transpose_shape_tuple(
+                    &[1, 5, 5, 2],
+                    &[3, 3, 2, 4],
+                    &[2, 2],
+                    &lax::Padding::Same,
+                    nhwc,
+                )
+                .unwrap(),
+            );
+            all.extend(
+                lax::conv_shape_tuple(
+                    &[2, 3, 9, 9],
+                    &[4, 3, 3, 2],
+                    &[2, 1],
+                    &lax::Padding::Explicit(vec![(1, 1), (0, 2)]),
+                    1,
+                )
+                .unwrap(),
+            );
+            let (l, r, o) = lax::conv_general_permutations(nhwc);
+            all.extend(l.into_iter().chain(r).chain(o));
+            all.extend(lax::reduce_window_shape_tuple(
+                &[7, 9],
+                &[3, 2],
+                &[2, 2],
+                &[(1, 0), (0, 1)],
+                Some(&[1, 2]),
+                Some(&[2, 1]),
+            ));
+            let ints: Vec<i32> = all.iter().map(|&v| v as i32).collect();
+            Array::from_slice(&ints, &[ints.len() as i64]).unwrap()
+        }
+        "lax_reduce_xor" => lax::reduce_xor(x(), &[1]),
+        "lax_reduce_xor_bool" => lax::reduce_xor(x(), &[0, 1]),
+        "lax_mulhi" | "lax_mulhi_u8" => lax::mulhi(x(), y()),
+        "lax_approx_max_k" => lax::approx_max_k(x(), 2, -1).0,
+        "lax_approx_max_k_indices" => lax::approx_max_k(x(), 3, 0).1,
+        "lax_approx_min_k" => lax::approx_min_k(x(), 2, -1).0,
+        "lax_approx_min_k_indices" => lax::approx_min_k(x(), 2, 0).1,
+        "lax_empty" => lax::empty(&[2, 3], oxla::DType::F32),
+        "lax_broadcast_like" => lax::broadcast_like(x(), y()),
+        "lax_dtype" => jnp::zeros(&[2], lax::dtype(x())),
+        "lax_zeta" => lax::zeta(x(), y()),
+        "lax_shape_as_value" => lax::shape_as_value(&[3, 4, 5]),
+        "lax_ragged_dot" => lax::ragged_dot(x(), y(), &a[2]),
+        "lax_platform_dependent" => {
+            let on_cpu = || lax::sin(x());
+            let otherwise = || lax::cos(x());
+            lax::platform_dependent(&[("cpu", &on_cpu)], Some(&otherwise)).unwrap()
+        }
+        "lax_composite" => lax::composite(|v: Array| &lax::sin(&v) * 2.0, "my.double_sin", 0)
+            .call(x().clone())
+            .unwrap(),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
@@ -1129,7 +1236,8 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         "c_mul" | "c_div" | "c_square" | "c_integer_pow" | "c_promote_int" => COMPLEX_PRODUCT,
         "c_reduce_prod" | "c_cumsum" => RECURRENCE,
         "c_dot_general" | "c_einsum" | "np_vdot_c" | "np_vecdot_c" => contraction,
-        "dot_general"
+        "lax_conv_local"
+        | "dot_general"
         | "dot_general_batch"
         | "dot_general_highest"
         | "einsum_attention"

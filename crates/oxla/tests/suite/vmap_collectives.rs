@@ -90,6 +90,11 @@ fn reductions_over_a_vmap_axis_match_jax() {
 fn gathers_scatters_and_permutations_over_a_vmap_axis_match_jax() {
     check(|x| all_gather(&x, &["i"], 0, false), "xs", "all_gather");
     check(
+        |x| oxla::sharding::collectives::pbroadcast(&x, &["i"], 2),
+        "xs",
+        "pbroadcast",
+    );
+    check(
         |x| all_gather(&x, &["i"], 1, false),
         "blocks",
         "all_gather_axis1",

@@ -284,6 +284,13 @@ fn binary_tangent(
                 scaled(ty, || Ok(lax::div(&lax::neg(x), &denominator)))?,
             )
         }
+        BinaryOp::Zeta => {
+            return Err(support::rule_error(
+                "jvp",
+                &Primitive::Elementwise(elementwise::Op::Binary(op)),
+                "zeta has no derivative rule (as in JAX)",
+            ));
+        }
         BinaryOp::Polygamma => {
             if tx.is_some() {
                 return Err(support::rule_error(
@@ -487,6 +494,7 @@ fn binary(
         }),
         BinaryOp::Rem
         | BinaryOp::Polygamma
+        | BinaryOp::Zeta
         | BinaryOp::Pow
         | BinaryOp::Max
         | BinaryOp::Min

@@ -769,6 +769,49 @@ CASES.update({
     "la_eigvalsh_nan": (jnp.linalg.eigvalsh, [np.full((3, 3), np.nan, np.float32)]),
 })
 
+# jax.lax's convolutions built on conv_general_dilated, their shape
+# arithmetic, and small conveniences.
+CX_NHWC, CW_HWIO = normal(1, 5, 5, 2), normal(3, 3, 2, 4)
+CX_NCHW = normal(2, 2, 5, 5)
+NHWC = ("NHWC", "HWIO", "NHWC")
+MH_A = np.array([-7, 2**30, -2**31, 123456789, -1, 0], np.int32)
+MH_B = np.array([3, 2**30, -1, -987654321, -1, 5], np.int32)
+CASES.update({
+    "lax_conv_transpose": (lambda x, w: lax.conv_transpose(x, w, (2, 2), "SAME"), [CX_NHWC, CW_HWIO]),
+    "lax_conv_transpose_valid_tk": (lambda x, w: lax.conv_transpose(x, w, (1, 2), "VALID", transpose_kernel=True),
+                                    [CX_NHWC, normal(3, 2, 4, 2)]),
+    "lax_conv_transpose_explicit": (lambda x, w: lax.conv_transpose(x, w, (2, 1), ((1, 0), (2, 1)), rhs_dilation=(1, 2),
+                                                                    dimension_numbers=("NCHW", "OIHW", "NCHW")),
+                                    [CX_NCHW, normal(3, 2, 2, 3)]),
+    "lax_conv_patches": (lambda x: lax.conv_general_dilated_patches(x, (2, 3), (1, 1), "VALID"), [CX_NCHW]),
+    "lax_conv_patches_nhwc": (lambda x: lax.conv_general_dilated_patches(x, (3, 2), (2, 1), "SAME", dimension_numbers=NHWC),
+                              [CX_NHWC]),
+    "lax_conv_local": (lambda x, w: lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 3)),
+                       [CX_NCHW, normal(3, 12, 4, 3)]),
+    "lax_conv_shape_tuples": (lambda: jnp.array(lax.conv_general_shape_tuple((1, 5, 5, 2), (3, 3, 2, 4), (2, 1), "SAME", NHWC)
+                                                + lax.conv_transpose_shape_tuple((1, 5, 5, 2), (3, 3, 2, 4), (2, 2), "SAME", NHWC)
+                                                + lax.conv_shape_tuple((2, 3, 9, 9), (4, 3, 3, 2), (2, 1), ((1, 1), (0, 2)))
+                                                + sum(lax.conv_general_permutations(NHWC), ())
+                                                + lax.reduce_window_shape_tuple((7, 9), (3, 2), (2, 2), ((1, 0), (0, 1)), (1, 2), (2, 1)),
+                                                jnp.int32), []),
+    "lax_reduce_xor": (lambda a: lax.reduce_xor(a, (1,)), [i]),
+    "lax_reduce_xor_bool": (lambda a: lax.reduce_xor(a, (0, 1)), [b]),
+    "lax_mulhi": (lax.mulhi, [MH_A, MH_B]),
+    "lax_mulhi_u8": (lax.mulhi, [u, u[::-1].copy()]),
+    "lax_approx_max_k": (lambda a: lax.approx_max_k(a, 2)[0], [x]),
+    "lax_approx_max_k_indices": (lambda a: lax.approx_max_k(a, 3, reduction_dimension=0)[1], [x]),
+    "lax_approx_min_k": (lambda a: lax.approx_min_k(a, 2)[0], [x]),
+    "lax_approx_min_k_indices": (lambda a: lax.approx_min_k(a, 2, reduction_dimension=0)[1], [x]),
+    "lax_empty": (lambda: lax.empty((2, 3), jnp.float32), []),
+    "lax_broadcast_like": (lambda a, c: lax.broadcast_like(a, c), [x[0], x]),
+    "lax_dtype": (lambda a: jnp.zeros(2, lax.dtype(a)), [i]),
+    "lax_zeta": (lax.zeta, [big + 0.5, pos]),
+    "lax_shape_as_value": (lambda: lax.shape_as_value((3, 4, 5)), []),
+    "lax_ragged_dot": (lax.ragged_dot, [normal(6, 3), normal(3, 3, 4), np.array([2, 0, 3], np.int32)]),
+    "lax_platform_dependent": (lambda a: lax.platform_dependent(a, cpu=jnp.sin, default=jnp.cos), [x]),
+    "lax_composite": (lambda a: lax.composite(lambda v: jnp.sin(v) * 2, name="my.double_sin")(a), [x]),
+})
+
 # Fourier transforms: lax.fft and jax.numpy.fft.
 C3, R3, C4 = cnormal(2, 3, 4), normal(2, 3, 4), cnormal(2, 2, 3, 2)
 FFT = lax.FftType
@@ -823,7 +866,7 @@ C128_VARIANTS = ["la_cholesky_complex", "lax_lu_complex", "la_solve_complex", "l
                  "c_sqrt", "c_tanh", "c_reduce_sum", "c_dot_general", "np_angle"]
 F64_VARIANTS = HALF_VARIANTS + ["lax_cholesky", "lax_ts_left_lower", "lax_lu", "la_solve", "la_det", "la_slogdet_logdet",
                                 "la_qr_r", "la_eigh_v", "la_svd_u", "la_eigvals", "la_pinv", "la_lstsq", "clamp", "polygamma", "dot_general_batch", "jnp_var", "log_softmax", "mlp_loss"]
-I64_VARIANTS = ["abs_int", "sign_int", "not_int", "population_count", "clz", "div_int", "rem_int", "or",
+I64_VARIANTS = ["lax_mulhi", "abs_int", "sign_int", "not_int", "population_count", "clz", "div_int", "rem_int", "or",
                 "shift_left", "shift_right_logical", "shift_right_arithmetic", "eq", "ge", "reduce_min",
                 "reduce_and_int", "op_mod_int", "jnp_remainder_int", "jnp_floor_divide_int"]
 WIDE = [ "abs_int", "sign_int", "not_int", "population_count", "div_int", "rem_int", "or", "eq", "ge",

@@ -34,8 +34,13 @@ rng = np.random.default_rng(4321)
 BATCH = 3
 
 # Floating in and out, but piecewise constant (or not differentiable at all).
-NOT_DIFFERENTIABLE = {"sign", "floor", "ceil", "round", "nextafter", "c_sign", "np_spacing",
+NOT_DIFFERENTIABLE = {"sign", "floor", "ceil", "round", "nextafter", "c_sign", "np_spacing", "lax_zeta",
                       "np_spacing_normal", "np_spacing_f16"}
+
+
+# JAX's batched mulhi (jaxlib 0.10.2) emits an HLO mulhi that its XLA:CPU
+# cannot compile ("Unsupported elementwise operation"): nothing to compare.
+JAX_CANNOT_BATCH = {"lax_mulhi", "lax_mulhi_u8"}
 
 
 def is_float(a):
@@ -126,7 +131,7 @@ def main():
         if not args:
             continue
         out = jax.eval_shape(fn, *args)
-        sections = [("vmap", vmap_case)]
+        sections = [] if name in JAX_CANNOT_BATCH else [("vmap", vmap_case)]
         if differentiable(name, args, out):
             sections = [("jvp", jvp_case), ("vjp", vjp_case)] + sections
         for section, make in sections:

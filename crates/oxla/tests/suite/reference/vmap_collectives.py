@@ -70,6 +70,9 @@ def main():
         "stats": [enc(v) for v in vm(stats)(x)],
         "axis_index": enc(vm(lambda v: v * lax.axis_index("i"))(x)),
         "all_gather": enc(vm(lambda v: lax.all_gather(v, "i"))(x)),
+        # JAX 0.10.2 batches pbroadcast of a numpy array (of a jax Array, its
+        # rule fails in take).
+        "pbroadcast": enc(vm(lambda v: lax.pbroadcast(v, "i", 2))(XS)),
         "all_gather_axis1": enc(vm(lambda v: lax.all_gather(v, "i", axis=1))(blocks)),
         "all_gather_tiled": enc(vm(lambda v: lax.all_gather(v, "i", axis=1, tiled=True))(blocks)),
         "psum_scatter": enc(vm(lambda v: lax.psum_scatter(v[:4], "i"))(blocks)),
