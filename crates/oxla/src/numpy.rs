@@ -10,18 +10,23 @@ use crate::error::{Error, Result};
 use crate::lax;
 
 mod arrays;
+mod bits;
 mod complex;
 mod creation;
 mod division;
 mod dtype_kinds;
 pub mod fft;
+mod index_tricks;
 mod integers;
 pub mod linalg;
 mod logaddexp;
 mod math;
+mod npy_files;
+mod ordering;
 mod padding;
 mod products;
 mod reductions;
+mod selection;
 mod signals;
 mod statistics;
 mod tile;
@@ -35,13 +40,15 @@ pub use arrays::{
     tril_indices, tril_indices_from, triu_indices, triu_indices_from, unstack, vander, vsplit,
     vstack,
 };
+pub use bits::{BitOrder, packbits, unpackbits};
 pub use complex::{angle, conj, conjugate, imag, iscomplex, iscomplexobj, isreal, isrealobj, real};
 pub use creation::{
     array, asarray, astype, copy, diag_indices_from, geomspace, logspace, promote_types,
     result_type, rollaxis,
 };
 pub use division::{divmod, floor_divide, fmod, remainder};
-pub use dtype_kinds::{DTypeClass, isdtype, issubdtype};
+pub use dtype_kinds::{Casting, DTypeClass, can_cast, isdtype, issubdtype};
+pub use index_tricks::{IndexMode, fill_diagonal, ix_, ravel_multi_index};
 pub use integers::{bincount, gcd, isin, lcm, modf, unravel_index};
 pub use linalg::cross;
 pub use logaddexp::logaddexp;
@@ -53,6 +60,8 @@ pub use math::{
     logical_or, logical_xor, r#mod, nan_to_num, nextafter, positive, pow, rad2deg, radians,
     reciprocal, right_shift, rint, round, signbit, sinc, spacing, true_divide, trunc,
 };
+pub use npy_files::{load, save};
+pub use ordering::{argpartition, lexsort, partition, sort_complex};
 pub use padding::{PadMode, pad};
 pub use products::{
     allclose, array_equal, array_equiv, digitize, inner, interp, isclose, kron, matvec, polyval,
@@ -63,7 +72,8 @@ pub use reductions::{
     nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmedian, nanmin, nanpercentile,
     nanprod, nanquantile, nanstd, nansum, nanvar, percentile, ptp, quantile,
 };
-pub use signals::{convolve, correlate, polyadd, polyder, polyint, polymul, polysub};
+pub use selection::{compress, extract};
+pub use signals::{convolve, correlate, poly, polyadd, polyder, polyint, polymul, polysub};
 pub use statistics::{argwhere, corrcoef, cov, flatnonzero, gradient, nonzero, unwrap};
 pub use tile::tile;
 pub use windows::{bartlett, blackman, hamming, hanning, kaiser};

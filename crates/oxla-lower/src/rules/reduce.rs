@@ -312,16 +312,31 @@ fn sort<'c, 'a>(
     let args: Vec<&Aval> = scalars.iter().flat_map(|s| [s, s]).collect();
     let keys = *num_keys;
     let comparator = e.region(&args, loc, |e, a| {
-        // Lexicographic "less than" over the keys, NaN last.
+        // Lexicographic "less than" over the keys, NaN last; a complex key
+        // is its real part, then its imaginary part, as JAX's comparator.
         let bool_scalar = Aval::new(DType::Bool, &[]);
-        let mut result: Option<Value<'c, '_>> = None;
-        for k in (0..keys).rev() {
+        let mut parts = Vec::with_capacity(2 * keys);
+        for (k, scalar) in scalars.iter().enumerate().take(keys) {
             let (x, y) = (a[2 * k], a[2 * k + 1]);
-            let lt = compare_scalars(e, x, y, &scalars[k], "LT", true, loc)?;
+            if scalar.dtype.is_complex() {
+                let part = scalar.with_dtype(scalar.dtype.real_part());
+                for op in ["stablehlo.real", "stablehlo.imag"] {
+                    let px = e.op(op, &[x], &[&part], &[], loc)?[0];
+                    let py = e.op(op, &[y], &[&part], &[], loc)?[0];
+                    parts.push((px, py, part.clone()));
+                }
+            } else {
+                parts.push((x, y, scalar.clone()));
+            }
+        }
+        let mut result: Option<Value<'c, '_>> = None;
+        for (x, y, scalar) in parts.iter().rev() {
+            let (x, y) = (*x, *y);
+            let lt = compare_scalars(e, x, y, scalar, "LT", true, loc)?;
             result = Some(match result {
                 None => lt,
                 Some(later) => {
-                    let eq = compare_scalars(e, x, y, &scalars[k], "EQ", true, loc)?;
+                    let eq = compare_scalars(e, x, y, scalar, "EQ", true, loc)?;
                     let tie_then_later =
                         e.op("stablehlo.and", &[eq, later], &[&bool_scalar], &[], loc)?[0];
                     e.op(

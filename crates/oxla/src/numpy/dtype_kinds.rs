@@ -58,3 +58,94 @@ pub fn issubdtype(dtype: DType, class: DTypeClass) -> bool {
 pub fn isdtype(dtype: DType, kinds: &[DTypeClass]) -> bool {
     kinds.iter().any(|kind| kind.contains(dtype))
 }
+
+/// How [`can_cast`] judges a cast (NumPy's `casting`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Casting {
+    /// Only to the same type.
+    No,
+    /// Only to the same type (byte order aside, which oxla's types lack).
+    Equiv,
+    /// Only casts that keep every value.
+    #[default]
+    Safe,
+    /// Safe casts, or within a kind (float64 to float32).
+    SameKind,
+    /// Any cast.
+    Unsafe,
+}
+
+/// The order of [`CAN_CAST_SAFE`] and [`CAN_CAST_SAME_KIND`]'s rows and
+/// columns.
+const CAST_ORDER: [DType; 15] = [
+    DType::Bool,
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+    DType::F16,
+    DType::BF16,
+    DType::F32,
+    DType::F64,
+    DType::C64,
+    DType::C128,
+];
+
+/// NumPy's safe casts (with ml_dtypes' bfloat16), from row to column in
+/// [`CAST_ORDER`] (facts of `numpy.can_cast`, checked at test time).
+const CAN_CAST_SAFE: [&str; 15] = [
+    "111111111111111",
+    "011110000111111",
+    "001110000001111",
+    "000110000000101",
+    "000010000000101",
+    "001111111111111",
+    "000110111001111",
+    "000010011000101",
+    "000000001000101",
+    "000000000101111",
+    "000000000011111",
+    "000000000001111",
+    "000000000000101",
+    "000000000000011",
+    "000000000000001",
+];
+
+/// NumPy's same-kind casts, as [`CAN_CAST_SAFE`].
+const CAN_CAST_SAME_KIND: [&str; 15] = [
+    "111111111111111",
+    "011110000111111",
+    "011110000111111",
+    "011110000111111",
+    "011110000111111",
+    "011111111111111",
+    "011111111111111",
+    "011111111111111",
+    "011111111111111",
+    "000000000111111",
+    "000000000011111",
+    "000000000111111",
+    "000000000111111",
+    "000000000010011",
+    "000000000010011",
+];
+
+/// `jnp.can_cast(from_, to, casting)`: whether NumPy casts `from` to `to`
+/// under `casting`.
+pub fn can_cast(from: DType, to: DType, casting: Casting) -> bool {
+    let position = |d: DType| CAST_ORDER.iter().position(|&o| o == d);
+    let table = match casting {
+        Casting::No | Casting::Equiv => return from == to,
+        Casting::Unsafe => return true,
+        Casting::Safe => &CAN_CAST_SAFE,
+        Casting::SameKind => &CAN_CAST_SAME_KIND,
+    };
+    match (position(from), position(to)) {
+        (Some(f), Some(t)) => table[f].as_bytes()[t] == b'1',
+        _ => from == to,
+    }
+}

@@ -151,3 +151,33 @@ pub fn polyint(p: &Array, m: usize, k: f64) -> Array {
     );
     super::divide(&extended, &arrays::flip(&divisors, None))
 }
+
+/// `jnp.poly(seq_of_zeros)`: the coefficients (highest power first) of
+/// the monic polynomial with these roots (of a square matrix: its
+/// eigenvalues).
+#[track_caller]
+pub fn poly(seq_of_zeros: &Array) -> Array {
+    let zeros = super::atleast_1d(&super::to_inexact(seq_of_zeros));
+    let shape = zeros.shape_or_empty().to_vec();
+    let zeros = if shape.len() == 2 && shape[0] == shape[1] && shape[0] != 0 {
+        super::linalg::eigvals(&zeros)
+    } else {
+        zeros
+    };
+    if zeros.ndim_or_zero() != 1 {
+        return super::usage(
+            "poly",
+            "input must be 1d or non-empty square 2d array".into(),
+        );
+    }
+    let dtype = zeros.dtype_or_bool();
+    let n = zeros.shape_or_empty()[0];
+    if n == 0 {
+        return super::ones(&[], dtype);
+    }
+    (0..n).fold(super::ones(&[1], dtype), |a, k| {
+        let root = lax::index_in_dim(&zeros, k, 0, true);
+        let factor = lax::concatenate(&[&super::ones(&[1], dtype), &lax::neg(&root)], 0);
+        convolve(&a, &factor, "full")
+    })
+}

@@ -87,7 +87,9 @@ const NN_EXCLUDED: &[(&str, &str)] = &[
 ];
 
 fn namespaces() -> Vec<Namespace> {
-    let numpy = have!(oxla::numpy: abs, add, arange, arccos, arccosh, arcsin, arcsinh, arctan,
+    let numpy = have!(oxla::numpy: argpartition, can_cast, compress, extract, fill_diagonal,
+        ix_, lexsort, load, packbits, partition, poly, ravel_multi_index, save, sort_complex,
+        unpackbits, abs, add, arange, arccos, arccosh, arcsin, arcsinh, arctan,
         arctan2, arctanh, argmax, argmin, argsort, broadcast_shapes, broadcast_to, cbrt, ceil,
         clip, concatenate, cos, cosh, cumprod, cumsum, divide, divmod, dot, einsum, equal, exp,
         exp2, expand_dims, expm1, eye, floor, floor_divide, fmod, full, full_like, greater,
@@ -172,7 +174,7 @@ fn namespaces() -> Vec<Namespace> {
         floor,
     };
     vec![
-        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 284),
+        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 299),
         namespace("jax.lax", lax, &[], 184),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 33),

@@ -986,6 +986,30 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "lax_broadcast_like" => lax::broadcast_like(x(), y()),
         "lax_dtype" => jnp::zeros(&[2], lax::dtype(x())),
         "lax_zeta" => lax::zeta(x(), y()),
+        "np_sort_complex" | "np_sort_complex_real" => jnp::sort_complex(x()),
+        "np_lexsort" => jnp::lexsort(&[x(), y()], -1),
+        "np_partition" => jnp::partition(x(), 2, 0),
+        "np_partition_u8" => jnp::partition(x(), 1, -1),
+        "np_argpartition" => jnp::argpartition(x(), 3, -1),
+        "np_packbits" => jnp::packbits(x(), Some(1), jnp::BitOrder::Big),
+        "np_packbits_flat_little" => jnp::packbits(x(), None, jnp::BitOrder::Little),
+        "np_unpackbits" => jnp::unpackbits(x(), Some(0), None, jnp::BitOrder::Big),
+        "np_unpackbits_count" => jnp::unpackbits(x(), None, Some(13), jnp::BitOrder::Little),
+        "np_ix" => {
+            let mesh = jnp::ix_(&[x(), y()]);
+            &(&mesh[0] * 10) + &mesh[1]
+        }
+        "np_ravel_multi_index_clip" => {
+            jnp::ravel_multi_index(&[x(), y()], &[3, 4], jnp::IndexMode::Clip, false)
+        }
+        "np_ravel_multi_index_wrap_f" => {
+            jnp::ravel_multi_index(&[x(), y()], &[3, 4], jnp::IndexMode::Wrap, true)
+        }
+        "np_fill_diagonal" => jnp::fill_diagonal(x(), &Array::scalar(7.0f32).unwrap()),
+        "np_fill_diagonal_values" => jnp::fill_diagonal(x(), y()),
+        "np_compress" => jnp::compress(x(), y(), Some(1), Some(3), -1.0),
+        "np_extract" => jnp::extract(x(), y(), Some(5), 0.0),
+        "np_poly" | "np_poly_matrix" => jnp::poly(x()),
         "lax_shape_as_value" => lax::shape_as_value(&[3, 4, 5]),
         "lax_ragged_dot" => lax::ragged_dot(x(), y(), &a[2]),
         "lax_platform_dependent" => {
@@ -1160,7 +1184,8 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
          derivatives divide those differences by eigenvalue gaps)",
     );
     Some(match name.split('@').next().unwrap_or(name) {
-        "lax_lu"
+        "np_poly_matrix"
+        | "lax_lu"
         | "lax_lu_wide"
         | "lax_lu_tall"
         | "lax_lu_batch"

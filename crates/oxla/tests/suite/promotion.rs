@@ -241,3 +241,44 @@ fn dtype_classes_and_kinds_match_jax() {
         &[DTypeClass::Integer, DTypeClass::Floating]
     ));
 }
+
+/// `jnp.can_cast` for every pair of dtypes and every casting rule,
+/// against JAX's (NumPy's) answers.
+#[test]
+fn can_cast_matches_jax_for_every_pair_and_rule() {
+    use oxla::numpy::{Casting, can_cast};
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("casts.py");
+    std::fs::write(
+        &script,
+        "import json, jax.numpy as jnp\n\
+         names = ['bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',\n\
+                  'float16', 'bfloat16', 'float32', 'float64', 'complex64', 'complex128']\n\
+         rules = ['no', 'equiv', 'safe', 'same_kind', 'unsafe']\n\
+         print(json.dumps({r: {f: {t: bool(jnp.can_cast(jnp.dtype(f), jnp.dtype(t), r)) for t in names}\n\
+                               for f in names} for r in rules}))\n",
+    )
+    .unwrap();
+    let jax: serde_json::Value =
+        serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap();
+    let rules = [
+        ("no", Casting::No),
+        ("equiv", Casting::Equiv),
+        ("safe", Casting::Safe),
+        ("same_kind", Casting::SameKind),
+        ("unsafe", Casting::Unsafe),
+    ];
+    for (name, rule) in rules {
+        for from in DType::ALL {
+            for to in DType::ALL {
+                assert_eq!(
+                    can_cast(from, to, rule),
+                    jax[name][from.numpy_name()][to.numpy_name()]
+                        .as_bool()
+                        .unwrap(),
+                    "can_cast({from}, {to}, {name})"
+                );
+            }
+        }
+    }
+}

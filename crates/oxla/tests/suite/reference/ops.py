@@ -810,6 +810,24 @@ CASES.update({
     "lax_ragged_dot": (lax.ragged_dot, [normal(6, 3), normal(3, 3, 4), np.array([2, 0, 3], np.int32)]),
     "lax_platform_dependent": (lambda a: lax.platform_dependent(a, cpu=jnp.sin, default=jnp.cos), [x]),
     "lax_composite": (lambda a: lax.composite(lambda v: jnp.sin(v) * 2, name="my.double_sin")(a), [x]),
+    # jax.numpy: orderings, bits, index helpers, selections, poly.
+    "np_sort_complex": (jnp.sort_complex, [CZ]), "np_sort_complex_real": (jnp.sort_complex, [NP_A]),
+    "np_lexsort": (lambda p, q: jnp.lexsort((p, q)), [np.round(NP_A * 2), np.round(NP_A.T.copy().reshape(NP_A.shape) * 2)]),
+    "np_partition": (lambda a: jnp.partition(a, 2, axis=0), [NP_A]),
+    "np_partition_u8": (lambda a: jnp.partition(a, 1), [u]),
+    "np_argpartition": (lambda a: jnp.argpartition(a, 3), [x]),
+    "np_packbits": (lambda a: jnp.packbits(a, axis=1), [b]), "np_packbits_flat_little": (lambda a: jnp.packbits(a, bitorder="little"), [i]),
+    "np_unpackbits": (lambda a: jnp.unpackbits(a, axis=0), [u]),
+    "np_unpackbits_count": (lambda a: jnp.unpackbits(a, count=13, bitorder="little"), [u]),
+    "np_ix": (lambda p, q: jnp.ix_(p, q)[0] * 10 + jnp.ix_(p, q)[1], [np.array([2, 0], np.int32), np.array([1, 3, 0], np.int32)]),
+    "np_ravel_multi_index_clip": (lambda p, q: jnp.ravel_multi_index((p, q), (3, 4), mode="clip"), [i, k]),
+    "np_ravel_multi_index_wrap_f": (lambda p, q: jnp.ravel_multi_index((p, q), (3, 4), mode="wrap", order="F"), [i, k]),
+    "np_fill_diagonal": (lambda a: jnp.fill_diagonal(a, 7.0, inplace=False), [x]),
+    "np_fill_diagonal_values": (lambda a, v: jnp.fill_diagonal(a, v, inplace=False), [x.T.copy(), np.array([1.0, 2.0], np.float32)]),
+    "np_compress": (lambda c, a: jnp.compress(c, a, axis=1, size=3, fill_value=-1), [np.array([True, False, True, True]), x]),
+    "np_extract": (lambda c, a: jnp.extract(c, a, size=5), [b, x]),
+    "np_poly": (jnp.poly, [np.array([1.0, -2.0, 0.5], np.float32)]),
+    "np_poly_matrix": (jnp.poly, [GA4]),
 })
 
 # Fourier transforms: lax.fft and jax.numpy.fft.
