@@ -144,7 +144,7 @@ elementwise2! {
 /// Converts integer and bool operands to the default float (as true
 /// division and transcendental functions do).
 #[track_caller]
-fn to_inexact(x: &Array) -> Array {
+pub(crate) fn to_inexact(x: &Array) -> Array {
     match x.aval() {
         Ok(a) if !a.dtype.is_inexact() => {
             lax::convert_element_type_weak(x, default_float(x64_enabled()), a.weak_type)

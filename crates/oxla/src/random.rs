@@ -43,10 +43,14 @@ thread_local! {
     static PARTITIONABLE_HERE: Cell<Option<bool>> = const { Cell::new(None) };
 }
 
+mod gamma;
 mod keys;
+mod multivariate;
 mod samplers;
 
+pub use gamma::{ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t};
 pub use keys::{PRNGKey, clone, key, key_data, key_dtype, key_impl, wrap_key_data};
+pub use multivariate::{MvnMethod, multivariate_normal, orthogonal};
 pub use samplers::{
     cauchy, double_sided_maxwell, exponential, geometric, laplace, logistic, lognormal, maxwell,
     pareto, rademacher, rayleigh, triangular, wald, weibull_min,

@@ -365,6 +365,7 @@ fn gumbel_matches_jax() {
 /// oxla's version of each sampler case of prng.py.
 fn sampler(name: &str, k: Key) -> Array {
     let f32s = |v: f32| Array::scalar(v).unwrap();
+    let vec32 = |v: &[f32]| Array::from_slice(v, &[v.len() as i64]).unwrap();
     match name {
         "exponential" => rnd::exponential(k, &[7, 3], DType::F32),
         "exponential_f16" => rnd::exponential(k, &[64], DType::F16),
@@ -384,6 +385,30 @@ fn sampler(name: &str, k: Key) -> Array {
         "wald" => rnd::wald(k, &f32s(2.0), &[16], DType::F32),
         "geometric" => rnd::geometric(k, &f32s(0.3), &[20], DType::I32),
         "triangular" => rnd::triangular(k, &f32s(-1.0), &f32s(0.5), &f32s(2.0), &[25], DType::F32),
+        "gamma" => rnd::gamma(k, &vec32(&[0.5, 1.0, 2.5, 7.0]), None, DType::F32),
+        "gamma_shape" => rnd::gamma(k, &f32s(2.0), Some(&[3, 2]), DType::F32),
+        "loggamma" => rnd::loggamma(k, &vec32(&[0.1, 0.8, 3.0]), None, DType::F32),
+        "beta" => rnd::beta(k, &f32s(0.5), &f32s(2.0), Some(&[8]), DType::F32),
+        "dirichlet" => rnd::dirichlet(k, &vec32(&[0.5, 1.0, 2.0]), Some(&[4]), DType::F32),
+        "chisquare" => rnd::chisquare(k, &f32s(3.0), Some(&[6]), DType::F32),
+        "f" => rnd::f(k, &f32s(2.0), &f32s(5.0), Some(&[6]), DType::F32),
+        "t" => rnd::t(k, &f32s(4.0), Some(&[6]), DType::F32),
+        "generalized_normal" => rnd::generalized_normal(k, 1.5, &[8], DType::F32),
+        "ball" => rnd::ball(k, 3, 2.0, &[4], DType::F32),
+        "multivariate_normal" | "multivariate_normal_eigh" | "multivariate_normal_svd" => {
+            let mean = vec32(&[1.0, -2.0, 0.5]);
+            let cov =
+                Array::from_slice(&[2.0f32, 0.3, -0.2, 0.3, 1.0, 0.1, -0.2, 0.1, 0.5], &[3, 3])
+                    .unwrap();
+            let method = match name {
+                "multivariate_normal_eigh" => rnd::MvnMethod::Eigh,
+                "multivariate_normal_svd" => rnd::MvnMethod::Svd,
+                _ => rnd::MvnMethod::Cholesky,
+            };
+            rnd::multivariate_normal(k, &mean, &cov, Some(&[5]), DType::F32, method)
+        }
+        "orthogonal" => rnd::orthogonal(k, 3, &[2], DType::F32, None),
+        "orthogonal_wide" => rnd::orthogonal(k, 2, &[], DType::F32, Some(4)),
         other => panic!("no oxla sampler for case {other}"),
     }
 }
@@ -404,6 +429,27 @@ fn formula_samplers_match_jax() {
                 4.0,
                 4.0,
                 "a formula of normal draws, whose erf_inv is up to 2 ulps off",
+            ),
+            "gamma"
+            | "gamma_shape"
+            | "loggamma"
+            | "beta"
+            | "dirichlet"
+            | "chisquare"
+            | "f"
+            | "t"
+            | "generalized_normal"
+            | "ball"
+            | "multivariate_normal"
+            | "multivariate_normal_eigh"
+            | "multivariate_normal_svd"
+            | "orthogonal"
+            | "orthogonal_wide" => Tolerance::chain(
+                64.0,
+                16.0,
+                "gamma's accepted draws (normal draws whose erf_inv is up to 2 ulps off) through \
+                 log, exp and pow, or normal draws through a LAPACK factor of another OpenBLAS \
+                 build",
             ),
             _ => Tolerance::Ulps(2),
         };
@@ -976,4 +1022,39 @@ fn the_partitionable_switch_is_part_of_the_jit_cache_key() {
             .unwrap()
     });
     assert_eq!(original, eager);
+}
+
+/// Gamma's derivative in its shape parameter (JAX's implicit
+/// reparameterization) is not computed: asking for it is a clear error,
+/// never a silently wrong gradient. Bad parameters are errors too.
+#[test]
+fn gamma_gradients_and_bad_parameters_are_clear_errors() {
+    let a = Array::from_slice(&[0.5f32, 2.0], &[2]).unwrap();
+    let err = oxla::grad(|a: Array| {
+        jnp::sum(&rnd::gamma(rnd::key(0), &a, None, DType::F32), None, false)
+    })
+    .call(a.clone())
+    .and_then(|g| g.to_vec::<f32>())
+    .unwrap_err();
+    assert!(err.to_string().contains("random_gamma_grad"), "{err}");
+    let bad = rnd::gamma(rnd::key(0), &a, None, DType::I32);
+    let err = bad.to_vec::<i32>().unwrap_err().to_string();
+    assert!(
+        err.contains("random::gamma: dtype must be a float dtype"),
+        "{err}"
+    );
+    let err = rnd::dirichlet(
+        rnd::key(0),
+        &Array::scalar(1.0f32).unwrap(),
+        None,
+        DType::F32,
+    )
+    .to_vec::<f32>()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("random::dirichlet: alpha needs rank 1 or more"),
+        "{err}"
+    );
+    assert!(err.contains("random.rs"), "{err}");
 }

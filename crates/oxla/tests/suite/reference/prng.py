@@ -184,6 +184,8 @@ out["gumbel"] = [
 
 # Samplers that are formulas of uniform, normal and bernoulli draws.
 half, two = np.array(0.5, np.float32), np.array(2.0, np.float32)
+MVN_MEAN = np.array([1.0, -2.0, 0.5], np.float32)
+MVN_COV = np.array([[2.0, 0.3, -0.2], [0.3, 1.0, 0.1], [-0.2, 0.1, 0.5]], np.float32)
 SAMPLERS = {
     "exponential": lambda k: random.exponential(k, (7, 3)),
     "exponential_f16": lambda k: random.exponential(k, (64,), f16),
@@ -201,6 +203,22 @@ SAMPLERS = {
     "wald": lambda k: random.wald(k, two, (16,)),
     "geometric": lambda k: random.geometric(k, np.array(0.3, np.float32), (20,)),
     "triangular": lambda k: random.triangular(k, np.array(-1.0, np.float32), half, two, (25,)),
+    # Gamma's rejection sampler and what builds on it; LAPACK's factors.
+    "gamma": lambda k: random.gamma(k, np.array([0.5, 1.0, 2.5, 7.0], np.float32)),
+    "gamma_shape": lambda k: random.gamma(k, two, (3, 2)),
+    "loggamma": lambda k: random.loggamma(k, np.array([0.1, 0.8, 3.0], np.float32)),
+    "beta": lambda k: random.beta(k, half, two, (8,)),
+    "dirichlet": lambda k: random.dirichlet(k, np.array([0.5, 1.0, 2.0], np.float32), (4,)),
+    "chisquare": lambda k: random.chisquare(k, np.array(3.0, np.float32), (6,)),
+    "f": lambda k: random.f(k, two, np.array(5.0, np.float32), (6,)),
+    "t": lambda k: random.t(k, np.array(4.0, np.float32), (6,)),
+    "generalized_normal": lambda k: random.generalized_normal(k, 1.5, (8,)),
+    "ball": lambda k: random.ball(k, 3, 2.0, (4,)),
+    "multivariate_normal": lambda k: random.multivariate_normal(k, MVN_MEAN, MVN_COV, (5,)),
+    "multivariate_normal_eigh": lambda k: random.multivariate_normal(k, MVN_MEAN, MVN_COV, (5,), method="eigh"),
+    "multivariate_normal_svd": lambda k: random.multivariate_normal(k, MVN_MEAN, MVN_COV, (5,), method="svd"),
+    "orthogonal": lambda k: random.orthogonal(k, 3, (2,)),
+    "orthogonal_wide": lambda k: random.orthogonal(k, 2, (), m=4),
 }
 out["samplers"] = [{"name": name, "seed": u64(seed), "out": enc(fn(key(seed)))}
                    for name, fn in SAMPLERS.items() for seed in (0, 7)]
