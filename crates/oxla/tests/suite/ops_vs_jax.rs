@@ -855,7 +855,8 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "la_solve" | "la_solve_vector" | "la_solve_batch" | "la_solve_complex"
         | "la_solve_singular" => la::solve(x(), y()),
         "la_inv" | "la_inv_batch" => la::inv(x()),
-        "la_det" | "la_det_2" | "la_det_3" | "la_det_batch" | "la_det_complex" => la::det(x()),
+        "la_det" | "la_det_2" | "la_det_3" | "la_det_batch" | "la_det_complex" | "la_det_rank3"
+        | "la_det_rank1" => la::det(x()),
         "la_slogdet_sign" | "la_slogdet_complex_sign" => la::slogdet(x()).0,
         "la_slogdet_logdet" | "la_slogdet_complex" => la::slogdet(x()).1,
         "la_qr_q" | "la_qr_wide_q" => la::qr(x(), la::QrMode::Reduced).0,
@@ -1185,6 +1186,8 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
     );
     Some(match name.split('@').next().unwrap_or(name) {
         "np_poly_matrix"
+        | "la_det_rank3"
+        | "la_det_rank1"
         | "lax_lu"
         | "lax_lu_wide"
         | "lax_lu_tall"
@@ -1262,6 +1265,7 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         "c_reduce_prod" | "c_cumsum" => RECURRENCE,
         "c_dot_general" | "c_einsum" | "np_vdot_c" | "np_vecdot_c" => contraction,
         "lax_conv_local"
+        | "lax_ragged_dot"
         | "dot_general"
         | "dot_general_batch"
         | "dot_general_highest"

@@ -4,6 +4,8 @@
 //! `matrix_rank`, `cond`, `tensorsolve` and `tensorinv`, as JAX builds
 //! them (`jax/_src/numpy/linalg.py`).
 
+use oxla_core::DType;
+
 use super::super::{to_inexact, usage};
 use crate::array::Array;
 use crate::lax;
@@ -185,15 +187,126 @@ pub fn det(a: &Array) -> Array {
             )
         }
         _ => {
-            let (sign, logdet) = slogdet(&a);
-            lax::mul(
-                &sign,
-                &lax::convert_element_type(&crate::numpy::exp(&logdet), sign.dtype_or_bool()),
-            )
+            let det = crate::custom::custom_jvp(
+                |a: Array| {
+                    let (sign, logdet) = slogdet(&a);
+                    lax::mul(
+                        &sign,
+                        &lax::convert_element_type(
+                            &crate::numpy::exp(&logdet),
+                            sign.dtype_or_bool(),
+                        ),
+                    )
+                },
+                |a: Array, g: Array| {
+                    let (y, z) = cofactor_solve(&a, &g);
+                    (y, crate::numpy::linalg::trace(&z, 0))
+                },
+            );
+            det.call(a).unwrap_or_else(Array::error)
         }
     }
 }
 
+/// JAX's `_cofactor_solve`: `det(a)` and `adj(a) · b`, well defined for
+/// matrices of rank n - 1 (whose determinant's gradient is the rank-1
+/// adjugate) and zero below: the LU factors with `U`'s last diagonal
+/// entry replaced by the inverse of the other entries' product, the
+/// solve's last row scaled by the full determinant, and matrices whose
+/// `U⁻¹ 1` is not finite (rank below n - 1) given zeros.
+fn cofactor_solve(a: &Array, b: &Array) -> (Array, Array) {
+    let n = a.shape_or_empty().last().copied().unwrap_or(0);
+    if n == 1 {
+        let corner = lax::index_in_dim(&lax::index_in_dim(a, 0, -2, false), 0, -1, false);
+        return (corner, b.clone());
+    }
+    let (lu, pivots, permutation) = lax::linalg::lu(a);
+    let dtype = a.dtype_or_bool();
+    let diagonal = crate::numpy::diagonal(&lu, 0, -2, -1);
+    let iota = lax::broadcasted_iota(
+        pivots.dtype_or_bool(),
+        pivots.shape_or_empty(),
+        pivots.ndim_or_zero().saturating_sub(1),
+    );
+    let parity = crate::numpy::count_nonzero(&lax::ne(&pivots, &iota), Some(&[-1]), false);
+    let odd = lax::eq(
+        &lax::rem(&parity, &crate::numpy::scalar_like(&parity, 2.0)),
+        &crate::numpy::scalar_like(&parity, 1.0),
+    );
+    let ones = crate::numpy::ones(parity.shape_or_empty(), dtype);
+    let sign = lax::select(&odd, &lax::neg(&ones), &ones);
+    let partial_det = lax::mul(
+        &crate::numpy::cumprod(&diagonal, Some(-1)),
+        &crate::numpy::expand_dims(&sign, -1),
+    );
+    let last = |x: &Array, i: i64| lax::index_in_dim(x, n - i, -1, false);
+    // U's last diagonal entry becomes 1 / (the product of the others).
+    let shape = lu.shape_or_empty().to_vec();
+    let rank = shape.len();
+    let corner = lax::and(
+        &lax::eq(
+            &lax::broadcasted_iota(DType::I32, &shape, rank - 2),
+            &crate::numpy::scalar_like(
+                &lax::broadcasted_iota(DType::I32, &shape, rank - 2),
+                (n - 1) as f64,
+            ),
+        ),
+        &lax::eq(
+            &lax::broadcasted_iota(DType::I32, &shape, rank - 1),
+            &crate::numpy::scalar_like(
+                &lax::broadcasted_iota(DType::I32, &shape, rank - 1),
+                (n - 1) as f64,
+            ),
+        ),
+    );
+    let inverse = crate::numpy::reciprocal(&last(&partial_det, 2));
+    let inverse = crate::numpy::broadcast_to(
+        &crate::numpy::expand_dims(&crate::numpy::expand_dims(&inverse, -1), -1),
+        &shape,
+    );
+    let lu = lax::select(&corner, &inverse, &lu);
+    let upper = lax::linalg::TriangularSolveOptions {
+        left_side: true,
+        ..Default::default()
+    };
+    // Matrices of rank below n - 1: U⁻¹ 1 is not finite.
+    let probe =
+        lax::linalg::triangular_solve(&lu, &crate::numpy::ones(&shape[..rank - 1], dtype), upper);
+    let bad = crate::numpy::any(
+        &lax::or(&crate::numpy::isnan(&probe), &crate::numpy::isinf(&probe)),
+        Some(&[-1]),
+        false,
+    );
+    let bad = crate::numpy::broadcast_to(
+        &crate::numpy::expand_dims(&crate::numpy::expand_dims(&bad, -1), -1),
+        b.shape_or_empty(),
+    );
+    let zeros = crate::numpy::zeros_like(b);
+    let x = lax::select(&bad, &zeros, b);
+    let rows = crate::numpy::broadcast_to(
+        &crate::numpy::expand_dims(&permutation, -1),
+        x.shape_or_empty(),
+    );
+    let x = crate::numpy::take_along_axis(&x, &rows, -2);
+    let x = lax::linalg::triangular_solve(
+        &lu,
+        &x,
+        lax::linalg::TriangularSolveOptions {
+            left_side: true,
+            lower: true,
+            unit_diagonal: true,
+            ..Default::default()
+        },
+    );
+    let full =
+        crate::numpy::expand_dims(&crate::numpy::expand_dims(&last(&partial_det, 1), -1), -1);
+    let head = lax::mul(&lax::slice_in_dim(&x, 0, Some(n - 1), 1, -2), &full);
+    let tail = lax::slice_in_dim(&x, n - 1, Some(n), 1, -2);
+    let x = crate::numpy::concatenate(&[&head, &tail], -2);
+    let x = lax::linalg::triangular_solve(&lu, &x, upper);
+    let x = lax::select(&bad, &zeros, &x);
+    (last(&partial_det, 1), x)
+}
 /// `jnp.linalg.eigh(a, UPLO, symmetrize_input)`: the eigenvalues
 /// (ascending) and eigenvectors (columns) of Hermitian matrices, reading
 /// the lower triangle (`upper` false, numpy's `UPLO='L'`) or the upper;

@@ -730,6 +730,9 @@ CASES.update({
     "la_det": (jnp.linalg.det, [GA5]), "la_det_2": (jnp.linalg.det, [GA4[:2, :2].copy()]),
     "la_det_3": (jnp.linalg.det, [GA4[:3, :3].copy()]), "la_det_batch": (jnp.linalg.det, [GAB]),
     "la_det_complex": (jnp.linalg.det, [GAC]),
+    # Rank n - 1 and lower: JAX's cofactor rule gives the adjugate, or 0.
+    "la_det_rank3": (jnp.linalg.det, [(normal(4, 3) @ normal(3, 4)).astype(np.float32)]),
+    "la_det_rank1": (jnp.linalg.det, [np.ones((4, 4), np.float32)]),
     "la_slogdet_sign": (lambda a: jnp.linalg.slogdet(a)[0], [GA5]),
     "la_slogdet_logdet": (lambda a: jnp.linalg.slogdet(a)[1], [GA5]),
     "la_slogdet_complex": (lambda a: jnp.linalg.slogdet(a)[1], [GAC]),
