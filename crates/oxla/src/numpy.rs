@@ -1163,7 +1163,8 @@ pub fn moveaxis(x: &Array, source: i64, destination: i64) -> Array {
 /// `jnp.einsum` for one or two operands without repeated letters in an
 /// operand: sums, transposes, inner/outer/matrix/batched products, e.g.
 /// `"ij,jk->ik"`, `"bij,bjk->bik"`, `"i,i->"`, `"ij->ji"`, `"ij"` (implicit
-/// output: the letters seen once, sorted).
+/// output: the letters seen once, sorted), and `...` for broadcast batch
+/// dimensions (`"...ij,...j->...i"`).
 #[track_caller]
 pub fn einsum(subscripts: &str, operands: &[&Array]) -> Array {
     if let Some(e) = first_error(operands) {
@@ -1173,6 +1174,122 @@ pub fn einsum(subscripts: &str, operands: &[&Array]) -> Array {
         Ok(result) => result,
         Err(message) => invalid_args(&format!("einsum {subscripts:?}"), &message, operands),
     }
+}
+
+/// `...` in einsum terms (NumPy's broadcast batch dimensions) as fresh
+/// letters: each operand's `...` dimensions broadcast (right-aligned) to
+/// the common shape, which every operand with `...` is broadcast to; an
+/// implicit output puts them first. Terms without `...` are unchanged.
+#[allow(clippy::type_complexity)]
+fn expand_ellipsis(
+    terms: Vec<Vec<char>>,
+    output: Option<String>,
+    operands: &[&Array],
+) -> Result<(Vec<Vec<char>>, Option<String>, Vec<Array>), String> {
+    let split = |t: &[char]| -> Option<(String, String)> {
+        let text: String = t.iter().collect();
+        text.split_once("...")
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    };
+    if terms.iter().all(|t| split(t).is_none()) {
+        if output.as_deref().is_some_and(|o| o.contains("...")) {
+            return Err("the output has ... but no input does".into());
+        }
+        return Ok((
+            terms,
+            output,
+            operands.iter().map(|x| (*x).clone()).collect(),
+        ));
+    }
+    // The shape each operand's `...` stands for.
+    let mut common: Vec<i64> = Vec::new();
+    let mut parts = Vec::with_capacity(terms.len());
+    for (t, x) in terms.iter().zip(operands) {
+        let shape = x.shape_or_empty();
+        match split(t) {
+            Some((before, after)) => {
+                let named = before.len() + after.len();
+                if shape.len() < named || after.contains("...") {
+                    return Err(format!(
+                        "subscript {:?} for an operand of rank {}",
+                        t.iter().collect::<String>(),
+                        shape.len()
+                    ));
+                }
+                let dims = &shape[before.len()..shape.len() - after.len()];
+                common = broadcast_shapes(&common, dims).ok_or_else(|| {
+                    format!("the ... dimensions {dims:?} do not broadcast with {common:?}")
+                })?;
+                parts.push(Some((before, after)));
+            }
+            None => parts.push(None),
+        }
+    }
+    let used: String = terms
+        .iter()
+        .flatten()
+        .chain(
+            output
+                .iter()
+                .flat_map(|o| o.chars())
+                .collect::<Vec<_>>()
+                .iter(),
+        )
+        .collect();
+    let fresh: Vec<char> = ('A'..='Z')
+        .chain('a'..='z')
+        .filter(|c| !used.contains(*c))
+        .take(common.len())
+        .collect();
+    if fresh.len() < common.len() {
+        return Err("too many ... dimensions for the letters left".into());
+    }
+    let mut new_terms = Vec::with_capacity(terms.len());
+    let mut new_operands = Vec::with_capacity(terms.len());
+    for ((t, x), part) in terms.iter().zip(operands).zip(parts) {
+        match part {
+            None => {
+                new_terms.push(t.clone());
+                new_operands.push((*x).clone());
+            }
+            Some((before, after)) => {
+                let shape = x.shape_or_empty().to_vec();
+                let own = shape.len() - before.len() - after.len();
+                // Leading size-1 dims for the `...` it lacks, then broadcast.
+                let mut padded = shape[..before.len()].to_vec();
+                padded.extend(std::iter::repeat_n(1, common.len() - own));
+                padded.extend_from_slice(&shape[before.len()..]);
+                let mut target = shape[..before.len()].to_vec();
+                target.extend_from_slice(&common);
+                target.extend_from_slice(&shape[shape.len() - after.len()..]);
+                let y = broadcast_to(&lax::reshape(x, &padded), &target);
+                new_terms.push(
+                    before
+                        .chars()
+                        .chain(fresh.iter().copied())
+                        .chain(after.chars())
+                        .collect(),
+                );
+                new_operands.push(y);
+            }
+        }
+    }
+    let output = match output {
+        Some(o) => Some(o.replace("...", &fresh.iter().collect::<String>())),
+        None => {
+            let mut once: Vec<char> = new_terms
+                .concat()
+                .into_iter()
+                .filter(|c| {
+                    !fresh.contains(c)
+                        && new_terms.iter().flatten().filter(|d| *d == c).count() == 1
+                })
+                .collect();
+            once.sort();
+            Some(fresh.iter().copied().chain(once).collect())
+        }
+    };
+    Ok((new_terms, output, new_operands))
 }
 
 #[track_caller]
@@ -1190,6 +1307,9 @@ fn einsum_plan(subscripts: &str, operands: &[&Array]) -> Result<Array, String> {
             operands.len()
         ));
     }
+    let (terms, output, broadcast) = expand_ellipsis(terms, output, operands)?;
+    let broadcast_refs: Vec<&Array> = broadcast.iter().collect();
+    let operands: &[&Array] = &broadcast_refs;
     for (t, x) in terms.iter().zip(operands) {
         if t.len() != x.ndim_or_zero() {
             return Err(format!(

@@ -79,9 +79,7 @@ pub fn multivariate_normal(
         }
     };
     let z = normal(key, &[batch.as_slice(), &[n]].concat(), dtype);
-    // `einsum('...ij,...j->...i')`, batch dimensions broadcast.
-    let product = jnp::matmul(&factor, &jnp::expand_dims(&z, -1));
-    jnp::add(&mean, &jnp::squeeze(&product, Some(&[-1])))
+    jnp::add(&mean, &jnp::einsum("...ij,...j->...i", &[&factor, &z]))
 }
 
 /// `jax.random.orthogonal(key, n, shape, dtype, m)`: Haar-random n×m

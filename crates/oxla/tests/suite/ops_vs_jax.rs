@@ -377,6 +377,9 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             .set(&Array::weak_scalar(0.0f32)),
         "split" => jnp::split(x(), 2, 1).swap_remove(1),
         "einsum_matmul" => jnp::einsum("ij,jk->ik", &[x(), y()]),
+        "einsum_ellipsis" => jnp::einsum("...ij,...j->...i", &[x(), y()]),
+        "einsum_ellipsis_broadcast" => jnp::einsum("...ij,...jk->...ik", &[x(), y()]),
+        "einsum_ellipsis_implicit" => jnp::einsum("...ji", &[x()]),
         "einsum_batched" => jnp::einsum("bij,bjk->bik", &[x(), y()]),
         "einsum_dot" => jnp::einsum("i,i->", &[x(), y()]),
         "einsum_outer_t" => jnp::einsum("i,j->ji", &[x(), y()]),
@@ -1274,6 +1277,8 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         | "einsum_dot"
         | "einsum_implicit"
         | "einsum_matmul"
+        | "einsum_ellipsis"
+        | "einsum_ellipsis_broadcast"
         | "jnp_matmul"
         | "jnp_matmul_2d_3d"
         | "jnp_matmul_3d_2d"
