@@ -16,9 +16,9 @@
 //!
 //! Registration, the call frame and errors are `crate::xla_ffi`'s.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use crate::client::Client;
 use crate::discovery::Platform;
@@ -28,7 +28,9 @@ use crate::error::{Error, Result};
 mod cuda;
 
 use crate::xla_ffi::abi::*;
-use crate::xla_ffi::{BufferView, Handler, buffers, dispatch, register_handler, scalar_attribute};
+use crate::xla_ffi::{
+    BufferView, Handler, buffers, dispatch, once_per_plugin, register_handler, scalar_attribute,
+};
 
 pub use oxla_dtype::callback_abi::{
     CALLBACK_ID_ATTRIBUTE, HOST_CALLBACK_TARGET, ORDERED_ATTRIBUTE,
@@ -89,26 +91,18 @@ impl Client {
     /// platforms, and when the plugin has no FFI extension or one without
     /// handler registration.
     pub fn enable_host_callbacks(&self) -> Result<()> {
-        static ENABLED: OnceLock<Mutex<HashSet<std::path::PathBuf>>> = OnceLock::new();
         let api = self.api();
-        let mut enabled = ENABLED
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if enabled.contains(api.path()) {
-            return Ok(());
-        }
-        let platform = self.platform_name()?;
-        let (platform_name, handler): (&str, Handler) = match platform.parse::<Platform>() {
-            Ok(Platform::Cpu) => ("Host", host_handler),
-            Ok(Platform::Cuda) => ("CUDA", cuda_handler),
-            Ok(Platform::Rocm | Platform::Tpu) | Err(_) => {
-                return Err(Error::HostCallbacksUnsupported { platform });
-            }
-        };
-        register_handler(api, HOST_CALLBACK_TARGET, platform_name, handler)?;
-        enabled.insert(api.path().to_path_buf());
-        Ok(())
+        once_per_plugin(api, "host callbacks", || {
+            let platform = self.platform_name()?;
+            let (platform_name, handler): (&str, Handler) = match platform.parse::<Platform>() {
+                Ok(Platform::Cpu) => ("Host", host_handler),
+                Ok(Platform::Cuda) => ("CUDA", cuda_handler),
+                Ok(Platform::Rocm | Platform::Tpu) | Err(_) => {
+                    return Err(Error::HostCallbacksUnsupported { platform });
+                }
+            };
+            register_handler(api, HOST_CALLBACK_TARGET, platform_name, handler)
+        })
     }
 }
 

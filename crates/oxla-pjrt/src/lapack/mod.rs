@@ -13,9 +13,7 @@
 mod kernels;
 mod library;
 
-use std::collections::HashSet;
 use std::ffi::c_void;
-use std::sync::{Mutex, OnceLock};
 
 use kernels::{Call, Precision};
 use library::Lapack;
@@ -24,7 +22,7 @@ use crate::client::Client;
 use crate::discovery::Platform;
 use crate::error::{Error, Result};
 use crate::xla_ffi::abi::CallFrame;
-use crate::xla_ffi::{Handler, dispatch, register_handler};
+use crate::xla_ffi::{Handler, dispatch, once_per_plugin, register_handler};
 
 /// A routine's kernel.
 type Kernel = fn(&Call<'_>, &Lapack) -> std::result::Result<(), String>;
@@ -100,24 +98,17 @@ impl Client {
     /// other than the CPU, when no LAPACK loads, and when the plugin has no
     /// FFI extension.
     pub fn enable_lapack(&self) -> Result<()> {
-        static ENABLED: OnceLock<Mutex<HashSet<std::path::PathBuf>>> = OnceLock::new();
         let api = self.api();
-        let mut enabled = ENABLED
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if enabled.contains(api.path()) {
-            return Ok(());
-        }
-        let platform = self.platform_name()?;
-        if !matches!(platform.parse::<Platform>(), Ok(Platform::Cpu)) {
-            return Err(Error::LapackUnsupported { platform });
-        }
-        Lapack::get()?;
-        for (handler, target) in targets() {
-            register_handler(api, &target, "Host", handler)?;
-        }
-        enabled.insert(api.path().to_path_buf());
-        Ok(())
+        once_per_plugin(api, "LAPACK", || {
+            let platform = self.platform_name()?;
+            if !matches!(platform.parse::<Platform>(), Ok(Platform::Cpu)) {
+                return Err(Error::LapackUnsupported { platform });
+            }
+            Lapack::get()?;
+            for (handler, target) in targets() {
+                register_handler(api, &target, "Host", handler)?;
+            }
+            Ok(())
+        })
     }
 }

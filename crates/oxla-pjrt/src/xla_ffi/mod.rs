@@ -74,6 +74,30 @@ pub(crate) fn register_handler(
     api.check(error, "PJRT_FFI_Register_Handler")
 }
 
+/// Runs `register` once per plugin (by its library path) and `what`
+/// (`"host callbacks"`, `"LAPACK"`): later calls for the same plugin do
+/// nothing; a failed registration is tried again next time.
+pub(crate) fn once_per_plugin(
+    api: &Api,
+    what: &'static str,
+    register: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    static DONE: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashSet<(std::path::PathBuf, &'static str)>>,
+    > = std::sync::OnceLock::new();
+    let mut done = DONE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let key = (api.path().to_path_buf(), what);
+    if done.contains(&key) {
+        return Ok(());
+    }
+    register()?;
+    done.insert(key);
+    Ok(())
+}
+
 /// Makes an XLA FFI error with `message` through the call frame's API.
 ///
 /// # Safety

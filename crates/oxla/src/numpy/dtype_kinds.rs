@@ -75,28 +75,8 @@ pub enum Casting {
     Unsafe,
 }
 
-/// The order of [`CAN_CAST_SAFE`] and [`CAN_CAST_SAME_KIND`]'s rows and
-/// columns.
-const CAST_ORDER: [DType; 15] = [
-    DType::Bool,
-    DType::I8,
-    DType::I16,
-    DType::I32,
-    DType::I64,
-    DType::U8,
-    DType::U16,
-    DType::U32,
-    DType::U64,
-    DType::F16,
-    DType::BF16,
-    DType::F32,
-    DType::F64,
-    DType::C64,
-    DType::C128,
-];
-
 /// NumPy's safe casts (with ml_dtypes' bfloat16), from row to column in
-/// [`CAST_ORDER`] (facts of `numpy.can_cast`, checked at test time).
+/// [`DType::ALL`]'s order (facts of `numpy.can_cast`, checked at test time).
 const CAN_CAST_SAFE: [&str; 15] = [
     "111111111111111",
     "011110000111111",
@@ -137,7 +117,7 @@ const CAN_CAST_SAME_KIND: [&str; 15] = [
 /// `jnp.can_cast(from_, to, casting)`: whether NumPy casts `from` to `to`
 /// under `casting`.
 pub fn can_cast(from: DType, to: DType, casting: Casting) -> bool {
-    let position = |d: DType| CAST_ORDER.iter().position(|&o| o == d);
+    let position = |d: DType| DType::ALL.iter().position(|&o| o == d);
     let table = match casting {
         Casting::No | Casting::Equiv => return from == to,
         Casting::Unsafe => return true,
