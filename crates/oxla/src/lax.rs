@@ -32,6 +32,7 @@ mod fourier;
 mod in_dim;
 pub mod linalg;
 mod reduce;
+mod special;
 
 pub use associative::{associative_scan, cumlogsumexp};
 pub use conveniences::{
@@ -51,6 +52,7 @@ pub use in_dim::{
     dynamic_update_slice_in_dim, index_in_dim, reshape_with_dimensions, slice_in_dim,
 };
 pub use reduce::reduce;
+pub use special::{igamma, igamma_grad_a, igammac, random_gamma_grad};
 
 use crate::array::{Array, Inner};
 

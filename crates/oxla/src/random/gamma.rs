@@ -4,10 +4,8 @@
 //! own key, exactly as JAX's `_gamma_one` (the same splits, draws and
 //! ops, so the same key gives JAX's values).
 //!
-//! JAX differentiates gamma samples by implicit reparameterization
-//! (`random_gamma_grad`); oxla does not compute that gradient yet, so a
-//! derivative with respect to the shape parameter is an error, never a
-//! silently wrong value.
+//! Samples are differentiable in their shape parameters by JAX's implicit
+//! reparameterization (`lax::random_gamma_grad`).
 
 use oxla_core::DType;
 
@@ -118,10 +116,27 @@ fn gamma_one(key: Array, alpha: Array, log_space: bool) -> Array {
     }
 }
 
+/// JAX's `_gamma_grad`: the derivative of gamma samples in their shape
+/// parameters (of log samples, that of the samples over the samples, a
+/// sample that rounded to 0 taken as the smallest normal).
+fn gamma_grad(sample: &Array, a: &Array, log_space: bool) -> Array {
+    if !log_space {
+        return lax::random_gamma_grad(a, sample);
+    }
+    let samples = lax::exp(sample);
+    let tiny = jnp::full_like(
+        &samples,
+        samples.dtype_or_bool().float_info().smallest_normal,
+    );
+    let zero = jnp::zeros_like(&samples);
+    let samples = lax::select(&lax::eq(&samples, &zero), &tiny, &samples);
+    lax::div(&lax::random_gamma_grad(a, &samples), &samples)
+}
+
 /// Gamma samples of shapes `a` (already of the output's shape and dtype):
 /// one key per element split from `key`, each element's sample by
-/// [`gamma_one`] (JAX's `_gamma_impl`, vmapped as its CPU lowering does).
-/// A derivative with respect to `a` is an error.
+/// [`gamma_one`] (JAX's `_gamma_impl`, vmapped as its CPU lowering does),
+/// differentiable in `a` as JAX's ([`gamma_grad`]).
 #[track_caller]
 fn gamma_impl(key: Key, a: &Array, log_space: bool) -> Array {
     let shape = a.shape_or_empty().to_vec();
@@ -133,23 +148,18 @@ fn gamma_impl(key: Key, a: &Array, log_space: bool) -> Array {
             .call((keys, alphas))
             .unwrap_or_else(Array::error);
     let samples = lax::reshape(&samples, &shape);
-    // The implicit gradient JAX computes is not here yet: a tangent of
-    // `a` becomes an error, not a silently wrong value.
-    let no_gradient = crate::custom::custom_jvp_symbolic(
+    // JAX's implicit reparameterization: ∂sample/∂a from
+    // `random_gamma_grad` (of the sample; in log space, over it).
+    let reparameterized = crate::custom::custom_jvp_symbolic(
         |(s, _a): (Array, Array)| s,
-        |(s, _a): (Array, Array), t: Vec<Option<Array>>| {
-            let tangent = t[1].as_ref().map(|_| {
-                Array::error(crate::error::Error::InvalidArgument(
-                    "random::gamma: the derivative of gamma samples with respect to their shape \
-                     parameter (JAX's implicit reparameterization, random_gamma_grad) is not \
-                     implemented in oxla"
-                        .into(),
-                ))
-            });
+        move |(s, a): (Array, Array), t: Vec<Option<Array>>| {
+            let tangent = t[1]
+                .as_ref()
+                .map(|ta| lax::mul(ta, &gamma_grad(&s, &a, log_space)));
             (s, vec![tangent])
         },
     );
-    no_gradient
+    reparameterized
         .call((samples, a.clone()))
         .unwrap_or_else(Array::error)
 }

@@ -143,7 +143,7 @@ fn namespaces() -> Vec<Namespace> {
         conv_general_dilated_patches, conv_general_permutations, conv_general_shape_tuple,
         conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple, dtype, empty, mulhi,
         reduce_window_shape_tuple, reduce_xor, composite, platform_dependent, ragged_dot,
-        shape_as_value, zeta, fft);
+        shape_as_value, zeta, igamma, igammac, igamma_grad_a, random_gamma_grad, fft);
     lax.extend(have!(oxla::numpy: broadcast_shapes));
     lax.extend(
         have!(oxla::sharding::collectives: all_gather, all_to_all, axis_index,
@@ -176,7 +176,7 @@ fn namespaces() -> Vec<Namespace> {
     };
     vec![
         namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 299),
-        namespace("jax.lax", lax, &[], 184),
+        namespace("jax.lax", lax, &[], 188),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 44),
         namespace("jax.numpy.linalg", linalg, &[], 31),

@@ -990,6 +990,10 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "lax_broadcast_like" => lax::broadcast_like(x(), y()),
         "lax_dtype" => jnp::zeros(&[2], lax::dtype(x())),
         "lax_zeta" => lax::zeta(x(), y()),
+        "lax_igamma" => lax::igamma(x(), y()),
+        "lax_igammac" => lax::igammac(x(), y()),
+        "lax_igamma_grad_a" => lax::igamma_grad_a(x(), y()),
+        "lax_random_gamma_grad" => lax::random_gamma_grad(x(), y()),
         "np_sort_complex" | "np_sort_complex_real" => jnp::sort_complex(x()),
         "np_lexsort" => jnp::lexsort(&[x(), y()], -1),
         "np_partition" => jnp::partition(x(), 2, 0),
@@ -1189,6 +1193,10 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
     );
     Some(match name.split('@').next().unwrap_or(name) {
         "np_poly_matrix"
+        | "lax_igamma"
+        | "lax_igammac"
+        | "lax_igamma_grad_a"
+        | "lax_random_gamma_grad"
         | "la_det_rank3"
         | "la_det_rank1"
         | "lax_lu"

@@ -777,6 +777,9 @@ CASES.update({
 CX_NHWC, CW_HWIO = normal(1, 5, 5, 2), normal(3, 3, 2, 4)
 CX_NCHW = normal(2, 2, 5, 5)
 NHWC = ("NHWC", "HWIO", "NHWC")
+# Both sides of the diagonal x = a (series below, continued fraction above).
+IG_A = np.array([[0.3, 1.0, 2.5, 6.0], [0.8, 3.0, 0.5, 9.0], [1.5, 4.0, 7.0, 0.2]], np.float32)
+IG_X = np.array([[0.1, 2.0, 1.5, 9.0], [3.0, 0.5, 0.05, 12.0], [1.5, 6.0, 2.0, 4.0]], np.float32)
 MH_A = np.array([-7, 2**30, -2**31, 123456789, -1, 0], np.int32)
 MH_B = np.array([3, 2**30, -1, -987654321, -1, 5], np.int32)
 CASES.update({
@@ -812,6 +815,9 @@ CASES.update({
     "einsum_ellipsis_broadcast": (lambda a, c: jnp.einsum("...ij,...jk->...ik", a, c), [normal(2, 1, 3, 4), normal(5, 4, 2)]),
     "einsum_ellipsis_implicit": (lambda a: jnp.einsum("...ji", a), [normal(2, 3, 4)]),
     "lax_zeta": (lax.zeta, [big + 0.5, pos]),
+    "lax_igamma": (lax.igamma, [IG_A, IG_X]), "lax_igammac": (lax.igammac, [IG_A, IG_X]),
+    "lax_igamma_grad_a": (lax.igamma_grad_a, [IG_A, IG_X]),
+    "lax_random_gamma_grad": (lax.random_gamma_grad, [IG_A, IG_X]),
     "lax_shape_as_value": (lambda: lax.shape_as_value((3, 4, 5)), []),
     "lax_ragged_dot": (lax.ragged_dot, [normal(6, 3), normal(3, 3, 4), np.array([2, 0, 3], np.int32)]),
     "lax_platform_dependent": (lambda a: lax.platform_dependent(a, cpu=jnp.sin, default=jnp.cos), [x]),

@@ -220,6 +220,14 @@ SAMPLERS = {
     "orthogonal": lambda k: random.orthogonal(k, 3, (2,)),
     "orthogonal_wide": lambda k: random.orthogonal(k, 2, (), m=4),
 }
+# Gamma samples differentiated in their shape parameters (implicit
+# reparameterization).
+GRAD_A = np.array([0.5, 1.5, 4.0], np.float32)
+out["gamma_grads"] = {
+    "gamma": enc(jax.grad(lambda a: jnp.sum(random.gamma(key(3), a)))(GRAD_A)),
+    "loggamma": enc(jax.grad(lambda a: jnp.sum(random.loggamma(key(3), a)))(GRAD_A)),
+    "beta": enc(jax.grad(lambda a: jnp.sum(random.beta(key(4), a, 2.0 * a)))(GRAD_A)),
+}
 out["samplers"] = [{"name": name, "seed": u64(seed), "out": enc(fn(key(seed)))}
                    for name, fn in SAMPLERS.items() for seed in (0, 7)]
 
