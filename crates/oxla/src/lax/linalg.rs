@@ -160,6 +160,16 @@ pub fn lu_pivots_to_permutation(pivots: &Array, permutation_size: i64) -> Array 
     crate::control::fori_loop(0, k, body, iota.clone()).unwrap_or_else(Array::error)
 }
 
+/// The rows of (a batch of) matrices `x` in the order of `permutation`
+/// (`x[..., permutation, :]`, the permutation batched as `x`).
+pub(crate) fn permute_rows(x: &Array, permutation: &Array) -> Array {
+    let index = crate::numpy::broadcast_to(
+        &crate::numpy::expand_dims(permutation, -1),
+        x.shape_or_empty(),
+    );
+    crate::numpy::take_along_axis(x, &index, -2)
+}
+
 /// `lax.linalg.lu_solve(lu, permutation, b, trans)`: `x` with `A x = b`
 /// (`trans` 0), `Aᵀ x = b` (1) or `Aᴴ x = b` (2), from `A`'s LU factors
 /// and permutation ([`lu`]). `b` of one rank less than `lu` is a batch of
@@ -209,11 +219,6 @@ pub fn lu_solve(lu: &Array, permutation: &Array, b: &Array, trans: u8) -> Array 
     let lu = crate::numpy::broadcast_to(lu, &with(&[n, n]));
     let permutation = crate::numpy::broadcast_to(permutation, &with(&[n]));
     let b = crate::numpy::broadcast_to(&b, &with(&b_shape[b_shape.len() - 2..]));
-    let rows = |p: &Array, like: &Array| {
-        let index =
-            crate::numpy::broadcast_to(&crate::numpy::expand_dims(p, -1), like.shape_or_empty());
-        crate::numpy::take_along_axis(like, &index, -2)
-    };
     let unit_lower = TriangularSolveOptions {
         left_side: true,
         lower: true,
@@ -225,7 +230,7 @@ pub fn lu_solve(lu: &Array, permutation: &Array, b: &Array, trans: u8) -> Array 
         ..TriangularSolveOptions::default()
     };
     let x = if trans == 0 {
-        let x = rows(&permutation, &b);
+        let x = permute_rows(&b, &permutation);
         let x = triangular_solve(&lu, &x, unit_lower);
         triangular_solve(&lu, &x, upper)
     } else {
@@ -249,9 +254,9 @@ pub fn lu_solve(lu: &Array, permutation: &Array, b: &Array, trans: u8) -> Array 
             },
         );
         let inverse = crate::numpy::argsort(&permutation, -1);
-        rows(
-            &lax::convert_element_type(&inverse, oxla_core::DType::I32),
+        permute_rows(
             &x,
+            &lax::convert_element_type(&inverse, oxla_core::DType::I32),
         )
     };
     if vector { lax::squeeze(&x, &[-1]) } else { x }

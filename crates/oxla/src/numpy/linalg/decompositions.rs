@@ -283,11 +283,7 @@ fn cofactor_solve(a: &Array, b: &Array) -> (Array, Array) {
     );
     let zeros = crate::numpy::zeros_like(b);
     let x = lax::select(&bad, &zeros, b);
-    let rows = crate::numpy::broadcast_to(
-        &crate::numpy::expand_dims(&permutation, -1),
-        x.shape_or_empty(),
-    );
-    let x = crate::numpy::take_along_axis(&x, &rows, -2);
+    let x = lax::linalg::permute_rows(&x, &permutation);
     let x = lax::linalg::triangular_solve(
         &lu,
         &x,

@@ -203,11 +203,7 @@ fn lu_tangent(lu: &Array, pivots: &Array, a_dot: &Array) -> Result<Array> {
     let k = m.min(n);
     let dtype = lu.dtype_or_bool();
     let permutation = crate::lax::linalg::lu_pivots_to_permutation(pivots, m);
-    let rows = crate::numpy::broadcast_to(
-        &crate::numpy::expand_dims(&permutation, -1),
-        &a_dot.aval()?.shape,
-    );
-    let x = crate::numpy::take_along_axis(a_dot, &rows, -2);
+    let x = crate::lax::linalg::permute_rows(a_dot, &permutation);
     let zero = crate::numpy::scalar_like(lu, 0.0);
     let pad = |x: &Array, rows_after: i64, cols_after: i64| {
         let mut config = vec![(0, 0, 0); rank];
