@@ -145,18 +145,31 @@ fn run_export(args: &RunArgs, exported: &Exported) -> anyhow::Result<()> {
         println!("(give one --input X.npy per input leaf, in this order, to run it)");
         return Ok(());
     }
-    let devices = (exported.nr_devices > 1).then_some(exported.nr_devices as usize);
-    let client = args.plugin.client_for_devices(devices)?;
-    let cache = oxla_cache::DiskCache::from_env();
-    let (loaded, source, warnings) = LoadedExport::with_cache(&client, exported, cache.as_ref())
-        .with_context(|| format!("cannot run {}", args.file.display()))?;
-    crate::plugin_args::report(&args.file, source, &warnings);
     let inputs = args
         .inputs
         .iter()
         .enumerate()
         .map(|(i, path)| HostArray::read_file(path).with_context(|| format!("input {i}")))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    // A shape-polymorphic export is refined to the inputs' dims first, as
+    // JAX does before it compiles one; the refined module is what the
+    // compile cache keys.
+    let refined;
+    let exported = if exported.is_shape_polymorphic() {
+        let dims: Vec<Vec<i64>> = inputs.iter().map(|x| x.dims.clone()).collect();
+        refined = exported
+            .refine(&dims)
+            .with_context(|| format!("cannot run {}", args.file.display()))?;
+        &refined
+    } else {
+        exported
+    };
+    let devices = (exported.nr_devices > 1).then_some(exported.nr_devices as usize);
+    let client = args.plugin.client_for_devices(devices)?;
+    let cache = oxla_cache::DiskCache::from_env();
+    let (loaded, source, warnings) = LoadedExport::with_cache(&client, exported, cache.as_ref())
+        .with_context(|| format!("cannot run {}", args.file.display()))?;
+    crate::plugin_args::report(&args.file, source, &warnings);
     let outputs = loaded.call(&inputs)?;
     report_outputs(&outputs, args.out.as_deref())
 }

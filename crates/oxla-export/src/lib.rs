@@ -9,6 +9,7 @@ mod error;
 mod model;
 mod producer;
 mod read;
+mod refine;
 mod run;
 mod schema;
 mod stablehlo_version;
@@ -24,8 +25,8 @@ pub use producer::{ModuleForm, OXLA_VERSION_ATTRIBUTE, Producer};
 pub use run::LoadedExport;
 pub use stablehlo_version::StablehloVersion;
 pub use vhlo::{
-    VhloError, artifact_to_text, bind_platform_index, stablehlo_text_to_artifact,
-    vhlo_text_to_artifact,
+    RefinedModule, VhloError, artifact_to_text, bind_platform_index, refine_shapes,
+    stablehlo_text_to_artifact, vhlo_text_to_artifact,
 };
 
 /// The oldest `serialization_version` oxla reads. JAX has stored 3 in the

@@ -2,6 +2,11 @@
 //! platform index first when several platforms were exported, then the kept
 //! inputs; SPMD exports are compiled for their devices, their inputs split
 //! and their outputs assembled by the shardings of the partitioned program.
+//! A shape-polymorphic export compiles once per distinct input shape, each
+//! refined to static shapes first ([`Exported::refine`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use oxla_npy::HostArray;
 use oxla_pjrt::{
@@ -14,10 +19,23 @@ use crate::model::{AbstractValue, Exported};
 
 /// An export compiled for a client, ready to call. An export for several
 /// platforms runs its `main` with the client's platform index bound as a
-/// constant (see [`crate::bind_platform_index`]).
+/// constant (see [`crate::bind_platform_index`]). A shape-polymorphic export
+/// compiles on its first call with each distinct set of input shapes.
 pub struct LoadedExport {
     exported: Exported,
     client: Client,
+    compiled: Compiled,
+}
+
+/// The executable of a static export, or a polymorphic export's
+/// specializations by input dims.
+enum Compiled {
+    Static(StaticExecutable),
+    PerShape(Mutex<HashMap<Vec<Vec<i64>>, Arc<LoadedExport>>>),
+}
+
+/// A compiled static export.
+struct StaticExecutable {
     executable: LoadedExecutable,
     /// The `i32` platform index passed first, when several platforms were exported.
     platform_index: Option<i32>,
@@ -61,8 +79,17 @@ fn element_type(aval: &AbstractValue, what: &str) -> Result<ElementType> {
 }
 
 impl LoadedExport {
-    /// Checks that `exported` can run on `client` and compiles it.
+    /// Checks that `exported` can run on `client` and compiles it; a
+    /// shape-polymorphic export is compiled by [`call`](Self::call), once
+    /// per distinct set of input shapes.
     pub fn new(client: &Client, exported: &Exported) -> Result<LoadedExport> {
+        if exported.is_shape_polymorphic() {
+            return Ok(LoadedExport {
+                exported: exported.clone(),
+                client: client.clone(),
+                compiled: Compiled::PerShape(Mutex::new(HashMap::new())),
+            });
+        }
         Ok(Self::with_cache(client, exported, None)?.0)
     }
 
@@ -80,8 +107,9 @@ impl LoadedExport {
         let (symbolic, where_) = symbolic_inputs(exported);
         if !symbolic.is_empty() {
             return Err(cannot_run(format!(
-                "this export is shape-polymorphic in dimension(s) {} ({}); oxla runs exports with \
-                 static shapes only: export again with concrete shapes",
+                "this export is shape-polymorphic in dimension(s) {} ({}); compile it for \
+                 concrete input dims with `Exported::refine` first (LoadedExport::new compiles \
+                 it per input shape when called)",
                 symbolic.join(", "),
                 where_.join("; ")
             )));
@@ -179,9 +207,11 @@ impl LoadedExport {
         let loaded = LoadedExport {
             exported: exported.clone(),
             client: client.clone(),
-            executable,
-            platform_index,
-            program,
+            compiled: Compiled::Static(StaticExecutable {
+                executable,
+                platform_index,
+                program,
+            }),
         };
         Ok((loaded, compiled.source, compiled.warnings))
     }
@@ -191,14 +221,37 @@ impl LoadedExport {
         &self.exported
     }
 
-    /// The compiled executable.
-    pub fn executable(&self) -> &LoadedExecutable {
-        &self.executable
+    /// The compiled executable; `None` for a shape-polymorphic export,
+    /// which has one per input shape it was called with.
+    pub fn executable(&self) -> Option<&LoadedExecutable> {
+        match &self.compiled {
+            Compiled::Static(s) => Some(&s.executable),
+            Compiled::PerShape(_) => None,
+        }
     }
 
-    /// Checks `inputs` (the flat input leaves, in order) against the
-    /// exported types.
-    fn check_inputs(&self, inputs: &[HostArray]) -> Result<()> {
+    /// The static export compiled for the dims of `inputs`, refined and
+    /// compiled on first use.
+    fn specialization(
+        &self,
+        specializations: &Mutex<HashMap<Vec<Vec<i64>>, Arc<LoadedExport>>>,
+        inputs: &[HostArray],
+    ) -> Result<Arc<LoadedExport>> {
+        let dims: Vec<Vec<i64>> = inputs.iter().map(|x| x.dims.clone()).collect();
+        let mut map = specializations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(done) = map.get(&dims) {
+            return Ok(Arc::clone(done));
+        }
+        let refined = self.exported.refine(&dims)?;
+        let loaded = Arc::new(LoadedExport::new(&self.client, &refined)?);
+        map.insert(dims, Arc::clone(&loaded));
+        Ok(loaded)
+    }
+
+    /// Checks the number of inputs.
+    fn check_count(&self, inputs: &[HostArray]) -> Result<()> {
         let avals = &self.exported.in_avals;
         if inputs.len() != avals.len() {
             return Err(ExportError::BadInput(format!(
@@ -213,12 +266,27 @@ impl LoadedExport {
                 inputs.len()
             )));
         }
+        Ok(())
+    }
+
+    /// Checks `inputs` (the flat input leaves, in order) against the
+    /// exported types: their count, dtypes, ranks and static dims (a
+    /// symbolic dim takes any size).
+    fn check_inputs(&self, inputs: &[HostArray]) -> Result<()> {
+        self.check_count(inputs)?;
         let paths = self.exported.in_tree.leaf_paths();
-        for (i, (input, aval)) in inputs.iter().zip(avals).enumerate() {
+        for (i, (input, aval)) in inputs.iter().zip(&self.exported.in_avals).enumerate() {
             let want_type = element_type(aval, &format!("input {i}"))?;
-            let fits =
-                input.npy_type.feeds(want_type) && Some(&input.dims) == aval.static_dims().as_ref();
-            if !fits {
+            let dims_fit = input.dims.len() == aval.shape.len()
+                && input
+                    .dims
+                    .iter()
+                    .zip(&aval.shape)
+                    .all(|(&d, want)| match want {
+                        crate::Dim::Known(w) => d == *w,
+                        crate::Dim::Symbolic(_) => true,
+                    });
+            if !(input.npy_type.feeds(want_type) && dims_fit) {
                 let dims: Vec<String> = input.dims.iter().map(i64::to_string).collect();
                 return Err(ExportError::BadInput(format!(
                     "input {i} {} is {}[{}], but the export expects {aval}",
@@ -234,9 +302,16 @@ impl LoadedExport {
     /// Calls the export on the host arrays of its flat input leaves; returns
     /// its flat output leaves.
     pub fn call(&self, inputs: &[HostArray]) -> Result<Vec<HostArray>> {
+        let compiled = match &self.compiled {
+            Compiled::Static(compiled) => compiled,
+            Compiled::PerShape(specializations) => {
+                self.check_inputs(inputs)?;
+                return self.specialization(specializations, inputs)?.call(inputs);
+            }
+        };
         self.check_inputs(inputs)?;
-        let mut globals: Vec<HostArray> = Vec::with_capacity(self.program.parameters.len());
-        if let Some(index) = self.platform_index {
+        let mut globals: Vec<HostArray> = Vec::with_capacity(compiled.program.parameters.len());
+        if let Some(index) = compiled.platform_index {
             globals.push(HostArray::new(
                 ElementType::S32,
                 vec![],
@@ -250,10 +325,11 @@ impl LoadedExport {
                 .map(|&i| inputs[i].clone()),
         );
 
-        let devices = self.executable.addressable_devices();
+        let devices = compiled.executable.addressable_devices();
         let replicated = HloSharding::Replicated;
         let parameter_sharding = |k: usize| -> &HloSharding {
-            self.program
+            compiled
+                .program
                 .parameter_shardings
                 .as_ref()
                 .and_then(|s| s.get(k))
@@ -278,14 +354,18 @@ impl LoadedExport {
             }
             arguments.push(list);
         }
-        let outputs = self
+        let outputs = compiled
             .executable
             .execute_sharded(&arguments, &ExecuteOptions::default())?;
-        self.assemble_outputs(&outputs)
+        self.assemble_outputs(compiled, &outputs)
     }
 
     /// Puts each output together from the partitions' blocks.
-    fn assemble_outputs(&self, outputs: &[Vec<Buffer>]) -> Result<Vec<HostArray>> {
+    fn assemble_outputs(
+        &self,
+        compiled: &StaticExecutable,
+        outputs: &[Vec<Buffer>],
+    ) -> Result<Vec<HostArray>> {
         let replicated = HloSharding::Replicated;
         self.exported
             .out_avals
@@ -294,7 +374,7 @@ impl LoadedExport {
             .map(|(j, aval)| {
                 let element_type = element_type(aval, &format!("output {j}"))?;
                 let dims = aval.static_dims().unwrap_or_default();
-                let sharding = self
+                let sharding = compiled
                     .program
                     .output_shardings
                     .as_ref()

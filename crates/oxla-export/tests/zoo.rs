@@ -383,8 +383,8 @@ fn assert_module_computes_the_same(
 fn the_sharded_export_runs_partitioned_over_four_devices() {
     let (_, client) = clients().remove(0);
     let loaded = LoadedExport::new(&client, &read("sharded_4_devices")).unwrap();
-    assert_eq!(loaded.executable().addressable_devices().len(), 4);
-    let program = loaded.executable().program_shape().unwrap();
+    assert_eq!(loaded.executable().unwrap().addressable_devices().len(), 4);
+    let program = loaded.executable().unwrap().program_shape().unwrap();
     // x: f32[8,4] split 2x2 -> f32[4,2] per device; w: f32[4,6] split on rows by 'y'.
     assert_eq!(program.parameters[0].to_string(), "f32[4,2]");
     assert_eq!(program.parameters[1].to_string(), "f32[2,6]");
@@ -412,7 +412,7 @@ fn the_sharded_export_runs_partitioned_over_four_devices() {
         let mut e = original.clone();
         e.mlir_module = module;
         let again = LoadedExport::new(&client, &e).unwrap();
-        let program = again.executable().program_shape().unwrap();
+        let program = again.executable().unwrap().program_shape().unwrap();
         assert_eq!(program.parameters[0].to_string(), "f32[4,2]");
         let got = again.call(&inputs).unwrap();
         for (g, w) in got.iter().zip(&want) {
@@ -484,18 +484,132 @@ fn the_vjp_export_matches_jax_and_finite_differences() {
     );
 }
 
+const POLYMORPHIC: [&str; 6] = [
+    "poly_mlp",
+    "poly_slicing",
+    "poly_loop",
+    "poly_conv",
+    "poly_even",
+    "poly_vjp",
+];
+
+/// Shape-polymorphic exports (matmuls, softmax, iota, floordiv slices,
+/// flips, pads, cumsum, a loop over a symbolic count, sort, a batched
+/// convolution with pooling, a `2*b` constraint) run on both plugins at two
+/// shapes each through one `LoadedExport`, which refines and compiles once
+/// per shape, and match JAX's `exported.call` at those shapes.
 #[test]
-fn shape_polymorphic_exports_name_their_symbolic_dimensions() {
+fn shape_polymorphic_exports_run_at_each_shape_on_both_plugins_and_match_jax() {
+    for (plugin, client) in clients() {
+        for case in POLYMORPHIC {
+            let m = manifest(case);
+            let e = read(case);
+            assert!(e.is_shape_polymorphic(), "{case}");
+            let loaded = LoadedExport::new(&client, &e)
+                .unwrap_or_else(|err| panic!("{plugin} {case}: {err}"));
+            assert!(loaded.executable().is_none(), "{case} has one per shape");
+            let n_in = m["n_in"].as_u64().unwrap() as usize;
+            let n_out = m["n_out"].as_u64().unwrap() as usize;
+            for (k, out_shapes) in m["out_shapes"].as_array().unwrap().iter().enumerate() {
+                let inputs = arrays(&format!("{case}.s{k}"), "in", n_in);
+                let expected = arrays(&format!("{case}.s{k}"), "out", n_out);
+                let got = loaded
+                    .call(&inputs)
+                    .unwrap_or_else(|err| panic!("{plugin} {case} shape {k}: {err}"));
+                for (i, (g, w)) in got.iter().zip(&expected).enumerate() {
+                    assert_matches_jax(
+                        g,
+                        w,
+                        Tolerance::OTHER_XLA_BUILD,
+                        &format!("{plugin} {case} shape {k} output {i}"),
+                    );
+                }
+                let dims: Vec<Vec<i64>> = inputs.iter().map(|x| x.dims.clone()).collect();
+                let refined = e.refine(&dims).unwrap();
+                assert!(!refined.is_shape_polymorphic());
+                let refined_dims: Vec<Vec<i64>> = refined
+                    .out_avals
+                    .iter()
+                    .map(|a| a.static_dims().unwrap())
+                    .collect();
+                let want: Vec<Vec<i64>> = serde_json::from_value(out_shapes.clone()).unwrap();
+                assert_eq!(refined_dims, want, "{case} shape {k}");
+            }
+        }
+    }
+}
+
+/// The export's shape constraints are checked as JAX checks them: `2*b`
+/// with an odd size fails with JAX's own message naming `b`; a wrong rank
+/// or a static dim that differs names the input and the expected type.
+#[test]
+fn polymorphic_exports_refuse_shapes_that_break_their_constraints() {
     let (_, client) = clients().remove(0);
-    let e = read("shape_poly");
-    assert_eq!(e.in_avals[0].to_string(), "float32[b,3]");
-    let err = LoadedExport::new(&client, &e).err().unwrap();
-    let text = err.to_string();
+    let even = read("poly_even");
+    let err = even.refine(&[vec![5, 3]]).unwrap_err().to_string();
     assert!(
-        text.contains("shape-polymorphic in dimension(s) b"),
-        "{text}"
+        err.contains("Division had remainder 1 when computing the value of 'b'"),
+        "{err}"
     );
-    assert!(text.contains("float32[b,3]"), "{text}");
+    let loaded = LoadedExport::new(&client, &even).unwrap();
+    let odd = HostArray::new(oxla_pjrt::ElementType::F32, vec![5, 3], vec![0; 60]);
+    let err = loaded.call(&[odd]).unwrap_err().to_string();
+    assert!(err.contains("Division had remainder 1"), "{err}");
+    let err = even.refine(&[vec![6, 4]]).unwrap_err().to_string();
+    assert!(
+        err.contains("input 0 [0][0] has dims [6,4], but the export expects float32[2*b,3]"),
+        "{err}"
+    );
+    let wrong_rank = HostArray::new(oxla_pjrt::ElementType::F32, vec![6], vec![0; 24]);
+    let err = loaded.call(&[wrong_rank]).unwrap_err().to_string();
+    assert!(err.contains("expects float32[2*b,3]"), "{err}");
+    // With_cache compiles one module: a polymorphic export is refined first.
+    let err = LoadedExport::with_cache(&client, &even, None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("shape-polymorphic in dimension(s) 2*b") && err.contains("Exported::refine"),
+        "{err}"
+    );
+}
+
+/// A polymorphic export's vjp, itself polymorphic, refines to the shapes
+/// it is called with, and matches finite differences of the export.
+#[test]
+fn a_polymorphic_exports_vjp_refines_to_its_cotangents_shapes() {
+    let (_, client) = clients().remove(0);
+    let e = read("poly_vjp");
+    let vjp = e.vjp.as_deref().expect("serialized with its vjp");
+    assert!(vjp.is_shape_polymorphic());
+    let loaded = LoadedExport::new(&client, &e).unwrap();
+    let loaded_vjp = LoadedExport::new(&client, vjp).unwrap();
+    for k in 0..2 {
+        let inputs = arrays(&format!("poly_vjp.s{k}"), "in", 2);
+        let rows = inputs[0].dims[0] as usize;
+        let ones: Vec<u8> = (0..rows * 2).flat_map(|_| 1f32.to_le_bytes()).collect();
+        let cotangent = HostArray::new(oxla_pjrt::ElementType::F32, vec![rows as i64, 2], ones);
+        let mut args = inputs.clone();
+        args.push(cotangent);
+        let grads = loaded_vjp.call(&args).unwrap();
+        assert_eq!(grads[0].dims, inputs[0].dims);
+        // d/dx0 of sum(tanh(x @ w)) by central differences.
+        let sum_at = |delta: f64| -> f64 {
+            let mut x = inputs[0].to_f64_vec();
+            x[0] += delta;
+            let bytes: Vec<u8> = x.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect();
+            let moved = HostArray::new(oxla_pjrt::ElementType::F32, inputs[0].dims.clone(), bytes);
+            let out = loaded.call(&[moved, inputs[1].clone()]).unwrap();
+            out[0].to_f64_vec().iter().sum()
+        };
+        let eps = 1e-2;
+        let numeric = (sum_at(eps) - sum_at(-eps)) / (2.0 * eps);
+        let analytic = grads[0].to_f64_vec()[0];
+        assert!(
+            (numeric - analytic).abs() < 1e-2 * (1.0 + analytic.abs()),
+            "shape {k}: fd {numeric} vs vjp {analytic}"
+        );
+    }
 }
 
 #[test]

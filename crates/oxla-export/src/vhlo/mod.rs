@@ -12,6 +12,7 @@ mod ir;
 mod legalize;
 mod op_attributes;
 mod platform;
+mod refine;
 mod sdy;
 mod text;
 mod versions;
@@ -20,6 +21,7 @@ mod writer;
 use std::fmt;
 
 pub use platform::bind_platform_index;
+pub use refine::{RefinedModule, refine_shapes};
 
 /// Why a portable artifact could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,8 @@
 //! serialized with, and `vmap` calls it once per example.
 
 use oxla_core::primitive::call;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use oxla_core::{Aval, DType, ExportedFunction, Location, Primitive};
 use oxla_export::{DisabledCheck, Exported, ModuleForm, PyTreeDef, Sharding};
@@ -24,6 +25,9 @@ type Reverse = CustomVjp<Vec<Array>, Vec<Array>, Vec<Array>, FlatFn>;
 /// cotangent of an integer, which holds no data and the module does not
 /// take).
 type InSlot = Option<Aval>;
+
+/// The `(name, size)` axes of a multi-device export's mesh; `None` for one device.
+type MeshAxes = Option<Vec<(String, usize)>>;
 
 struct Inner {
     exported: Exported,
@@ -46,8 +50,9 @@ struct Inner {
 /// export was serialized with (`exported.serialize(vjp_order=1)` in
 /// Python; without one, `grad` is an error naming `vjp_order`), forward
 /// mode is refused (as for a `custom_vjp`), and `vmap` calls it once per
-/// example. Refused when loading, each with its reason: ordered effects,
-/// symbolic shapes, dtypes oxla lacks, another platform, and exports for
+/// example. A shape-polymorphic export is refined to the shapes of each
+/// call (one function per distinct shape). Refused when loading, each with
+/// its reason: ordered effects, dtypes oxla lacks, another platform, and exports for
 /// several devices whose shardings are not named shardings on one mesh.
 ///
 /// A file written by Python (`open("f.jaxexport", "wb").write(exported.serialize())`)
@@ -72,7 +77,26 @@ struct Inner {
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct ExportedFn(Arc<Inner>);
+pub struct ExportedFn(Arc<Callable>);
+
+/// A static export, merged as one function; or a shape-polymorphic one,
+/// refined and merged once per distinct set of input shapes.
+enum Callable {
+    Static(StaticFn),
+    Polymorphic(Box<Polymorphic>),
+}
+
+/// A shape-polymorphic export and its specializations by input dims.
+struct Polymorphic {
+    exported: Exported,
+    in_tree: TreeDef,
+    out_tree: TreeDef,
+    specializations: Mutex<HashMap<Vec<Vec<i64>>, StaticFn>>,
+}
+
+/// An export with static shapes, ready to merge into a program.
+#[derive(Clone)]
+struct StaticFn(Arc<Inner>);
 
 /// The oxla dtype of an export's dtype, if oxla has it: the inverse of
 /// `program::export_dtype` (complex, 4- and 8-bit floats, keys and
@@ -111,7 +135,7 @@ fn oxla_tree(tree: &PyTreeDef, name: &str) -> Result<TreeDef> {
 /// The `(name, size)` axes of a multi-device export's mesh, from its named
 /// shardings (`None` for one device): the mesh its module declares as
 /// `sdy.mesh @mesh`, which the calling jit's mesh must equal.
-fn export_mesh(exported: &Exported, name: &str) -> Result<Option<Vec<(String, usize)>>> {
+fn export_mesh(exported: &Exported, name: &str) -> Result<MeshAxes> {
     if exported.nr_devices <= 1 {
         return Ok(None);
     }
@@ -157,45 +181,106 @@ impl ExportedFn {
         ExportedFn::new(exported)
     }
 
-    // Long by design: the checks an export must pass, in the order JAX
-    // documents them, each with its own error; they share the parsed module.
     /// Makes `exported` callable: checks that oxla can merge it into its
-    /// programs (calling convention, effects, static shapes, one device or
-    /// one mesh, this platform, a module in a form oxla reads) and loads
-    /// its vjp. A multi-device export is called inside a jit sharded over
-    /// a mesh with its axes, and keeps its shardings there.
+    /// programs (calling convention, effects, one device or one mesh, this
+    /// platform, a module in a form oxla reads) and loads its vjp. A
+    /// multi-device export is called inside a jit sharded over a mesh with
+    /// its axes, and keeps its shardings there. A shape-polymorphic export
+    /// is refined to each distinct set of input shapes it is called with
+    /// ([`Exported::refine`]), each its own function in the calling
+    /// program (and so its own jit cache entry).
     pub fn new(exported: Exported) -> Result<ExportedFn> {
-        let name = exported.function_name.clone();
-        let version = exported.calling_convention_version;
-        if !(oxla_export::MIN_CALLING_CONVENTION..=oxla_export::MAX_CALLING_CONVENTION)
-            .contains(&version)
-        {
-            return Err(unusable(&name, format!("calling convention {version}")));
+        if exported.is_shape_polymorphic() {
+            let name = exported.function_name.clone();
+            check_callable(&exported, &name)?;
+            let (in_tree, out_tree) = call_trees(&exported, &name)?;
+            return Ok(ExportedFn(Arc::new(Callable::Polymorphic(Box::new(
+                Polymorphic {
+                    exported,
+                    in_tree,
+                    out_tree,
+                    specializations: Mutex::new(HashMap::new()),
+                },
+            )))));
         }
-        if !exported.ordered_effects.is_empty() {
+        Ok(ExportedFn(Arc::new(Callable::Static(StaticFn::new(
+            exported,
+        )?))))
+    }
+}
+
+/// The checks of an export that do not depend on its shapes: its calling
+/// convention, effects and mesh, and this platform's index among its
+/// platforms. Returns the mesh's axes and the platform index.
+fn check_callable(exported: &Exported, name: &str) -> Result<(MeshAxes, usize)> {
+    let name = name.to_string();
+    let version = exported.calling_convention_version;
+    if !(oxla_export::MIN_CALLING_CONVENTION..=oxla_export::MAX_CALLING_CONVENTION)
+        .contains(&version)
+    {
+        return Err(unusable(&name, format!("calling convention {version}")));
+    }
+    if !exported.ordered_effects.is_empty() {
+        return Err(unusable(
+            &name,
+            format!(
+                "it has ordered effects ({})",
+                exported.ordered_effects.join(", ")
+            ),
+        ));
+    }
+    let mesh_axes = export_mesh(exported, &name)?;
+    let platform = crate::runtime::client()?.platform_name()?.to_lowercase();
+    let platform_index = match exported.platforms.iter().position(|p| *p == platform) {
+        Some(i) => i,
+        None if exported.disabled_checks.contains(&DisabledCheck::Platform) => 0,
+        None => {
             return Err(unusable(
                 &name,
                 format!(
-                    "it has ordered effects ({})",
-                    exported.ordered_effects.join(", ")
+                    "it was exported for {}, not {platform}",
+                    exported.platforms.join(", ")
                 ),
             ));
         }
-        let mesh_axes = export_mesh(&exported, &name)?;
-        let platform = crate::runtime::client()?.platform_name()?.to_lowercase();
-        let platform_index = match exported.platforms.iter().position(|p| *p == platform) {
-            Some(i) => i,
-            None if exported.disabled_checks.contains(&DisabledCheck::Platform) => 0,
-            None => {
+    };
+    Ok((mesh_axes, platform_index))
+}
+
+/// The export's argument and result structures as oxla's: `(args, kwargs)`
+/// without keyword arguments.
+fn call_trees(exported: &Exported, name: &str) -> Result<(TreeDef, TreeDef)> {
+    match &exported.in_tree {
+        PyTreeDef::Tuple(parts) if parts.len() == 2 => {
+            if !matches!(&parts[1], PyTreeDef::Dict(kwargs) if kwargs.is_empty()) {
                 return Err(unusable(
-                    &name,
+                    name,
                     format!(
-                        "it was exported for {}, not {platform}",
-                        exported.platforms.join(", ")
+                        "it takes keyword arguments ({}), which oxla does not pass",
+                        parts[1]
                     ),
                 ));
             }
-        };
+            Ok((
+                oxla_tree(&parts[0], name)?,
+                oxla_tree(&exported.out_tree, name)?,
+            ))
+        }
+        other => Err(unusable(
+            name,
+            format!("its input structure {other} is not (args, kwargs)"),
+        )),
+    }
+}
+
+impl StaticFn {
+    // Long by design: the checks an export must pass, in the order JAX
+    // documents them, each with its own error; they share the parsed module.
+    /// Checks that oxla can merge the static `exported` into its programs
+    /// and loads its vjp.
+    fn new(exported: Exported) -> Result<StaticFn> {
+        let name = exported.function_name.clone();
+        let (mesh_axes, platform_index) = check_callable(&exported, &name)?;
         let from_artifact = matches!(exported.module_form(), ModuleForm::PortableArtifact(_));
         let module = match exported.module_form() {
             ModuleForm::Text => String::from_utf8(exported.mlir_module.clone())
@@ -290,35 +375,13 @@ impl ExportedFn {
                 ));
             }
         }
-        let (in_tree, out_tree) = match &exported.in_tree {
-            PyTreeDef::Tuple(parts) if parts.len() == 2 => {
-                if !matches!(&parts[1], PyTreeDef::Dict(kwargs) if kwargs.is_empty()) {
-                    return Err(unusable(
-                        &name,
-                        format!(
-                            "it takes keyword arguments ({}), which oxla does not pass",
-                            parts[1]
-                        ),
-                    ));
-                }
-                (
-                    oxla_tree(&parts[0], &name)?,
-                    oxla_tree(&exported.out_tree, &name)?,
-                )
-            }
-            other => {
-                return Err(unusable(
-                    &name,
-                    format!("its input structure {other} is not (args, kwargs)"),
-                ));
-            }
-        };
+        let (in_tree, out_tree) = call_trees(&exported, &name)?;
         let vjp = exported
             .vjp
             .as_deref()
             .map(|v| ExportedFn::new(v.clone()))
             .transpose()?;
-        Ok(ExportedFn(Arc::new(Inner {
+        Ok(StaticFn(Arc::new(Inner {
             exported,
             function,
             in_slots,
@@ -328,15 +391,37 @@ impl ExportedFn {
             vjp,
         })))
     }
+}
 
+/// A usage error of the exported function `name` at `location`.
+fn usage(name: &str, message: String, location: Location) -> Error {
+    Error::Usage {
+        function: "exported function",
+        message: format!("{name}: {message}"),
+        location,
+    }
+}
+
+impl ExportedFn {
     /// The export this function calls.
     pub fn exported(&self) -> &Exported {
-        &self.0.exported
+        match &*self.0 {
+            Callable::Static(f) => &f.0.exported,
+            Callable::Polymorphic(p) => &p.exported,
+        }
     }
 
     /// Whether `grad` can go through it (it was exported with its vjp).
     pub fn has_vjp(&self) -> bool {
-        self.0.vjp.is_some()
+        self.exported().vjp.is_some()
+    }
+
+    /// The argument and result structures.
+    fn trees(&self) -> (&TreeDef, &TreeDef) {
+        match &*self.0 {
+            Callable::Static(f) => (&f.0.in_tree, &f.0.out_tree),
+            Callable::Polymorphic(p) => (&p.in_tree, &p.out_tree),
+        }
     }
 
     /// Calls the exported function on `args`: the positional arguments as a
@@ -348,29 +433,73 @@ impl ExportedFn {
     pub fn call<In: Pytree, Out: Pytree>(&self, args: In) -> Result<Out> {
         let location = Location::from_caller(std::panic::Location::caller());
         let (leaves, tree) = args.flatten();
-        let single = match &self.0.in_tree {
+        let (in_tree, out_tree) = self.trees();
+        let single = match in_tree {
             TreeDef::Tuple(args) if args.len() == 1 => Some(&args[0]),
             _ => None,
         };
-        if tree != self.0.in_tree && Some(&tree) != single {
-            return Err(self.usage(
-                format!(
-                    "the arguments' structure {tree} differs from the export's {}",
-                    self.0.in_tree
-                ),
+        if tree != *in_tree && Some(&tree) != single {
+            return Err(usage(
+                &self.exported().function_name,
+                format!("the arguments' structure {tree} differs from the export's {in_tree}"),
                 location,
             ));
         }
         let outs = self.call_flat(leaves, location)?;
-        Out::unflatten_from(&self.0.out_tree, &mut outs.into_iter())
+        Out::unflatten_from(out_tree, &mut outs.into_iter())
     }
 
-    fn usage(&self, message: String, location: Location) -> Error {
-        Error::Usage {
-            function: "exported function",
-            message: format!("{}: {message}", self.0.exported.function_name),
-            location,
+    /// Calls it on flat leaves in JAX's order: a polymorphic export through
+    /// its specialization to the leaves' shapes.
+    fn call_flat(&self, leaves: Vec<Array>, location: Location) -> Result<Vec<Array>> {
+        match &*self.0 {
+            Callable::Static(f) => f.call_flat(leaves, location),
+            Callable::Polymorphic(p) => {
+                p.specialize(&leaves, location)?.call_flat(leaves, location)
+            }
         }
+    }
+}
+
+impl Polymorphic {
+    /// The export refined to the shapes of `leaves`, made once per shape.
+    fn specialize(&self, leaves: &[Array], location: Location) -> Result<StaticFn> {
+        let name = &self.exported.function_name;
+        if leaves.len() != self.exported.in_avals.len() {
+            return Err(usage(
+                name,
+                format!(
+                    "{} inputs for {} exported",
+                    leaves.len(),
+                    self.exported.in_avals.len()
+                ),
+                location,
+            ));
+        }
+        let dims = leaves
+            .iter()
+            .map(|x| Ok(x.aval()?.shape.to_vec()))
+            .collect::<Result<Vec<Vec<i64>>>>()?;
+        let mut specializations = self
+            .specializations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(done) = specializations.get(&dims) {
+            return Ok(done.clone());
+        }
+        let refined = self
+            .exported
+            .refine(&dims)
+            .map_err(|e| usage(name, e.to_string(), location))?;
+        let done = StaticFn::new(refined)?;
+        specializations.insert(dims, done.clone());
+        Ok(done)
+    }
+}
+
+impl StaticFn {
+    fn usage(&self, message: String, location: Location) -> Error {
+        usage(&self.0.exported.function_name, message, location)
     }
 
     /// Calls it on flat leaves in JAX's order.

@@ -3,8 +3,9 @@
 //! fine-tuned for 20 SGD steps through the export's vjp inside one jitted
 //! step (its modules StableHLO portable artifacts, read by oxla's VHLO
 //! reader), a per-example function under vmap (its module generic text),
-//! the same function from both forms, and the clear errors (no vjp,
-//! forward mode, wrong inputs).
+//! the same function from both forms, a shape-polymorphic MLP loss trained
+//! at two batch sizes, and the clear errors (no vjp, forward mode, wrong
+//! inputs).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -132,6 +133,61 @@ fn a_jax_linear_algebra_export_runs_and_differentiates_inside_jit() {
     assert_close(&value, &floats(&want["value"]), tolerance, "value");
     assert_close(&grad_a, &floats(&want["grad_a"]), tolerance, "grad a");
     assert_close(&grad_b, &floats(&want["grad_b"]), tolerance, "grad b");
+}
+
+/// A JAX export with a symbolic batch size runs inside oxla's jit and
+/// grad at two batch sizes: each is refined to its shapes (its vjp too) and
+/// traced as its own jit cache entry, matching JAX's values and gradients.
+#[test]
+fn a_shape_polymorphic_export_trains_at_any_batch_size_inside_jit() {
+    let loss = load("poly_mlp.jaxexport");
+    assert!(loss.exported().is_shape_polymorphic());
+    let names = ["b1", "b2", "w1", "w2"];
+    let params: Params = names
+        .iter()
+        .map(|n| (n.to_string(), npy(&format!("mlp.{n}.npy"))))
+        .collect();
+    let (x, y) = (npy("mlp.x.npy"), npy("mlp.y.npy"));
+    let step = jit(|(p, x, y): (Params, Array, Array)| {
+        value_and_grad(|p: Params| loss.call::<_, Array>((p, x.clone(), y.clone())).unwrap())
+            .call(p)
+            .unwrap()
+    });
+    for rows in [16, 6] {
+        let (xs, ys) = if rows == 16 {
+            (x.clone(), y.clone())
+        } else {
+            (x.index(&oxla::s![..6]), y.index(&oxla::s![..6]))
+        };
+        let (value, grads) = step.call((params.clone(), xs, ys)).unwrap();
+        let want = &fixture().1["poly_mlp"][rows.to_string()];
+        let what = format!("batch {rows}");
+        assert_close(
+            &value,
+            &[want["value"].as_f64().unwrap() as f32],
+            Tolerance::OTHER_XLA_BUILD,
+            &what,
+        );
+        for n in names {
+            assert_close(
+                &grads[n],
+                &floats(&want["grads"][n]),
+                Tolerance::OTHER_XLA_BUILD,
+                &format!("{what} grad {n}"),
+            );
+        }
+    }
+    // A batch the export's constraints refuse names the export and the line.
+    let empty = oxla::numpy::zeros(&[0, 4], oxla::DType::F32);
+    let err = loss
+        .call::<_, Array>((params, empty, y.index(&oxla::s![..0])))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Expected value >= 1 for dimension variable 'b'"),
+        "{err}"
+    );
+    assert!(err.contains("exports_in_jit.rs"), "{err}");
 }
 
 #[test]

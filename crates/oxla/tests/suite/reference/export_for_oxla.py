@@ -111,9 +111,29 @@ np.save(out / "linalg.a.npy", la)
 np.save(out / "linalg.b.npy", lb)
 lvalue, (lga, lgb) = jax.value_and_grad(linalg_loss, argnums=(0, 1))(la, lb)
 
+# The MLP loss exported with a symbolic batch size, with its vjp: its
+# value and parameter gradients at two batch sizes, as JAX computes them
+# through the deserialized export.
+batch = export.symbolic_shape("b")[0]
+poly = export.export(jax.jit(loss))(
+    params,
+    jax.ShapeDtypeStruct((batch, 4), np.float32),
+    jax.ShapeDtypeStruct((batch, 3), np.float32),
+)
+(out / "poly_mlp.jaxexport").write_bytes(poly.serialize(vjp_order=1))
+poly_reloaded = export.deserialize((out / "poly_mlp.jaxexport").read_bytes())
+poly_results = {}
+for rows in (16, 6):
+    value, grads = jax.value_and_grad(lambda p: poly_reloaded.call(p, x[:rows], y[:rows]))(params)
+    poly_results[str(rows)] = {
+        "value": float(value),
+        "grads": {k: np.asarray(g).ravel().tolist() for k, g in grads.items()},
+    }
+
 print(
     json.dumps(
         {
+            "poly_mlp": poly_results,
             "losses": losses,
             "per_example": np.asarray(batched).tolist(),
             "linalg": {
