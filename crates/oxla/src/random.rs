@@ -43,11 +43,13 @@ thread_local! {
     static PARTITIONABLE_HERE: Cell<Option<bool>> = const { Cell::new(None) };
 }
 
+mod discrete;
 mod gamma;
 mod keys;
 mod multivariate;
 mod samplers;
 
+pub use discrete::{binomial, multinomial, poisson};
 pub use gamma::{ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t};
 pub use keys::{PRNGKey, clone, key, key_data, key_dtype, key_impl, wrap_key_data};
 pub use multivariate::{MvnMethod, multivariate_normal, orthogonal};

@@ -161,7 +161,8 @@ fn namespaces() -> Vec<Namespace> {
         double_sided_maxwell, exponential, geometric, laplace, logistic, lognormal, maxwell, pareto,
         rademacher, rayleigh, triangular, wald, weibull_min, PRNGKey, clone, key, key_data,
         key_dtype, key_impl, wrap_key_data, ball, beta, chisquare, dirichlet, f, gamma,
-        generalized_normal, loggamma, multivariate_normal, orthogonal, t);
+        generalized_normal, loggamma, multivariate_normal, orthogonal, t, binomial, multinomial,
+        poisson);
     let fft = have!(oxla::numpy::fft: fft, fft2, fftfreq, fftn, fftshift, hfft, ifft, ifft2,
         ifftn, ifftshift, ihfft, irfft, irfft2, irfftn, rfft, rfft2, rfftfreq, rfftn);
     let linalg = have!(oxla::numpy::linalg: cholesky, cond, cross, det, diagonal, eig, eigh,
@@ -178,7 +179,7 @@ fn namespaces() -> Vec<Namespace> {
         namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 299),
         namespace("jax.lax", lax, &[], 188),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
-        namespace("jax.random", random, &[], 44),
+        namespace("jax.random", random, &[], 47),
         namespace("jax.numpy.linalg", linalg, &[], 31),
         namespace("jax.numpy.fft", fft, &[], 18),
     ]

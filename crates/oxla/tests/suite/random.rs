@@ -409,6 +409,41 @@ fn sampler(name: &str, k: Key) -> Array {
         }
         "orthogonal" => rnd::orthogonal(k, 3, &[2], DType::F32, None),
         "orthogonal_wide" => rnd::orthogonal(k, 2, &[], DType::F32, Some(4)),
+        "poisson" => rnd::poisson(
+            k,
+            &vec32(&[0.5, 3.0, 9.5, 12.0, 50.0, 0.0]),
+            None,
+            DType::I32,
+        ),
+        "poisson_shape" => rnd::poisson(k, &f32s(4.0), Some(&[3, 4]), DType::I32),
+        "binomial" => rnd::binomial(
+            k,
+            &vec32(&[5.0, 20.0, 100.0, 1000.0, 40.0]),
+            &vec32(&[0.3, 0.7, 0.1, 0.45, 0.9]),
+            None,
+            DType::F32,
+        ),
+        "binomial_edge" => rnd::binomial(
+            k,
+            &vec32(&[-1.0, f32::INFINITY, 10.0, 10.0, 0.0]),
+            &vec32(&[0.5, 0.5, f32::NAN, 1.0, 0.5]),
+            None,
+            DType::F32,
+        ),
+        "multinomial" => rnd::multinomial(
+            k,
+            &f32s(20.0),
+            &vec32(&[0.2, 0.5, 0.3]),
+            Some(&[4, 3]),
+            DType::F32,
+        ),
+        "multinomial_batch" => rnd::multinomial(
+            k,
+            &vec32(&[5.0, 300.0]),
+            &Array::from_slice(&[0.1f32, 0.9, 0.25, 0.75], &[2, 2]).unwrap(),
+            None,
+            DType::F32,
+        ),
         other => panic!("no oxla sampler for case {other}"),
     }
 }
@@ -424,7 +459,9 @@ fn formula_samplers_match_jax() {
         let name = c["name"].as_str().unwrap();
         let what = format!("{name}(seed {})", seed(c));
         let tolerance = match name {
-            "rademacher" | "geometric" => Tolerance::Ulps(0),
+            // Counts: the loops draw JAX's bits and accept as JAX does.
+            "rademacher" | "geometric" | "poisson" | "poisson_shape" | "binomial"
+            | "binomial_edge" | "multinomial" | "multinomial_batch" => Tolerance::Ulps(0),
             "maxwell" | "double_sided_maxwell" | "lognormal" | "wald" => Tolerance::chain(
                 4.0,
                 4.0,

@@ -219,6 +219,22 @@ SAMPLERS = {
     "multivariate_normal_svd": lambda k: random.multivariate_normal(k, MVN_MEAN, MVN_COV, (5,), method="svd"),
     "orthogonal": lambda k: random.orthogonal(k, 3, (2,)),
     "orthogonal_wide": lambda k: random.orthogonal(k, 2, (), m=4),
+    # The counting samplers' loops: Knuth and transformed rejection
+    # (poisson), inversion and BTRS (binomial), a binomial per outcome
+    # (multinomial), with JAX's answers for zero, NaN, negative and
+    # infinite parameters.
+    "poisson": lambda k: random.poisson(k, np.array([0.5, 3.0, 9.5, 12.0, 50.0, 0.0], np.float32)),
+    "poisson_shape": lambda k: random.poisson(k, np.array(4.0, np.float32), (3, 4)),
+    "binomial": lambda k: random.binomial(
+        k, np.array([5.0, 20.0, 100.0, 1000.0, 40.0], np.float32),
+        np.array([0.3, 0.7, 0.1, 0.45, 0.9], np.float32)),
+    "binomial_edge": lambda k: random.binomial(
+        k, np.array([-1.0, np.inf, 10.0, 10.0, 0.0], np.float32),
+        np.array([0.5, 0.5, np.nan, 1.0, 0.5], np.float32)),
+    "multinomial": lambda k: random.multinomial(
+        k, np.array(20.0, np.float32), np.array([0.2, 0.5, 0.3], np.float32), shape=(4, 3)),
+    "multinomial_batch": lambda k: random.multinomial(
+        k, np.array([5.0, 300.0], np.float32), np.array([[0.1, 0.9], [0.25, 0.75]], np.float32)),
 }
 # Gamma samples differentiated in their shape parameters (implicit
 # reparameterization).
