@@ -27,6 +27,7 @@ mod padding;
 mod products;
 mod reductions;
 mod selection;
+mod sets;
 mod signals;
 mod statistics;
 mod tile;
@@ -73,6 +74,10 @@ pub use reductions::{
     nanprod, nanquantile, nanstd, nansum, nanvar, percentile, ptp, quantile,
 };
 pub use selection::{compress, extract};
+pub use sets::{
+    UniqueAll, UniqueOptions, intersect1d, setdiff1d, setxor1d, union1d, unique, unique_all,
+    unique_counts, unique_inverse, unique_values, unique_with,
+};
 pub use signals::{convolve, correlate, poly, polyadd, polyder, polyint, polymul, polysub};
 pub use statistics::{argwhere, corrcoef, cov, flatnonzero, gradient, nonzero, unwrap};
 pub use tile::tile;

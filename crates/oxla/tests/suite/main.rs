@@ -40,6 +40,7 @@ mod promotion;
 mod pytrees;
 mod random;
 mod reference;
+mod sets;
 mod training;
 mod transformation_api;
 mod transforms;

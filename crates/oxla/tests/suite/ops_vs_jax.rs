@@ -1028,6 +1028,75 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "lax_composite" => lax::composite(|v: Array| &lax::sin(&v) * 2.0, "my.double_sin", 0)
             .call(x().clone())
             .unwrap(),
+        "np_unique_size" | "np_unique_fill" | "np_unique_truncated" | "np_unique_nan" => {
+            let (size, fill_value) = match name {
+                "np_unique_size" => (10, None),
+                "np_unique_fill" => (10, Some(-1.0)),
+                "np_unique_truncated" => (4, None),
+                _ => (6, Some(0.0)),
+            };
+            let options = jnp::UniqueOptions {
+                size: Some(size),
+                fill_value,
+                ..Default::default()
+            };
+            jnp::unique(x(), &options)
+        }
+        "np_unique_axis" => {
+            let options = jnp::UniqueOptions {
+                axis: Some(0),
+                size: Some(4),
+                fill_value: Some(-1.0),
+                ..Default::default()
+            };
+            jnp::unique(x(), &options)
+        }
+        "np_unique_returns" => {
+            let options = jnp::UniqueOptions {
+                size: Some(8),
+                fill_value: Some(0.0),
+                ..Default::default()
+            };
+            match jnp::unique_with(&lax::reshape(x(), &[3, 4]), &options) {
+                Ok(u) => {
+                    let parts = [u.values, u.indices, u.inverse_indices, u.counts];
+                    let flat: Vec<Array> = parts.iter().map(jnp::ravel).collect();
+                    jnp::concatenate(&flat.iter().collect::<Vec<_>>(), 0)
+                }
+                Err(e) => e,
+            }
+        }
+        "np_unique_all" => match jnp::unique_all(x(), Some(7), Some(-1.0)) {
+            Ok(u) => {
+                let parts = [u.values, u.indices, u.inverse_indices, u.counts];
+                let flat: Vec<Array> = parts
+                    .iter()
+                    .map(|p| lax::convert_element_type(&jnp::ravel(p), DType::F32))
+                    .collect();
+                jnp::concatenate(&flat.iter().collect::<Vec<_>>(), 0)
+            }
+            Err(e) => e,
+        },
+        "np_unique_counts" => {
+            let (values, counts) = jnp::unique_counts(x(), Some(9), None);
+            jnp::stack(&[&values, &counts], 0)
+        }
+        "np_unique_inverse" => {
+            let (values, inverse) = jnp::unique_inverse(&lax::reshape(x(), &[4, 3]), Some(8), None);
+            jnp::concatenate(&[&values, &jnp::ravel(&inverse)], 0)
+        }
+        "np_unique_values" => jnp::unique_values(x(), Some(7), Some(9.0)),
+        "np_union1d" => jnp::union1d(x(), y(), Some(12), Some(-5.0)),
+        "np_union1d_default_fill" => jnp::union1d(x(), y(), Some(12), None),
+        "np_intersect1d" => jnp::intersect1d(x(), y(), false, Some(5), None),
+        "np_intersect1d_fill" => jnp::intersect1d(x(), y(), false, Some(5), Some(-1.0)),
+        "np_intersect1d_unique" => jnp::intersect1d(x(), y(), true, Some(4), None),
+        "np_setdiff1d" => jnp::setdiff1d(x(), y(), false, Some(6), None),
+        "np_setdiff1d_fill" => jnp::setdiff1d(x(), y(), false, Some(8), Some(-1.0)),
+        "np_setdiff1d_unique" => jnp::setdiff1d(x(), y(), true, Some(5), None),
+        "np_setxor1d" => jnp::setxor1d(x(), y(), false, Some(10), None),
+        "np_setxor1d_fill" => jnp::setxor1d(x(), y(), false, Some(10), Some(-1.0)),
+        "np_setxor1d_floats" => jnp::setxor1d(x(), y(), false, Some(6), Some(0.0)),
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),

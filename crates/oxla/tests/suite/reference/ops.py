@@ -842,6 +842,43 @@ CASES.update({
     "np_poly_matrix": (jnp.poly, [GA4]),
 })
 
+# Unique values and set operations with a static size (literal inputs: no
+# random draws, so later cases keep theirs).
+UQ = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8], np.int32)
+UQ2 = np.array([[7, 5, 0], [3, 11, 5]], np.int32)
+UQ_F = np.array([2.5, np.nan, 1.0, 2.5, np.nan, -3.0, 0.5, 7.0], np.float32)
+UQ_ROWS = np.array([[1, 2], [3, 4], [1, 2], [0, 9], [3, 4]], np.int32)
+CASES.update({
+    "np_unique_size": (lambda a: jnp.unique(a, size=10), [UQ]),
+    "np_unique_fill": (lambda a: jnp.unique(a, size=10, fill_value=-1), [UQ]),
+    "np_unique_truncated": (lambda a: jnp.unique(a, size=4), [UQ]),
+    "np_unique_nan": (lambda a: jnp.unique(a, size=6, fill_value=0), [UQ_F]),
+    "np_unique_axis": (lambda a: jnp.unique(a, axis=0, size=4, fill_value=-1), [UQ_ROWS]),
+    "np_unique_returns": (lambda a: jnp.concatenate(
+        [jnp.ravel(r) for r in jnp.unique(a.reshape(3, 4), return_index=True, return_inverse=True,
+                                          return_counts=True, size=8, fill_value=0)]), [UQ]),
+    "np_unique_all": (lambda a: jnp.concatenate(
+        [jnp.ravel(r).astype(jnp.float32) for r in jnp.unique_all(a, size=7, fill_value=-1)]), [UQ_F]),
+    "np_unique_counts": (lambda a: jnp.stack(jnp.unique_counts(a, size=9)), [UQ]),
+    "np_unique_inverse": (lambda a: jnp.concatenate(
+        [jnp.ravel(r) for r in jnp.unique_inverse(a.reshape(4, 3), size=8)]), [UQ]),
+    "np_unique_values": (lambda a: jnp.unique_values(a, size=7, fill_value=9), [UQ_F]),
+    "np_union1d": (lambda a, b: jnp.union1d(a, b, size=12, fill_value=-5), [UQ, UQ2]),
+    "np_union1d_default_fill": (lambda a, b: jnp.union1d(a, b, size=12), [UQ, UQ2]),
+    "np_intersect1d": (lambda a, b: jnp.intersect1d(a, b, size=5), [UQ, UQ2]),
+    "np_intersect1d_fill": (lambda a, b: jnp.intersect1d(a, b, size=5, fill_value=-1), [UQ, UQ2]),
+    "np_intersect1d_unique": (lambda a, b: jnp.intersect1d(a, b, assume_unique=True, size=4),
+                              [np.array([4, 1, 9, 7], np.int32), np.array([9, 4, 0], np.int32)]),
+    "np_setdiff1d": (lambda a, b: jnp.setdiff1d(a, b, size=6), [UQ, UQ2]),
+    "np_setdiff1d_fill": (lambda a, b: jnp.setdiff1d(a, b, size=8, fill_value=-1), [UQ, UQ2]),
+    "np_setdiff1d_unique": (lambda a, b: jnp.setdiff1d(a, b, assume_unique=True, size=5),
+                            [np.array([4, 1, 9, 7, 2], np.int32), np.array([9, 4, 0], np.int32)]),
+    "np_setxor1d": (lambda a, b: jnp.setxor1d(a, b, size=10), [UQ, UQ2]),
+    "np_setxor1d_fill": (lambda a, b: jnp.setxor1d(a, b, size=10, fill_value=-1), [UQ, UQ2]),
+    "np_setxor1d_floats": (lambda a, b: jnp.setxor1d(a, b, size=6, fill_value=0.0),
+                           [np.array([2.5, 1.0, -3.0, 2.5], np.float32), np.array([1.0, 0.5, 7.0], np.float32)]),
+})
+
 # Fourier transforms: lax.fft and jax.numpy.fft.
 C3, R3, C4 = cnormal(2, 3, 4), normal(2, 3, 4), cnormal(2, 2, 3, 2)
 FFT = lax.FftType
