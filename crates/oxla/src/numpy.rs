@@ -16,6 +16,7 @@ mod creation;
 mod division;
 mod dtype_kinds;
 pub mod fft;
+mod histograms;
 mod index_tricks;
 mod integers;
 pub mod linalg;
@@ -49,6 +50,7 @@ pub use creation::{
 };
 pub use division::{divmod, floor_divide, fmod, remainder};
 pub use dtype_kinds::{Casting, DTypeClass, can_cast, isdtype, issubdtype};
+pub use histograms::{Bins, histogram, histogram_bin_edges, histogram2d, histogramdd};
 pub use index_tricks::{IndexMode, fill_diagonal, ix_, ravel_multi_index};
 pub use integers::{bincount, gcd, isin, lcm, modf, unravel_index};
 pub use linalg::cross;

@@ -88,7 +88,8 @@ const NN_EXCLUDED: &[(&str, &str)] = &[
 
 fn namespaces() -> Vec<Namespace> {
     let numpy = have!(oxla::numpy: argpartition, can_cast, compress, extract, fill_diagonal,
-        intersect1d, setdiff1d, setxor1d, union1d, unique, unique_all, unique_counts,
+        histogram, histogram2d, histogram_bin_edges, histogramdd, intersect1d, setdiff1d,
+        setxor1d, union1d, unique, unique_all, unique_counts,
         unique_inverse, unique_values,
         ix_, lexsort, load, packbits, partition, poly, ravel_multi_index, save, sort_complex,
         unpackbits, abs, add, arange, arccos, arccosh, arcsin, arcsinh, arctan,
@@ -178,7 +179,7 @@ fn namespaces() -> Vec<Namespace> {
         floor,
     };
     vec![
-        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 308),
+        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 312),
         namespace("jax.lax", lax, &[], 188),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 47),

@@ -662,6 +662,50 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
             jnp::round(&ints, -1),
             "round of integers is not implemented for decimals < 0 (got -1)",
         ),
+        (
+            jnp::histogram(&v, &jnp::Bins::Count(0), None, None, false).0,
+            "jnp.histogram_bin_edges: bins must be a positive count, got 0",
+        ),
+        (
+            jnp::histogram(&v, &jnp::Bins::Count(3), None, Some(&m), false).0,
+            "jnp.histogram: weights should have the same shape as a ([4]), got [2, 3]",
+        ),
+        (
+            jnp::histogramdd(&v, &[jnp::Bins::Count(2)], None, None, false).0,
+            "jnp.histogramdd: sample must be [N, D], got shape [4]",
+        ),
+        (
+            jnp::histogramdd(
+                &m,
+                &[jnp::Bins::Count(2), jnp::Bins::Count(2)],
+                None,
+                None,
+                false,
+            )
+            .0,
+            "jnp.histogramdd: should be a bin for each dimension (3), got 2",
+        ),
+        (
+            jnp::unique(
+                &m,
+                &jnp::UniqueOptions {
+                    axis: Some(2),
+                    ..Default::default()
+                },
+            ),
+            "jnp.unique: axis 2 is out of bounds for an array of rank 2",
+        ),
+        (
+            jnp::unique(
+                &jnp::zeros(&[0], DType::F32),
+                &jnp::UniqueOptions {
+                    size: Some(2),
+                    ..Default::default()
+                },
+            ),
+            "jnp.unique: for zero-sized input with nonzero size argument, fill_value must be \
+             specified",
+        ),
     ];
     for (out, want) in cases {
         let err = out

@@ -1097,6 +1097,40 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "np_setxor1d" => jnp::setxor1d(x(), y(), false, Some(10), None),
         "np_setxor1d_fill" => jnp::setxor1d(x(), y(), false, Some(10), Some(-1.0)),
         "np_setxor1d_floats" => jnp::setxor1d(x(), y(), false, Some(6), Some(0.0)),
+        "np_histogram" | "np_histogram_range" | "np_histogram_constant" => {
+            let (bins, range) = match name {
+                "np_histogram" => (5, None),
+                "np_histogram_range" => (4, Some((0.0, 3.0))),
+                _ => (3, None),
+            };
+            let (counts, edges) = jnp::histogram(x(), &jnp::Bins::Count(bins), range, None, false);
+            jnp::concatenate(&[&counts, &edges], 0)
+        }
+        "np_histogram_weights_density" => {
+            let edges = Array::from_slice(&[-1.0f32, 0.0, 2.0, 8.0], &[4]).unwrap();
+            let (counts, edges) =
+                jnp::histogram(x(), &jnp::Bins::Edges(edges), None, Some(y()), true);
+            jnp::concatenate(&[&counts, &edges], 0)
+        }
+        "np_histogram_bin_edges" => jnp::histogram_bin_edges(x(), &jnp::Bins::Count(6), None),
+        "np_histogram2d" => {
+            let bins = [jnp::Bins::Count(3), jnp::Bins::Count(4)];
+            let (hist, xe, ye) = jnp::histogram2d(x(), y(), &bins, None, None, false);
+            jnp::concatenate(&[&jnp::ravel(&hist), &xe, &ye], 0)
+        }
+        "np_histogramdd" => {
+            let edges = Array::from_slice(&[0.0f32, 1.0, 2.5, 3.0], &[4]).unwrap();
+            let bins = [
+                jnp::Bins::Count(2),
+                jnp::Bins::Count(3),
+                jnp::Bins::Edges(edges),
+            ];
+            let range = [Some((-1.0, 8.0)), None, None];
+            let (hist, edges) = jnp::histogramdd(x(), &bins, Some(&range), None, true);
+            let mut parts = vec![jnp::ravel(&hist)];
+            parts.extend(edges);
+            jnp::concatenate(&parts.iter().collect::<Vec<_>>(), 0)
+        }
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
@@ -1429,7 +1463,8 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         }
         "nn_logmeanexp" | "nn_logmeanexp_all" => MEANS,
         "np_hamming" | "np_hanning" | "np_blackman" | "np_bartlett" | "np_kaiser" => ACTIVATION,
-        "np_bincount_weights" => MEANS,
+        // Weighted counts divided by their sum and the bins' widths.
+        "np_bincount_weights" | "np_histogramdd" | "np_histogram_weights_density" => MEANS,
         "np_convolve"
         | "np_convolve_same"
         | "np_convolve_valid_swapped"

@@ -879,6 +879,26 @@ CASES.update({
                            [np.array([2.5, 1.0, -3.0, 2.5], np.float32), np.array([1.0, 0.5, 7.0], np.float32)]),
 })
 
+# Histograms with static bins (literal inputs: values on edges, outside the
+# range and repeated).
+HV = np.array([0.5, 1.5, 2.25, 3.0, 3.0, -1.0, 7.5, 2.0, 0.0, 4.0], np.float32)
+HW = np.array([1.0, 2.0, 0.5, 1.0, 1.0, 3.0, 1.0, 0.25, 2.0, 1.0], np.float32)
+HS = np.stack([HV, HW * 2.0 - 1.0, np.arange(10, dtype=np.float32) % 4], 1)
+CASES.update({
+    "np_histogram": (lambda a: jnp.concatenate(jnp.histogram(a, bins=5)), [HV]),
+    "np_histogram_range": (lambda a: jnp.concatenate(jnp.histogram(a, bins=4, range=(0.0, 3.0))), [HV]),
+    "np_histogram_weights_density": (lambda a, w: jnp.concatenate(jnp.histogram(
+        a, bins=jnp.array([-1.0, 0.0, 2.0, 8.0], np.float32), weights=w, density=True)), [HV, HW]),
+    "np_histogram_constant": (lambda a: jnp.concatenate(jnp.histogram(a, bins=3)),
+                              [np.array([2.0, 2.0, 2.0], np.float32)]),
+    "np_histogram_bin_edges": (lambda a: jnp.histogram_bin_edges(a, bins=6), [HV]),
+    "np_histogram2d": (lambda x, y: jnp.concatenate(
+        [jnp.ravel(r) for r in jnp.histogram2d(x, y, bins=(3, 4))]), [HV, HW]),
+    "np_histogramdd": (lambda s: jnp.concatenate([jnp.ravel(r) for r in jax.tree.leaves(jnp.histogramdd(
+        s, bins=[2, 3, jnp.array([0.0, 1.0, 2.5, 3.0], np.float32)], range=[(-1.0, 8.0), None, None],
+        density=True))]), [HS]),
+})
+
 # Fourier transforms: lax.fft and jax.numpy.fft.
 C3, R3, C4 = cnormal(2, 3, 4), normal(2, 3, 4), cnormal(2, 2, 3, 2)
 FFT = lax.FftType
