@@ -26,6 +26,7 @@ use oxla_core::promotion::promote as promote_pair;
 use oxla_core::{BinaryOp, Comparison, DType, Dims, Primitive, ReduceOp, UnaryOp};
 
 mod associative;
+mod beta;
 mod conveniences;
 mod convolution;
 mod fourier;
@@ -35,6 +36,7 @@ mod reduce;
 mod special;
 
 pub use associative::{associative_scan, cumlogsumexp};
+pub use beta::betainc;
 pub use conveniences::{
     approx_max_k, approx_min_k, batch_matmul, broadcast_like, broadcast_to_rank, broadcasted_iota,
     collapse, composite, conv, conv_with_general_padding, dot, dtype, empty, full, full_like,

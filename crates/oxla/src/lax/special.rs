@@ -240,7 +240,17 @@ fn up_and_broadcast(
     x: &Array,
     f: impl Fn(&Array, &Array) -> Array,
 ) -> Array {
-    let promoted = crate::numpy::promote_args(&[a, x]);
+    up_and_broadcast_all(function, &[a, x], |v| f(&v[0], &v[1]))
+}
+
+/// [`up_and_broadcast`] of any number of operands.
+#[track_caller]
+pub(super) fn up_and_broadcast_all(
+    function: &str,
+    operands: &[&Array],
+    f: impl Fn(&[Array]) -> Array,
+) -> Array {
+    let promoted = crate::numpy::promote_args(operands);
     let dtype = promoted[0].dtype_or_bool();
     if !dtype.is_float() {
         return Array::error(super::usage_error(
@@ -253,21 +263,21 @@ fn up_and_broadcast(
     } else {
         dtype
     };
-    let shape =
-        crate::numpy::broadcast_shapes(promoted[0].shape_or_empty(), promoted[1].shape_or_empty());
+    let shape = promoted.iter().try_fold(Vec::new(), |acc: Vec<i64>, p| {
+        crate::numpy::broadcast_shapes(&acc, p.shape_or_empty())
+    });
     let Some(shape) = shape else {
+        let shapes: Vec<&[i64]> = promoted.iter().map(Array::shape_or_empty).collect();
         return Array::error(super::usage_error(
             function,
-            format!(
-                "shapes {:?} and {:?} do not broadcast",
-                promoted[0].shape_or_empty(),
-                promoted[1].shape_or_empty()
-            ),
+            format!("shapes {shapes:?} do not broadcast"),
         ));
     };
-    let prepare =
-        |v: &Array| crate::numpy::broadcast_to(&lax::convert_element_type(v, wide), &shape);
-    lax::convert_element_type(&f(&prepare(&promoted[0]), &prepare(&promoted[1])), dtype)
+    let prepared: Vec<Array> = promoted
+        .iter()
+        .map(|v| crate::numpy::broadcast_to(&lax::convert_element_type(v, wide), &shape))
+        .collect();
+    lax::convert_element_type(&f(&prepared), dtype)
 }
 
 /// The common start of the four functions: `ax = exp(a log x - x -

@@ -726,3 +726,30 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
         vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     );
 }
+
+/// `lax.betainc` differentiates in `x` only: a gradient in `a` or `b` is
+/// an error, as in JAX; the one in `x` is a value.
+#[test]
+fn betainc_has_no_gradient_in_its_parameters_as_in_jax() {
+    let a = Array::scalar(2.0f32).unwrap();
+    let b = Array::scalar(3.0f32).unwrap();
+    let x = Array::scalar(0.4f32).unwrap();
+    let (b2, x2) = (b.clone(), x.clone());
+    let err = oxla::grad(move |a: Array| oxla::lax::betainc(&a, &b2, &x2))
+        .call(a.clone())
+        .and_then(|g| g.to_host().map(|_| g))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.contains("gradient with respect to a and b is not supported"),
+        "{err}"
+    );
+    let dx = oxla::grad(move |x: Array| oxla::lax::betainc(&a, &b, &x))
+        .call(x)
+        .unwrap()
+        .item::<f32>()
+        .unwrap();
+    // x^(a-1) (1-x)^(b-1) / B(2, 3) = 0.4 · 0.36 · 12.
+    assert!((dx - 1.728).abs() < 1e-5, "{dx}");
+}

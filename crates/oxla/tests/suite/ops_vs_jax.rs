@@ -1131,6 +1131,12 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             parts.extend(edges);
             jnp::concatenate(&parts.iter().collect::<Vec<_>>(), 0)
         }
+        "lax_betainc" => lax::betainc(x(), y(), &a[2]),
+        "lax_betainc_x" => {
+            let pa = Array::from_slice(&[0.5f32, 1.0, 2.0, 5.0, 0.7, 3.0], &[6]).unwrap();
+            let pb = Array::from_slice(&[0.5f32, 3.0, 2.0, 1.5, 4.0, 0.9], &[6]).unwrap();
+            lax::betainc(&pa, &pb, x())
+        }
         "silu" => nn::silu(x()),
         "nn_identity" => nn::identity(x()),
         "nn_tanh" => nn::tanh(x()),
@@ -1296,6 +1302,8 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
     );
     Some(match name.split('@').next().unwrap_or(name) {
         "np_poly_matrix"
+        | "lax_betainc"
+        | "lax_betainc_x"
         | "lax_igamma"
         | "lax_igammac"
         | "lax_igamma_grad_a"

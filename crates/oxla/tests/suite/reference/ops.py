@@ -879,6 +879,20 @@ CASES.update({
                            [np.array([2.5, 1.0, -3.0, 2.5], np.float32), np.array([1.0, 0.5, 7.0], np.float32)]),
 })
 
+# The regularized incomplete beta function: both sides of the symmetry,
+# tiny and large parameters, the edges (a or b zero, x at 0 or 1) and NaN
+# outside the domain; its derivative in x alone (JAX has none in a, b).
+BETA_A = np.array([0.5, 1.0, 2.0, 5.0, 0.1, 3.0, 0.0, -1.0, 20.0, 2.0], np.float32)
+BETA_B = np.array([0.5, 3.0, 2.0, 1.5, 4.0, 0.2, 2.0, 1.0, 30.0, 0.0], np.float32)
+BETA_X = np.array([0.2, 0.5, 0.9, 0.3, 0.999, 0.01, 0.5, 0.5, 0.4, 1.0], np.float32)
+BETA_A_POS = np.array([0.5, 1.0, 2.0, 5.0, 0.7, 3.0], np.float32)
+BETA_B_POS = np.array([0.5, 3.0, 2.0, 1.5, 4.0, 0.9], np.float32)
+CASES.update({
+    "lax_betainc": (lax.betainc, [BETA_A, BETA_B, BETA_X]),
+    "lax_betainc_x": (lambda x: lax.betainc(BETA_A_POS, BETA_B_POS, x),
+                      [np.array([0.2, 0.5, 0.9, 0.3, 0.8, 0.05], np.float32)]),
+})
+
 # Histograms with static bins (literal inputs: values on edges, outside the
 # range and repeated).
 HV = np.array([0.5, 1.5, 2.25, 3.0, 3.0, -1.0, 7.5, 2.0, 0.0, 4.0], np.float32)

@@ -35,7 +35,7 @@ BATCH = 3
 
 # Floating in and out, but piecewise constant (or not differentiable at all).
 NOT_DIFFERENTIABLE = {"sign", "floor", "ceil", "round", "nextafter", "c_sign", "np_spacing", "lax_zeta",
-                      "lax_igamma_grad_a", "lax_random_gamma_grad",
+                      "lax_igamma_grad_a", "lax_random_gamma_grad", "lax_betainc",
                       "np_spacing_normal", "np_spacing_f16"}
 
 
