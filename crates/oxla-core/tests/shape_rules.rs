@@ -429,6 +429,30 @@ fn cases() -> Vec<Case> {
             Error("needs"),
         ),
         case(
+            ew(elementwise::Op::ReducePrecision {
+                exponent_bits: 5,
+                mantissa_bits: 10,
+            }),
+            &["f32[2,3]"],
+            Types(&["f32[2,3]"]),
+        ),
+        case(
+            ew(elementwise::Op::ReducePrecision {
+                exponent_bits: 5,
+                mantissa_bits: 10,
+            }),
+            &["i32[2]"],
+            Error("needs"),
+        ),
+        case(
+            ew(elementwise::Op::ReducePrecision {
+                exponent_bits: 0,
+                mantissa_bits: 10,
+            }),
+            &["f32[2]"],
+            Error("exponent_bits >= 1"),
+        ),
+        case(
             ew(elementwise::Op::SelectN),
             &["bool[2]", "f32[2]", "f32[2]"],
             Types(&["f32[2]"]),
@@ -1469,6 +1493,7 @@ fn variant(p: &Primitive) -> &'static str {
             elementwise::Op::Clamp => "Clamp",
             elementwise::Op::ConvertElementType { .. } => "ConvertElementType",
             elementwise::Op::BitcastConvertType { .. } => "BitcastConvertType",
+            elementwise::Op::ReducePrecision { .. } => "ReducePrecision",
         },
         Primitive::Shape(op) => match op {
             shape::Op::Iota { .. } => "Iota",
@@ -1571,6 +1596,7 @@ const VARIANTS: &[&str] = &[
     "Clamp",
     "ConvertElementType",
     "BitcastConvertType",
+    "ReducePrecision",
     "Iota",
     "BroadcastInDim",
     "Reshape",

@@ -280,6 +280,22 @@ pub fn integer_pow(x: &Array, y: i32) -> Array {
     )
 }
 
+/// `lax.reduce_precision(x, exponent_bits, mantissa_bits)`: floats rounded
+/// (to nearest even) to the precision and range of a float format with
+/// those widths, keeping their dtype (`5, 10` rounds to float16's
+/// values; values beyond its range become infinities). Linear in
+/// derivatives, as in JAX.
+#[track_caller]
+pub fn reduce_precision(x: &Array, exponent_bits: i32, mantissa_bits: i32) -> Array {
+    bind(
+        Primitive::Elementwise(elementwise::Op::ReducePrecision {
+            exponent_bits,
+            mantissa_bits,
+        }),
+        &[x],
+    )
+}
+
 /// `cases[which]` element by element (`which` bool for two cases, else i32).
 #[track_caller]
 pub fn select_n(which: &Array, cases: &[&Array]) -> Array {

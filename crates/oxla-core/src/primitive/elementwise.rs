@@ -383,6 +383,14 @@ pub enum Op {
         /// The new dtype.
         new_dtype: DType,
     },
+    /// Rounds floats to the precision of a narrower float format (its
+    /// exponent and mantissa widths), keeping the dtype.
+    ReducePrecision {
+        /// The exponent bits of the format rounded to.
+        exponent_bits: i32,
+        /// The mantissa bits of the format rounded to.
+        mantissa_bits: i32,
+    },
 }
 
 impl Op {
@@ -397,6 +405,7 @@ impl Op {
             Op::Clamp => "clamp",
             Op::ConvertElementType { .. } => "convert_element_type",
             Op::BitcastConvertType { .. } => "bitcast_convert_type",
+            Op::ReducePrecision { .. } => "reduce_precision",
         }
     }
 
@@ -417,6 +426,13 @@ impl Op {
                 vec![format!("new_dtype={}", new_dtype.numpy_name())]
             }
             Op::IntegerPow { y } => vec![format!("y={y}")],
+            Op::ReducePrecision {
+                exponent_bits,
+                mantissa_bits,
+            } => vec![
+                format!("exponent_bits={exponent_bits}"),
+                format!("mantissa_bits={mantissa_bits}"),
+            ],
             Op::ConvertElementType {
                 new_dtype,
                 weak_type,
@@ -468,6 +484,20 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         Op::IntegerPow { .. } => {
             expect_arity(inputs, 1)?;
             expect_class(TypeClass::Numeric, inputs[0])?;
+            Ok(vec![inputs[0].clone()])
+        }
+        Op::ReducePrecision {
+            exponent_bits,
+            mantissa_bits,
+        } => {
+            expect_arity(inputs, 1)?;
+            expect_class(TypeClass::Float, inputs[0])?;
+            if *exponent_bits < 1 || *mantissa_bits < 0 {
+                return Err(ShapeError::Invalid(format!(
+                    "needs exponent_bits >= 1 and mantissa_bits >= 0, got {exponent_bits} and \
+                     {mantissa_bits}"
+                )));
+            }
             Ok(vec![inputs[0].clone()])
         }
         Op::SelectN => {
@@ -621,6 +651,7 @@ pub(crate) fn output_shardings(
         | Op::Binary(_)
         | Op::Compare(_)
         | Op::IntegerPow { .. }
+        | Op::ReducePrecision { .. }
         | Op::SelectN
         | Op::Clamp
         | Op::ConvertElementType { .. } => Ok(vec![broadcast_spec(inputs, &outs[0])?]),

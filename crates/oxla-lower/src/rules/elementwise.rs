@@ -103,6 +103,19 @@ pub(crate) fn lower<'c, 'a>(
         Op::BitcastConvertType { .. } => {
             e.op("stablehlo.bitcast_convert", inputs, &[out], &[], loc)
         }
+        Op::ReducePrecision {
+            exponent_bits,
+            mantissa_bits,
+        } => e.op(
+            "stablehlo.reduce_precision",
+            inputs,
+            &[out],
+            &[
+                ("exponent_bits", format!("{exponent_bits} : i32")),
+                ("mantissa_bits", format!("{mantissa_bits} : i32")),
+            ],
+            loc,
+        ),
     }
 }
 

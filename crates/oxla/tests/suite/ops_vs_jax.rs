@@ -1131,6 +1131,9 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             parts.extend(edges);
             jnp::concatenate(&parts.iter().collect::<Vec<_>>(), 0)
         }
+        "lax_reduce_precision_f16" => lax::reduce_precision(x(), 5, 10),
+        "lax_reduce_precision_bf16" => lax::reduce_precision(x(), 8, 7),
+        "lax_reduce_precision_e4m3" => lax::reduce_precision(x(), 4, 3),
         "lax_betainc" => lax::betainc(x(), y(), &a[2]),
         "lax_betainc_x" => {
             let pa = Array::from_slice(&[0.5f32, 1.0, 2.0, 5.0, 0.7, 3.0], &[6]).unwrap();

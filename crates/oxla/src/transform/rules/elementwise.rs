@@ -37,6 +37,10 @@ pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tange
         Op::IntegerPow { y } => unary_rule(primitive, primals, tangents, |x, _, t| {
             Ok(integer_pow_tangent(*y, x, t))
         })?,
+        // Linear: the tangent is rounded as the value is (JAX's deflinear).
+        Op::ReducePrecision { .. } => unary_rule(primitive, primals, tangents, |_, _, t| {
+            support::bind_one(primitive, &[t]).map(Some)
+        })?,
         Op::SelectN => select_n_jvp(primitive, primals, tangents)?,
         Op::Clamp => clamp_jvp(primitive, primals, tangents)?,
         Op::ConvertElementType { new_dtype, .. } => {
@@ -64,6 +68,9 @@ pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangen
         }
         Op::SelectN => transpose_rules::select_n(primitive, ct, operands),
         Op::ConvertElementType { new_dtype, .. } => convert_element_type(*new_dtype, ct, operands),
+        Op::ReducePrecision { .. } => for_linear(operands, |_, _| {
+            Ok(Some(support::bind_one(primitive, &[ct])?))
+        }),
     }
 }
 
@@ -76,9 +83,10 @@ pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<O
         axis_size: size,
     } = *input;
     match op {
-        Op::Unary(_) | Op::IntegerPow { .. } | Op::ConvertElementType { .. } => {
-            same_bdim_unary(primitive, args, bdims, size)
-        }
+        Op::Unary(_)
+        | Op::IntegerPow { .. }
+        | Op::ReducePrecision { .. }
+        | Op::ConvertElementType { .. } => same_bdim_unary(primitive, args, bdims, size),
         Op::BitcastConvertType { .. } => {
             let x = batch_at(&args[0], bdims[0], size, 0);
             done(vec![support::bind_one(primitive, &[&x])?], vec![Some(0)])

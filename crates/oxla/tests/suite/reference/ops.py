@@ -887,6 +887,14 @@ BETA_B = np.array([0.5, 3.0, 2.0, 1.5, 4.0, 0.2, 2.0, 1.0, 30.0, 0.0], np.float3
 BETA_X = np.array([0.2, 0.5, 0.9, 0.3, 0.999, 0.01, 0.5, 0.5, 0.4, 1.0], np.float32)
 BETA_A_POS = np.array([0.5, 1.0, 2.0, 5.0, 0.7, 3.0], np.float32)
 BETA_B_POS = np.array([0.5, 3.0, 2.0, 1.5, 4.0, 0.9], np.float32)
+# Rounding to narrower float formats: ties, the largest finite values and
+# overflow to infinity, subnormals.
+RP = np.array([1.0001, 3.14159265, 65519.0, 65520.0, 1e-8, -2.5e-5, 1e6, -np.inf, 0.1, 2049.0], np.float32)
+CASES.update({
+    "lax_reduce_precision_f16": (lambda a: lax.reduce_precision(a, 5, 10), [RP]),
+    "lax_reduce_precision_bf16": (lambda a: lax.reduce_precision(a, 8, 7), [RP]),
+    "lax_reduce_precision_e4m3": (lambda a: lax.reduce_precision(a, 4, 3), [normal(3, 4)]),
+})
 CASES.update({
     "lax_betainc": (lax.betainc, [BETA_A, BETA_B, BETA_X]),
     "lax_betainc_x": (lambda x: lax.betainc(BETA_A_POS, BETA_B_POS, x),
