@@ -25,6 +25,7 @@ mod math;
 mod npy_files;
 mod ordering;
 mod padding;
+mod placement;
 mod products;
 mod reductions;
 mod selection;
@@ -66,6 +67,7 @@ pub use math::{
 pub use npy_files::{load, save};
 pub use ordering::{argpartition, lexsort, partition, sort_complex};
 pub use padding::{PadMode, pad};
+pub use placement::{Positions, choose, delete, insert, place, put, put_along_axis};
 pub use products::{
     allclose, array_equal, array_equiv, digitize, inner, interp, isclose, kron, matvec, polyval,
     searchsorted, select, tensordot, tensordot_n, trapezoid, vdot, vecdot, vecmat,

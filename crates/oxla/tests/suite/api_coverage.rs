@@ -88,7 +88,8 @@ const NN_EXCLUDED: &[(&str, &str)] = &[
 
 fn namespaces() -> Vec<Namespace> {
     let numpy = have!(oxla::numpy: argpartition, can_cast, compress, extract, fill_diagonal,
-        histogram, histogram2d, histogram_bin_edges, histogramdd, intersect1d, setdiff1d,
+        choose, delete, insert, place, put, put_along_axis, histogram, histogram2d,
+        histogram_bin_edges, histogramdd, intersect1d, setdiff1d,
         setxor1d, union1d, unique, unique_all, unique_counts,
         unique_inverse, unique_values,
         ix_, lexsort, load, packbits, partition, poly, ravel_multi_index, save, sort_complex,
@@ -180,7 +181,7 @@ fn namespaces() -> Vec<Namespace> {
         floor,
     };
     vec![
-        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 312),
+        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 318),
         namespace("jax.lax", lax, &[], 190),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 47),

@@ -686,6 +686,30 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
             "jnp.histogramdd: should be a bin for each dimension (3), got 2",
         ),
         (
+            jnp::place(&m, &v, &v),
+            "jnp.place: arr and mask must be the same size",
+        ),
+        (
+            jnp::put_along_axis(&m, &v, &v, Some(1)),
+            "jnp.put_along_axis: arr and indices must have the same rank, got 2 and 1",
+        ),
+        (
+            jnp::choose(&v, &[&v], jnp::IndexMode::Wrap),
+            "jnp.choose: `a` array must be integer typed",
+        ),
+        (
+            jnp::choose(&ints, &[&v, &v], jnp::IndexMode::Raise),
+            "jnp.choose: invalid entry in choice array",
+        ),
+        (
+            jnp::delete(&m, &jnp::Positions::One(3), Some(0)),
+            "jnp.delete: index 3 is out of bounds for axis 0 with size 2",
+        ),
+        (
+            jnp::insert(&m, &jnp::Positions::Many(vec![0, 1]), &v, Some(1)),
+            "jnp.insert: 2 positions and 4 values along the axis do not broadcast",
+        ),
+        (
             jnp::unique(
                 &m,
                 &jnp::UniqueOptions {

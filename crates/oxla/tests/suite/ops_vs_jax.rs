@@ -1131,6 +1131,66 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             parts.extend(edges);
             jnp::concatenate(&parts.iter().collect::<Vec<_>>(), 0)
         }
+        "np_put" | "np_put_clip" | "np_put_wrap" => {
+            let positions: &[i32] = if name == "np_put" {
+                &[0, 5, -2, 20]
+            } else {
+                &[0, 5, -1, 20]
+            };
+            let ind = Array::from_slice(positions, &[4]).unwrap();
+            let (values, mode): (&[f32], _) = match name {
+                "np_put" => (&[10.0, 20.0], None),
+                "np_put_clip" => (&[10.0, 20.0], Some(jnp::IndexMode::Clip)),
+                _ => (&[10.0, 20.0, 30.0], Some(jnp::IndexMode::Wrap)),
+            };
+            let v = Array::from_slice(values, &[values.len() as i64]).unwrap();
+            jnp::put(x(), &ind, &v, mode)
+        }
+        "np_place" => {
+            let vals = Array::from_slice(&[7.0f32, 8.0, 9.0], &[3]).unwrap();
+            jnp::place(x(), y(), &vals)
+        }
+        "np_put_along_axis" => {
+            let ind = Array::from_slice(&[0i32, 2, 1], &[3, 1]).unwrap();
+            jnp::put_along_axis(x(), &ind, &Array::scalar(99.0f32).unwrap(), Some(1))
+        }
+        "np_put_along_axis_flat" => {
+            let ind = Array::from_slice(&[1i32, 7], &[2]).unwrap();
+            let v = Array::from_slice(&[-1.0f32, -2.0], &[2]).unwrap();
+            jnp::put_along_axis(x(), &ind, &v, None)
+        }
+        "np_choose_wrap" | "np_choose_clip" => {
+            let a = y();
+            let (tens, neg) = (
+                jnp::multiply(a, &Array::weak_scalar(10.0)),
+                jnp::negative(a),
+            );
+            let mode = if name == "np_choose_wrap" {
+                jnp::IndexMode::Wrap
+            } else {
+                jnp::IndexMode::Clip
+            };
+            jnp::choose(x(), &[a, &tens, &neg], mode)
+        }
+        "np_delete_one" => jnp::delete(x(), &jnp::Positions::One(1), Some(1)),
+        "np_delete_many" => jnp::delete(x(), &jnp::Positions::Many(vec![0, -1, 5]), None),
+        "np_delete_mask" => {
+            jnp::delete(x(), &jnp::Positions::Mask(vec![true, false, true]), Some(0))
+        }
+        "np_insert_one" => {
+            let v = Array::from_slice(&[5.0f32, 6.0, 7.0], &[3]).unwrap();
+            jnp::insert(x(), &jnp::Positions::One(1), &v, Some(1))
+        }
+        "np_insert_many" => jnp::insert(
+            x(),
+            &jnp::Positions::Many(vec![0, 2, 4]),
+            &Array::scalar(-1.0f32).unwrap(),
+            Some(1),
+        ),
+        "np_insert_flat" => {
+            let v = Array::from_slice(&[100.0f32, 200.0, 300.0], &[3]).unwrap();
+            jnp::insert(x(), &jnp::Positions::Many(vec![1, 1, -2]), &v, None)
+        }
         "lax_reduce_precision_f16" => lax::reduce_precision(x(), 5, 10),
         "lax_reduce_precision_bf16" => lax::reduce_precision(x(), 8, 7),
         "lax_reduce_precision_e4m3" => lax::reduce_precision(x(), 4, 3),

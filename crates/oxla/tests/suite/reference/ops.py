@@ -901,6 +901,30 @@ CASES.update({
                       [np.array([0.2, 0.5, 0.9, 0.3, 0.8, 0.05], np.float32)]),
 })
 
+# Functional forms of NumPy's in-place writes, and choose/delete/insert.
+PA = np.arange(12, dtype=np.float32).reshape(3, 4)
+PI = np.array([[0, 1, 2, 3], [4, -1, 2, 1], [0, 0, 5, 2]], np.int32)
+CASES.update({
+    "np_put": (lambda a: jnp.put(a, jnp.array([0, 5, -2, 20]), jnp.array([10.0, 20.0]), inplace=False), [PA]),
+    "np_put_clip": (lambda a: jnp.put(a, jnp.array([0, 5, -1, 20]), jnp.array([10.0, 20.0]), mode="clip",
+                                      inplace=False), [PA]),
+    "np_put_wrap": (lambda a: jnp.put(a, jnp.array([0, 5, -1, 20]), jnp.array([10.0, 20.0, 30.0]), mode="wrap",
+                                      inplace=False), [PA]),
+    "np_place": (lambda a, m: jnp.place(a, m, jnp.array([7.0, 8.0, 9.0]), inplace=False), [PA, PA % 3 == 0]),
+    "np_put_along_axis": (lambda a: jnp.put_along_axis(a, jnp.array([[0], [2], [1]]), 99.0, axis=1, inplace=False),
+                          [PA]),
+    "np_put_along_axis_flat": (lambda a: jnp.put_along_axis(a, jnp.array([1, 7]), jnp.array([-1.0, -2.0]),
+                                                            axis=None, inplace=False), [PA]),
+    "np_choose_wrap": (lambda i, a: jnp.choose(i, [a, a * 10, -a], mode="wrap"), [PI, PA]),
+    "np_choose_clip": (lambda i, a: jnp.choose(i, [a, a * 10, -a], mode="clip"), [PI, PA]),
+    "np_delete_one": (lambda a: jnp.delete(a, 1, axis=1), [PA]),
+    "np_delete_many": (lambda a: jnp.delete(a, np.array([0, -1, 5])), [PA]),
+    "np_delete_mask": (lambda a: jnp.delete(a, np.array([True, False, True]), axis=0), [PA]),
+    "np_insert_one": (lambda a: jnp.insert(a, 1, jnp.array([5.0, 6.0, 7.0]), axis=1), [PA]),
+    "np_insert_many": (lambda a: jnp.insert(a, np.array([0, 2, 4]), -1.0, axis=1), [PA]),
+    "np_insert_flat": (lambda a: jnp.insert(a, np.array([1, 1, -2]), jnp.array([100.0, 200.0, 300.0])), [PA]),
+})
+
 # Histograms with static bins (literal inputs: values on edges, outside the
 # range and repeated).
 HV = np.array([0.5, 1.5, 2.25, 3.0, 3.0, -1.0, 7.5, 2.0, 0.0, 4.0], np.float32)
