@@ -16,6 +16,7 @@ mod creation;
 mod division;
 mod dtype_kinds;
 pub mod fft;
+mod functional;
 mod histograms;
 mod index_tricks;
 mod integers;
@@ -51,6 +52,9 @@ pub use creation::{
 };
 pub use division::{divmod, floor_divide, fmod, remainder};
 pub use dtype_kinds::{Casting, DTypeClass, can_cast, isdtype, issubdtype};
+pub use functional::{
+    Piece, apply_along_axis, apply_over_axes, fromfunction, mask_indices, piecewise, trim_zeros,
+};
 pub use histograms::{Bins, histogram, histogram_bin_edges, histogram2d, histogramdd};
 pub use index_tricks::{IndexMode, fill_diagonal, ix_, ravel_multi_index};
 pub use integers::{bincount, gcd, isin, lcm, modf, unravel_index};
@@ -82,7 +86,9 @@ pub use sets::{
     UniqueAll, UniqueOptions, intersect1d, setdiff1d, setxor1d, union1d, unique, unique_all,
     unique_counts, unique_inverse, unique_values, unique_with,
 };
-pub use signals::{convolve, correlate, poly, polyadd, polyder, polyint, polymul, polysub};
+pub use signals::{
+    convolve, correlate, poly, polyadd, polyder, polydiv, polyint, polymul, polysub, roots,
+};
 pub use statistics::{argwhere, corrcoef, cov, flatnonzero, gradient, nonzero, unwrap};
 pub use tile::tile;
 pub use windows::{bartlett, blackman, hamming, hanning, kaiser};

@@ -181,3 +181,128 @@ pub fn poly(seq_of_zeros: &Array) -> Array {
         convolve(&a, &factor, "full")
     })
 }
+
+/// `jnp.polydiv(u, v)`: the quotient and remainder of the polynomial
+/// division `u / v` (coefficients highest power first), by JAX's long
+/// division; the remainder keeps `u`'s length.
+#[track_caller]
+pub fn polydiv(u: &Array, v: &Array) -> (Array, Array) {
+    if u.ndim_or_zero() != 1 || v.ndim_or_zero() != 1 {
+        let e = usage("polydiv", "takes 1-d coefficient arrays".into());
+        return (e.clone(), e);
+    }
+    let promoted = promote_args(&[u, v]);
+    let (mut u, v) = (to_inexact(&promoted[0]), to_inexact(&promoted[1]));
+    let (m, n) = (u.size_or_one() - 1, v.size_or_one() - 1);
+    if n < 0 {
+        let e = usage("polydiv", "the divisor has no coefficients".into());
+        return (e.clone(), e);
+    }
+    let one = super::ones_like(&lax::slice_in_dim(&v, 0, Some(1), 1, 0));
+    let scale = lax::div(&one, &lax::slice_in_dim(&v, 0, Some(1), 1, 0));
+    let mut q = super::zeros(&[(m - n + 1).max(1)], u.dtype_or_bool());
+    for k in 0..=(m - n) {
+        let d = lax::mul(&scale, &lax::slice_in_dim(&u, k, Some(k + 1), 1, 0));
+        q = lax::dynamic_update_slice_in_dim(&q, &d, &Array::weak_scalar(k), 0);
+        let head = lax::slice_in_dim(&u, k, Some(k + n + 1), 1, 0);
+        let updated = lax::sub(&head, &lax::mul(&d, &v));
+        u = lax::dynamic_update_slice_in_dim(&u, &updated, &Array::weak_scalar(k), 0);
+    }
+    (q, u)
+}
+
+/// `jnp.roots(p, strip_zeros)`: the roots of the polynomial `p` (highest
+/// power first) as the eigenvalues of its companion matrix (complex).
+/// With `strip_zeros`, leading zero coefficients are dropped, which needs
+/// a concrete `p`; without, they make as many roots NaN (so it traces).
+#[track_caller]
+pub fn roots(p: &Array, strip_zeros: bool) -> Array {
+    let p = to_inexact(&arrays::atleast_1d(p));
+    if p.ndim_or_zero() != 1 {
+        return usage("roots", "input must be a rank-1 array".into());
+    }
+    let n = p.size_or_one();
+    let complex = p.dtype_or_bool().complex_of().unwrap_or(p.dtype_or_bool());
+    if n < 2 {
+        return super::zeros(&[0], complex);
+    }
+    let is_zero = lax::eq(&p, &super::zeros_like(&p));
+    let all_zero = super::all(&is_zero, None, false);
+    let first_nonzero = super::argmin(
+        &lax::convert_element_type(&is_zero, oxla_core::DType::I32),
+        Some(0),
+    );
+    let leading = lax::select(
+        &all_zero,
+        &super::full_like(&first_nonzero, n as f64),
+        &first_nonzero,
+    );
+    if strip_zeros {
+        let count = lax::convert_element_type(&leading, oxla_core::DType::I32).item::<i32>();
+        let Ok(count) = count else {
+            return usage(
+                "roots",
+                "strip_zeros needs a concrete p (under jit pass strip_zeros=false: leading zeros \
+                 then make as many roots NaN)"
+                    .into(),
+            );
+        };
+        return roots_without_zeros(&lax::slice_in_dim(&p, i64::from(count), None, 1, 0));
+    }
+    let p = lax::select(
+        &super::broadcast_to(
+            &lax::eq(&leading, &super::full_like(&leading, n as f64)),
+            &[n],
+        ),
+        &super::ones_like(&p),
+        &p,
+    );
+    let positions = super::remainder(
+        &lax::add(
+            &lax::iota(leading.dtype_or_bool(), &[n], 0),
+            &super::broadcast_to(&leading, &[n]),
+        ),
+        &super::full_like(&leading, n as f64),
+    );
+    let rolled = super::take(&p, &positions, None, false);
+    let found = roots_without_zeros(&rolled);
+    let is_zero_root = lax::eq(&found, &super::zeros_like(&found));
+    let sorted = lax::sort(&[&is_zero_root, &found], 0, true, 1);
+    let found = sorted[1].clone();
+    let m = found.size_or_one();
+    let valid = lax::lt(
+        &lax::iota(leading.dtype_or_bool(), &[m], 0),
+        &super::broadcast_to(
+            &lax::sub(&super::full_like(&leading, m as f64), &leading),
+            &[m],
+        ),
+    );
+    let nan = super::full_like(&found, f64::NAN);
+    lax::select(
+        &valid,
+        &found,
+        &lax::complex(&lax::real(&nan), &lax::real(&nan)),
+    )
+}
+
+/// JAX's `_roots_no_zeros`: the eigenvalues of the companion matrix.
+fn roots_without_zeros(p: &Array) -> Array {
+    let n = p.size_or_one();
+    let complex = p.dtype_or_bool().complex_of().unwrap_or(p.dtype_or_bool());
+    if n < 2 {
+        return super::zeros(&[0], complex);
+    }
+    let sub = arrays::diag(&super::ones(&[n - 1 - 1], p.dtype_or_bool()), -1);
+    let lead = lax::slice_in_dim(p, 0, Some(1), 1, 0);
+    let first_row = lax::neg(&lax::div(
+        &lax::slice_in_dim(p, 1, None, 1, 0),
+        &super::broadcast_to(&lead, &[n - 1]),
+    ));
+    let companion = lax::dynamic_update_slice_in_dim(
+        &sub,
+        &lax::reshape(&first_row, &[1, n - 1]),
+        &Array::weak_scalar(0i64),
+        0,
+    );
+    super::linalg::eigvals(&companion)
+}

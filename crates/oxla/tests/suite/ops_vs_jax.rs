@@ -1191,6 +1191,72 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             let v = Array::from_slice(&[100.0f32, 200.0, 300.0], &[3]).unwrap();
             jnp::insert(x(), &jnp::Positions::Many(vec![1, 1, -2]), &v, None)
         }
+        "np_apply_along_axis" => jnp::apply_along_axis(
+            |r| {
+                jnp::subtract(
+                    &jnp::sum(&jnp::multiply(r, r), None, false),
+                    &r.index(&s![0]),
+                )
+            },
+            1,
+            x(),
+        ),
+        "np_apply_along_axis_vec" => jnp::apply_along_axis(
+            |r| jnp::multiply(&jnp::flip(r, None), &Array::weak_scalar(2.0)),
+            0,
+            x(),
+        ),
+        "np_apply_over_axes" => {
+            jnp::apply_over_axes(|a, axis| jnp::sum(a, Some(&[axis]), false), x(), &[0, 2])
+        }
+        "np_fromfunction" => jnp::fromfunction(
+            |c| {
+                jnp::add(
+                    &jnp::multiply(&c[0], &Array::weak_scalar(10.0)),
+                    &jnp::multiply(&c[1], &c[1]),
+                )
+            },
+            &[3, 4],
+            DType::F32,
+        ),
+        "np_piecewise" => {
+            let (low, high) = (
+                jnp::less(x(), &Array::weak_scalar(2.0)),
+                jnp::greater(x(), &Array::weak_scalar(7.0)),
+            );
+            let negate = |v: &Array| jnp::negative(v);
+            let square = |v: &Array| jnp::multiply(v, v);
+            jnp::piecewise(
+                x(),
+                &[&low, &high],
+                &[
+                    jnp::Piece::Function(&negate),
+                    jnp::Piece::Function(&square),
+                    jnp::Piece::Value(1.0),
+                ],
+            )
+        }
+        "np_piecewise_default" => {
+            let (low, high) = (
+                jnp::less(x(), &Array::weak_scalar(3.0)),
+                jnp::greater_equal(x(), &Array::weak_scalar(9.0)),
+            );
+            let shift = |v: &Array| jnp::add(v, &Array::weak_scalar(100.0));
+            jnp::piecewise(
+                x(),
+                &[&low, &high],
+                &[jnp::Piece::Function(&shift), jnp::Piece::Value(5.0)],
+            )
+        }
+        "np_mask_indices" => {
+            let (rows, cols) = jnp::mask_indices(4, |m, k| jnp::triu(m, k), 1, Some(6));
+            jnp::stack(&[&rows, &cols], 0)
+        }
+        "np_polydiv" => {
+            let (q, r) = jnp::polydiv(x(), y());
+            jnp::concatenate(&[&q, &r], 0)
+        }
+        "np_roots" => jnp::roots(x(), false),
         "lax_reduce_precision_f16" => lax::reduce_precision(x(), 5, 10),
         "lax_reduce_precision_bf16" => lax::reduce_precision(x(), 8, 7),
         "lax_reduce_precision_e4m3" => lax::reduce_precision(x(), 4, 3),
@@ -1365,6 +1431,7 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
     );
     Some(match name.split('@').next().unwrap_or(name) {
         "np_poly_matrix"
+        | "np_roots"
         | "lax_betainc"
         | "lax_betainc_x"
         | "lax_igamma"
@@ -1520,7 +1587,7 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         | "np_nanpercentile_keep"
         | "np_nanmedian"
         | "np_nanmedian_no_nans" => INTERPOLATION,
-        "np_polyval" => RECURRENCE,
+        "np_polyval" | "np_polydiv" => RECURRENCE,
         "np_trapezoid" | "np_trapezoid_x" | "np_average" | "np_average_weights" | "np_nanmean"
         | "np_quantile" | "np_quantile_keep" | "np_percentile" | "np_median" | "np_median_all" => {
             MEANS

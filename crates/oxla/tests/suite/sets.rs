@@ -76,6 +76,42 @@ fn unsized_unique_and_set_functions_match_jax_eagerly() {
 /// A set function of one array, boxed to list several.
 type SetFunction = Box<dyn Fn(Array) -> Array>;
 
+/// Other functions whose result size depends on the data: `trim_zeros`
+/// and `roots` dropping leading zero coefficients, eagerly as in JAX.
+#[test]
+fn data_sized_results_match_jax_eagerly() {
+    let want = crate::reference::script("set_functions.py");
+    let filt = Array::from_slice(&[0i32, 0, 3, 0, 2, 0], &[6]).unwrap();
+    same(
+        &jnp::trim_zeros(&filt, "fb", None),
+        &want["trim_zeros"],
+        "trim_zeros",
+    );
+    same(
+        &jnp::trim_zeros(&filt, "f", None),
+        &want["trim_zeros_f"],
+        "trim_zeros front",
+    );
+    let grid = Array::from_slice(&[0i32, 0, 0, 0, 4, 0, 0, 5, 0, 0, 0, 0], &[4, 3]).unwrap();
+    same(
+        &jnp::trim_zeros(&grid, "fb", None),
+        &want["trim_zeros_2d"],
+        "trim_zeros 2-d",
+    );
+    let p = Array::from_slice(&[0.0f32, 0.0, 1.0, -3.0, 2.0], &[5]).unwrap();
+    let found = oxla::lax::real(&jnp::roots(&p, true));
+    let (got, expected) = (values(&found), floats(&want["roots_real"]));
+    assert_eq!(got.len(), expected.len(), "roots: {got:?} vs {expected:?}");
+    for (g, w) in got.iter().zip(&expected) {
+        assert!((g - w).abs() < 1e-5, "roots: {got:?} vs {expected:?}");
+    }
+    let err = jit(|p: Array| jnp::roots(&p, true))
+        .call(p)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("strip_zeros needs a concrete p"), "{err}");
+}
+
 #[test]
 fn unsized_set_functions_under_jit_ask_for_a_size() {
     let uq = Array::from_slice(&[3i32, 1, 4, 1], &[4]).unwrap();

@@ -925,6 +925,22 @@ CASES.update({
     "np_insert_flat": (lambda a: jnp.insert(a, np.array([1, 1, -2]), jnp.array([100.0, 200.0, 300.0])), [PA]),
 })
 
+# Functions of functions (per-slice and per-element calls), polynomial
+# division and roots.
+PA3 = np.arange(24, dtype=np.float32).reshape(2, 3, 4) * 0.5
+CASES.update({
+    "np_apply_along_axis": (lambda a: jnp.apply_along_axis(lambda r: jnp.sum(r * r) - r[0], 1, a), [PA3]),
+    "np_apply_along_axis_vec": (lambda a: jnp.apply_along_axis(lambda r: r[::-1] * 2.0, 0, a), [PA]),
+    "np_apply_over_axes": (lambda a: jnp.apply_over_axes(jnp.sum, a, [0, 2]), [PA3]),
+    "np_fromfunction": (lambda: jnp.fromfunction(lambda i, j: i * 10 + j * j, (3, 4), dtype=jnp.float32), []),
+    "np_piecewise": (lambda a: jnp.piecewise(a, [a < 2, a > 7], [lambda v: -v, lambda v: v * v, 1.0]), [PA]),
+    "np_piecewise_default": (lambda a: jnp.piecewise(a, [a < 3, a >= 9], [lambda v: v + 100, 5.0]), [PA]),
+    "np_mask_indices": (lambda: jnp.stack(jnp.mask_indices(4, jnp.triu, 1, size=6)), []),
+    "np_polydiv": (lambda u, v: jnp.concatenate(jnp.polydiv(u, v)),
+                   [np.array([1.0, -3.0, 0.0, 2.0, 5.0], np.float32), np.array([2.0, 1.0, -1.0], np.float32)]),
+    "np_roots": (lambda p: jnp.roots(p, strip_zeros=False), [np.array([0.0, 1.0, -6.0, 11.0, -6.0], np.float32)]),
+})
+
 # Histograms with static bins (literal inputs: values on edges, outside the
 # range and repeated).
 HV = np.array([0.5, 1.5, 2.25, 3.0, 3.0, -1.0, 7.5, 2.0, 0.0, 4.0], np.float32)

@@ -24,4 +24,8 @@ print(json.dumps({
     "intersect1d": enc(jnp.intersect1d(UQ, UQ2)),
     "setdiff1d": enc(jnp.setdiff1d(UQ, UQ2)),
     "setxor1d": enc(jnp.setxor1d(UQ, UQ2)),
+    "trim_zeros": enc(jnp.trim_zeros(np.array([0, 0, 3, 0, 2, 0], np.int32))),
+    "trim_zeros_f": enc(jnp.trim_zeros(np.array([0, 0, 3, 0, 2, 0], np.int32), trim="f")),
+    "trim_zeros_2d": enc(jnp.trim_zeros(np.array([[0, 0, 0], [0, 4, 0], [0, 5, 0], [0, 0, 0]], np.int32))),
+    "roots_real": enc(jnp.real(jnp.roots(np.array([0.0, 0.0, 1.0, -3.0, 2.0], np.float32)))),
 }))
