@@ -37,9 +37,9 @@ mod tile;
 mod windows;
 
 pub use arrays::{
-    append, array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, column_stack,
-    concat, diag, diag_indices, diagflat, diagonal, diff, dsplit, dstack, ediff1d, empty,
-    empty_like, flip, fliplr, flipud, hsplit, hstack, identity, indices, matrix_transpose,
+    Block, append, array_split, atleast_1d, atleast_2d, atleast_3d, block, broadcast_arrays,
+    column_stack, concat, diag, diag_indices, diagflat, diagonal, diff, dsplit, dstack, ediff1d,
+    empty, empty_like, flip, fliplr, flipud, hsplit, hstack, identity, indices, matrix_transpose,
     meshgrid, ndim, permute_dims, ravel, repeat, resize, roll, rot90, shape, size, trace, tri,
     tril_indices, tril_indices_from, triu_indices, triu_indices_from, unstack, vander, vsplit,
     vstack,
@@ -87,7 +87,8 @@ pub use sets::{
     unique_counts, unique_inverse, unique_values, unique_with,
 };
 pub use signals::{
-    convolve, correlate, poly, polyadd, polyder, polydiv, polyint, polymul, polysub, roots,
+    convolve, correlate, poly, polyadd, polyder, polydiv, polyfit, polyfit_full, polyint, polymul,
+    polysub, roots,
 };
 pub use statistics::{argwhere, corrcoef, cov, flatnonzero, gradient, nonzero, unwrap};
 pub use tile::tile;

@@ -555,3 +555,55 @@ pub fn matrix_transpose(x: &Array) -> Array {
 pub fn permute_dims(x: &Array, axes: &[i64]) -> Array {
     super::transpose(x, Some(axes))
 }
+
+/// A nested list of arrays for [`block`].
+#[derive(Debug, Clone)]
+pub enum Block<'a> {
+    /// An array (a leaf).
+    Array(&'a Array),
+    /// A list of blocks, all of one depth.
+    List(Vec<Block<'a>>),
+}
+
+/// `jnp.block(arrays)`: one array assembled from nested lists of blocks:
+/// the innermost lists join along the last axis, each outer level along
+/// the axis before (blocks of lower rank get leading dims of size 1).
+#[track_caller]
+pub fn block(arrays: &Block<'_>) -> Array {
+    match assemble(arrays) {
+        Ok((out, _)) => out,
+        Err(message) => usage("block", message),
+    }
+}
+
+/// JAX's `_block`: the assembled array and the depth of lists above it.
+fn assemble(blocks: &Block<'_>) -> Result<(Array, usize), String> {
+    let items = match blocks {
+        Block::Array(a) => return Ok(((*a).clone(), 1)),
+        Block::List(items) if items.is_empty() => {
+            return Err("does not allow empty list arguments".into());
+        }
+        Block::List(items) => items,
+    };
+    let parts = items.iter().map(assemble).collect::<Result<Vec<_>, _>>()?;
+    let depth = parts[0].1;
+    if parts.iter().any(|(_, d)| *d != depth) {
+        return Err("mismatched list depths".into());
+    }
+    let rank = parts
+        .iter()
+        .map(|(a, _)| a.ndim_or_zero())
+        .max()
+        .unwrap_or(0)
+        .max(depth);
+    let lifted: Vec<Array> = parts
+        .iter()
+        .map(|(a, _)| {
+            let mut dims = vec![1; rank - a.ndim_or_zero()];
+            dims.extend_from_slice(a.shape_or_empty());
+            lax::reshape(a, &dims)
+        })
+        .collect();
+    let joined = concatenate(&lifted.iter().collect::<Vec<_>>(), -(depth as i64));
+    Ok((joined, depth + 1))
+}

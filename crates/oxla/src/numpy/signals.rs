@@ -306,3 +306,69 @@ fn roots_without_zeros(p: &Array) -> Array {
     );
     super::linalg::eigvals(&companion)
 }
+
+/// `jnp.polyfit(x, y, deg, rcond, w)`: the least-squares polynomial of
+/// degree `deg` through the points (one fit per column of a 2-d `y`),
+/// coefficients highest power first, with JAX's column scaling of the
+/// Vandermonde matrix and default `rcond` (`len(x)·eps`); `w` weights the
+/// points. [`polyfit_full`] also returns the fit's diagnostics.
+#[track_caller]
+pub fn polyfit(x: &Array, y: &Array, deg: i64, rcond: Option<f64>, w: Option<&Array>) -> Array {
+    polyfit_full(x, y, deg, rcond, w).0
+}
+
+/// [`polyfit`] with `lstsq`'s diagnostics: the coefficients, the residual
+/// sums of squares, the rank and the singular values of the scaled
+/// Vandermonde matrix (JAX's `full=True`, less the `rcond` it echoes).
+#[track_caller]
+pub fn polyfit_full(
+    x: &Array,
+    y: &Array,
+    deg: i64,
+    rcond: Option<f64>,
+    w: Option<&Array>,
+) -> (Array, Array, Array, Array) {
+    let fail = |message: String| {
+        let e = usage("polyfit", message);
+        (e.clone(), e.clone(), e.clone(), e)
+    };
+    if deg < 0 {
+        return fail("expected deg >= 0".into());
+    }
+    if x.ndim_or_zero() != 1 || x.size_or_one() == 0 {
+        return fail("expected a non-empty 1-d x".into());
+    }
+    if !(1..=2).contains(&y.ndim_or_zero()) {
+        return fail("expected a 1-d or 2-d y".into());
+    }
+    let n = x.shape_or_empty()[0];
+    if y.shape_or_empty()[0] != n {
+        return fail("expected x and y to have the same length".into());
+    }
+    let promoted = promote_args(&[x, y]);
+    let (x, mut rhs) = (to_inexact(&promoted[0]), to_inexact(&promoted[1]));
+    let rcond = rcond.unwrap_or(n as f64 * x.dtype_or_bool().float_info().eps());
+    let mut lhs = arrays::vander(&x, Some(deg + 1), false);
+    if let Some(w) = w {
+        if w.ndim_or_zero() != 1 || w.shape_or_empty()[0] != n {
+            return fail("expected 1-d weights of y's length".into());
+        }
+        let w = lax::convert_element_type(&to_inexact(w), x.dtype_or_bool());
+        let column = super::expand_dims(&w, 1);
+        lhs = super::multiply(&lhs, &column);
+        rhs = if rhs.ndim_or_zero() == 2 {
+            super::multiply(&rhs, &column)
+        } else {
+            super::multiply(&rhs, &w)
+        };
+    }
+    let scale = lax::sqrt(&super::sum(&super::multiply(&lhs, &lhs), Some(&[0]), false));
+    let lhs = super::divide(&lhs, &super::expand_dims(&scale, 0));
+    let (c, resids, rank, s) = super::linalg::lstsq(&lhs, &rhs, Some(rcond));
+    let c = if c.ndim_or_zero() > 1 {
+        super::divide(&c, &super::expand_dims(&scale, 1))
+    } else {
+        super::divide(&c, &scale)
+    };
+    (c, resids, rank, s)
+}

@@ -88,7 +88,8 @@ const NN_EXCLUDED: &[(&str, &str)] = &[
 
 fn namespaces() -> Vec<Namespace> {
     let numpy = have!(oxla::numpy: argpartition, can_cast, compress, extract, fill_diagonal,
-        apply_along_axis, apply_over_axes, fromfunction, mask_indices, piecewise, polydiv, roots,
+        apply_along_axis, apply_over_axes, block, fromfunction, mask_indices, piecewise, polydiv,
+        polyfit, roots,
         trim_zeros, choose, delete, insert, place, put, put_along_axis, histogram, histogram2d,
         histogram_bin_edges, histogramdd, intersect1d, setdiff1d,
         setxor1d, union1d, unique, unique_all, unique_counts,
@@ -182,7 +183,7 @@ fn namespaces() -> Vec<Namespace> {
         floor,
     };
     vec![
-        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 326),
+        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 328),
         namespace("jax.lax", lax, &[], 190),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 47),

@@ -1257,6 +1257,28 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             jnp::concatenate(&[&q, &r], 0)
         }
         "np_roots" => jnp::roots(x(), false),
+        "np_block" => jnp::block(&jnp::Block::List(vec![
+            jnp::Block::List(vec![jnp::Block::Array(x()), jnp::Block::Array(y())]),
+            jnp::Block::List(vec![jnp::Block::Array(&a[2]), jnp::Block::Array(&a[3])]),
+        ])),
+        "np_block_1d" => jnp::block(&jnp::Block::List(vec![
+            jnp::Block::Array(x()),
+            jnp::Block::Array(y()),
+            jnp::Block::Array(x()),
+        ])),
+        "np_polyfit" => jnp::polyfit(x(), y(), 2, None, None),
+        "np_polyfit_weighted_2d" => {
+            let columns = jnp::stack(&[y(), &jnp::multiply(y(), y())], 1);
+            jnp::polyfit(x(), &columns, 1, None, Some(&a[2]))
+        }
+        "np_polyfit_full" => {
+            let (c, resids, rank, s) = jnp::polyfit_full(x(), y(), 3, None, None);
+            let parts: Vec<Array> = [c, resids, rank, s]
+                .iter()
+                .map(|p| jnp::ravel(&lax::convert_element_type(p, DType::F32)))
+                .collect();
+            jnp::concatenate(&parts.iter().collect::<Vec<_>>(), 0)
+        }
         "lax_reduce_precision_f16" => lax::reduce_precision(x(), 5, 10),
         "lax_reduce_precision_bf16" => lax::reduce_precision(x(), 8, 7),
         "lax_reduce_precision_e4m3" => lax::reduce_precision(x(), 4, 3),
@@ -1432,6 +1454,9 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
     Some(match name.split('@').next().unwrap_or(name) {
         "np_poly_matrix"
         | "np_roots"
+        | "np_polyfit"
+        | "np_polyfit_weighted_2d"
+        | "np_polyfit_full"
         | "lax_betainc"
         | "lax_betainc_x"
         | "lax_igamma"

@@ -941,6 +941,20 @@ CASES.update({
     "np_roots": (lambda p: jnp.roots(p, strip_zeros=False), [np.array([0.0, 1.0, -6.0, 11.0, -6.0], np.float32)]),
 })
 
+# Assembling blocks; least-squares polynomial fits.
+FX = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0], np.float32)
+FY = np.array([1.0, 1.3, 2.1, 3.2, 4.8, 7.1, 9.9], np.float32)
+FW = np.array([1.0, 2.0, 1.0, 0.5, 1.0, 3.0, 1.0], np.float32)
+CASES.update({
+    "np_block": (lambda a, b, c, d: jnp.block([[a, b], [c, d]]),
+                 [PA[:2, :2], PA[:2, :3] + 100, PA[2:, :2] - 50, PA[2:, 1:] * 2]),
+    "np_block_1d": (lambda a, b: jnp.block([a, b, a]), [FX, FY[:3]]),
+    "np_polyfit": (lambda x, y: jnp.polyfit(x, y, 2), [FX, FY]),
+    "np_polyfit_weighted_2d": (lambda x, y, w: jnp.polyfit(x, jnp.stack([y, y * y], 1), 1, w=w), [FX, FY, FW]),
+    "np_polyfit_full": (lambda x, y: jnp.concatenate(
+        [jnp.ravel(jnp.asarray(r, jnp.float32)) for r in jnp.polyfit(x, y, 3, full=True)[:4]]), [FX, FY]),
+})
+
 # Histograms with static bins (literal inputs: values on edges, outside the
 # range and repeated).
 HV = np.array([0.5, 1.5, 2.25, 3.0, 3.0, -1.0, 7.5, 2.0, 0.0, 4.0], np.float32)
