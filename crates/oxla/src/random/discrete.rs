@@ -82,6 +82,39 @@ fn poisson_knuth(key: Key, lam: &Array, shape: &[i64], dtype: DType) -> Array {
     lax::sub(&k, &c(1.0, &k))
 }
 
+/// The transformed-rejection loop of JAX's `_poisson_rejection` and
+/// `_btrs`: every element draws `u` and `v` (uniform in `[0, 1)`, from the
+/// second and third of three keys split each round) until each has
+/// accepted a candidate; `propose(u, v)` gives the candidates and which
+/// are accepted. Returns the accepted values (as `dtype`).
+fn rejection_loop(
+    key: Key,
+    like: &Array,
+    shape: &[i64],
+    dtype: DType,
+    propose: impl Fn(&Array, &Array) -> (Array, Array),
+) -> Array {
+    let cond =
+        |(_, accepted, _): &(Array, Array, Array)| jnp::any(&lax::not(accepted), None, false);
+    let body = |(k_out, accepted, key): (Array, Array, Array)| {
+        let keys = split(wrap(&key), 3);
+        let u = unit(super::clone(&keys[1]), shape, like);
+        let v = unit(super::clone(&keys[2]), shape, like);
+        let (k, accept) = propose(&u, &v);
+        let k_out = lax::select(&accept, &k, &k_out);
+        (k_out, lax::or(&accepted, &accept), key_data(&keys[0]))
+    };
+    let start = (
+        jnp::full(shape, -1.0, like.dtype_or_bool()),
+        jnp::full(shape, 0.0, DType::Bool),
+        key_data(&key),
+    );
+    let (k, _, _) = or_errors(crate::control::while_loop(cond, body, start), |e| {
+        (e.clone(), e.clone(), e)
+    });
+    lax::convert_element_type(&k, dtype)
+}
+
 /// JAX's `_poisson_rejection`: Hörmann's transformed rejection, every
 /// element drawing until each has accepted a sample.
 fn poisson_rejection(key: Key, lam: &Array, shape: &[i64], dtype: DType) -> Array {
@@ -96,57 +129,39 @@ fn poisson_rejection(key: Key, lam: &Array, shape: &[i64], dtype: DType) -> Arra
         &c(0.9277, lam),
         &lax::div(&c(3.6224, lam), &lax::sub(&b, &c(2.0, lam))),
     );
-    let cond =
-        |(_, accepted, _): &(Array, Array, Array)| jnp::any(&lax::not(accepted), None, false);
-    let body = {
-        let lam = lam.clone();
-        let shape = shape.to_vec();
-        move |(k_out, accepted, key): (Array, Array, Array)| {
-            let keys = split(wrap(&key), 3);
-            let u = lax::sub(&unit(super::clone(&keys[1]), &shape, &lam), &c(0.5, &lam));
-            let v = unit(super::clone(&keys[2]), &shape, &lam);
-            let u_shifted = lax::sub(&c(0.5, &lam), &lax::abs(&u));
-            let k = lax::floor(&lax::add(
-                &lax::add(
-                    &lax::mul(
-                        &lax::add(&lax::div(&lax::mul(&c(2.0, &lam), &a), &u_shifted), &b),
-                        &u,
-                    ),
-                    &lam,
+    rejection_loop(key, lam, shape, dtype, |u, v| {
+        let u = lax::sub(u, &c(0.5, lam));
+        let u_shifted = lax::sub(&c(0.5, lam), &lax::abs(&u));
+        let k = lax::floor(&lax::add(
+            &lax::add(
+                &lax::mul(
+                    &lax::add(&lax::div(&lax::mul(&c(2.0, lam), &a), &u_shifted), &b),
+                    &u,
                 ),
-                &c(0.43, &lam),
-            ));
-            let s = lax::log(&lax::div(
-                &lax::mul(&v, &inv_alpha),
-                &lax::add(&lax::div(&a, &lax::mul(&u_shifted, &u_shifted)), &b),
-            ));
-            let t = lax::sub(
-                &lax::add(&lax::neg(&lam), &lax::mul(&k, &log_lam)),
-                &lax::lgamma(&lax::add(&k, &c(1.0, &k))),
-            );
-            let accept1 = lax::and(&lax::ge(&u_shifted, &c(0.07, &lam)), &lax::le(&v, &v_r));
-            let reject = lax::or(
-                &lax::lt(&k, &c(0.0, &k)),
-                &lax::and(
-                    &lax::lt(&u_shifted, &c(0.013, &lam)),
-                    &lax::gt(&v, &u_shifted),
-                ),
-            );
-            let accept2 = lax::le(&s, &t);
-            let accept = lax::or(&accept1, &lax::and(&lax::not(&reject), &accept2));
-            let k_out = lax::select(&accept, &k, &k_out);
-            (k_out, lax::or(&accepted, &accept), key_data(&keys[0]))
-        }
-    };
-    let start = (
-        jnp::full(shape, -1.0, lam.dtype_or_bool()),
-        jnp::full(shape, 0.0, DType::Bool),
-        key_data(&key),
-    );
-    let (k, _, _) = or_errors(crate::control::while_loop(cond, body, start), |e| {
-        (e.clone(), e.clone(), e)
-    });
-    lax::convert_element_type(&k, dtype)
+                lam,
+            ),
+            &c(0.43, lam),
+        ));
+        let s = lax::log(&lax::div(
+            &lax::mul(v, &inv_alpha),
+            &lax::add(&lax::div(&a, &lax::mul(&u_shifted, &u_shifted)), &b),
+        ));
+        let t = lax::sub(
+            &lax::add(&lax::neg(lam), &lax::mul(&k, &log_lam)),
+            &lax::lgamma(&lax::add(&k, &c(1.0, &k))),
+        );
+        let accept1 = lax::and(&lax::ge(&u_shifted, &c(0.07, lam)), &lax::le(v, &v_r));
+        let reject = lax::or(
+            &lax::lt(&k, &c(0.0, &k)),
+            &lax::and(
+                &lax::lt(&u_shifted, &c(0.013, lam)),
+                &lax::gt(v, &u_shifted),
+            ),
+        );
+        let accept2 = lax::le(&s, &t);
+        let accept = lax::or(&accept1, &lax::and(&lax::not(&reject), &accept2));
+        (k, accept)
+    })
 }
 
 /// `jax.random.poisson(key, lam, shape, dtype)`: Poisson counts of rates
@@ -264,6 +279,7 @@ fn binomial_inversion(key: Key, count: &Array, prob: &Array, shape: &[i64], dtyp
 /// binomial.
 fn btrs(key: Key, count: &Array, prob: &Array, shape: &[i64], dtype: DType) -> Array {
     let one = c(1.0, prob);
+    let half = c(0.5, prob);
     let q = lax::sub(&one, prob);
     let stddev = lax::sqrt(&lax::mul(&lax::mul(count, prob), &q));
     let b = lax::add(&c(1.15, prob), &lax::mul(&c(2.53, prob), &stddev));
@@ -271,7 +287,7 @@ fn btrs(key: Key, count: &Array, prob: &Array, shape: &[i64], dtype: DType) -> A
         &lax::add(&c(-0.0873, prob), &lax::mul(&c(0.0248, prob), &b)),
         &lax::mul(&c(0.01, prob), prob),
     );
-    let cc = lax::add(&lax::mul(count, prob), &c(0.5, prob));
+    let cc = lax::add(&lax::mul(count, prob), &half);
     let v_r = lax::sub(&c(0.92, prob), &lax::div(&c(4.2, prob), &b));
     let r = lax::div(prob, &q);
     let alpha = lax::mul(
@@ -279,71 +295,47 @@ fn btrs(key: Key, count: &Array, prob: &Array, shape: &[i64], dtype: DType) -> A
         &stddev,
     );
     let m = lax::floor(&lax::mul(&lax::add(count, &one), prob));
-    let cond =
-        |(_, accepted, _): &(Array, Array, Array)| jnp::any(&lax::not(accepted), None, false);
-    let body = {
-        let (count, prob) = (count.clone(), prob.clone());
-        let shape = shape.to_vec();
-        move |(k_out, accepted, key): (Array, Array, Array)| {
-            let one = c(1.0, &prob);
-            let half = c(0.5, &prob);
-            let keys = split(wrap(&key), 3);
-            let u = unit(super::clone(&keys[1]), &shape, &prob);
-            let v = unit(super::clone(&keys[2]), &shape, &prob);
-            let u = lax::sub(&u, &half);
-            let us = lax::sub(&half, &lax::abs(&u));
-            let accept1 = lax::and(&lax::ge(&us, &c(0.07, &prob)), &lax::le(&v, &v_r));
-            let k = lax::floor(&lax::add(
-                &lax::mul(
-                    &lax::add(&lax::div(&lax::mul(&c(2.0, &prob), &a), &us), &b),
-                    &u,
-                ),
-                &cc,
-            ));
-            let reject = lax::or(&lax::lt(&k, &c(0.0, &k)), &lax::gt(&k, &count));
-            let v = lax::log(&lax::div(
-                &lax::mul(&v, &alpha),
-                &lax::add(&lax::div(&a, &lax::mul(&us, &us)), &b),
-            ));
-            let n_m_1 = lax::add(&lax::sub(&count, &m), &one);
-            let n_k_1 = lax::add(&lax::sub(&count, &k), &one);
-            // JAX's bound, summed left to right as Python does.
-            let added = [
-                lax::mul(
-                    &lax::add(&count, &one),
-                    &lax::log(&lax::div(&n_m_1, &n_k_1)),
-                ),
-                lax::mul(
-                    &lax::add(&k, &half),
-                    &lax::log(&lax::div(&lax::mul(&r, &n_k_1), &lax::add(&k, &one))),
-                ),
-                stirling_approx_tail(&m),
-                stirling_approx_tail(&lax::sub(&count, &m)),
-            ];
-            let first = lax::mul(
-                &lax::add(&m, &half),
-                &lax::log(&lax::div(&lax::add(&m, &one), &lax::mul(&r, &n_m_1))),
-            );
-            let ub = added.iter().fold(first, |acc, term| lax::add(&acc, term));
-            let ub = lax::sub(
-                &lax::sub(&ub, &stirling_approx_tail(&k)),
-                &stirling_approx_tail(&lax::sub(&count, &k)),
-            );
-            let accept2 = lax::le(&v, &ub);
-            let accept = lax::or(&accept1, &lax::and(&lax::not(&reject), &accept2));
-            let k_out = lax::select(&accept, &k, &k_out);
-            (k_out, lax::or(&accepted, &accept), key_data(&keys[0]))
-        }
-    };
-    let start = (
-        jnp::full(shape, -1.0, prob.dtype_or_bool()),
-        jnp::full(shape, 0.0, DType::Bool),
-        key_data(&key),
-    );
-    let (k, _, _) = or_errors(crate::control::while_loop(cond, body, start), |e| {
-        (e.clone(), e.clone(), e)
-    });
-    lax::convert_element_type(&k, dtype)
+    rejection_loop(key, prob, shape, dtype, |u, v| {
+        let u = lax::sub(u, &half);
+        let us = lax::sub(&half, &lax::abs(&u));
+        let accept1 = lax::and(&lax::ge(&us, &c(0.07, prob)), &lax::le(v, &v_r));
+        let k = lax::floor(&lax::add(
+            &lax::mul(
+                &lax::add(&lax::div(&lax::mul(&c(2.0, prob), &a), &us), &b),
+                &u,
+            ),
+            &cc,
+        ));
+        let reject = lax::or(&lax::lt(&k, &c(0.0, &k)), &lax::gt(&k, count));
+        let v = lax::log(&lax::div(
+            &lax::mul(v, &alpha),
+            &lax::add(&lax::div(&a, &lax::mul(&us, &us)), &b),
+        ));
+        let n_m_1 = lax::add(&lax::sub(count, &m), &one);
+        let n_k_1 = lax::add(&lax::sub(count, &k), &one);
+        // JAX's bound, summed left to right as Python does.
+        let added = [
+            lax::mul(&lax::add(count, &one), &lax::log(&lax::div(&n_m_1, &n_k_1))),
+            lax::mul(
+                &lax::add(&k, &half),
+                &lax::log(&lax::div(&lax::mul(&r, &n_k_1), &lax::add(&k, &one))),
+            ),
+            stirling_approx_tail(&m),
+            stirling_approx_tail(&lax::sub(count, &m)),
+        ];
+        let first = lax::mul(
+            &lax::add(&m, &half),
+            &lax::log(&lax::div(&lax::add(&m, &one), &lax::mul(&r, &n_m_1))),
+        );
+        let ub = added.iter().fold(first, |acc, term| lax::add(&acc, term));
+        let ub = lax::sub(
+            &lax::sub(&ub, &stirling_approx_tail(&k)),
+            &stirling_approx_tail(&lax::sub(count, &k)),
+        );
+        let accept2 = lax::le(&v, &ub);
+        let accept = lax::or(&accept1, &lax::and(&lax::not(&reject), &accept2));
+        (k, accept)
+    })
 }
 
 /// JAX's `_binomial` on `count` and `prob` already of the float dtype.
