@@ -1,7 +1,8 @@
 //! Property tests of the readers: random bytes, and a real export (or its
 //! portable artifact, for the VHLO reader) with random bytes overwritten,
 //! inserted or removed, give `Ok` or `Err`, never a panic, an abort or a
-//! hang (each input must be read within a second).
+//! hang (each input must be read within a second); shape refinement of
+//! mutated polymorphic modules likewise.
 //! `PROPTEST_CASES` sets how many cases.
 
 /// Tests compile into a cache of their own, not the user's, and the binary
@@ -19,15 +20,76 @@ use std::time::Duration;
 use oxla_export::Exported;
 use proptest::prelude::*;
 
-/// A real export (the elementwise case of the zoo), made once.
-fn sample() -> &'static [u8] {
-    static SAMPLE: OnceLock<Vec<u8>> = OnceLock::new();
-    SAMPLE.get_or_init(|| {
+/// The zoo's directory, exported once per test binary.
+fn zoo() -> &'static tempfile::TempDir {
+    static ZOO: OnceLock<tempfile::TempDir> = OnceLock::new();
+    ZOO.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/export_zoo.py");
         oxla_testing::run_python(&script, &[dir.path()]);
-        std::fs::read(dir.path().join("elementwise.jaxexport")).unwrap()
+        dir
     })
+}
+
+/// A real export (the elementwise case of the zoo), made once.
+fn sample() -> &'static [u8] {
+    static SAMPLE: OnceLock<Vec<u8>> = OnceLock::new();
+    SAMPLE.get_or_init(|| std::fs::read(zoo().path().join("elementwise.jaxexport")).unwrap())
+}
+
+/// The VHLO text of two shape-polymorphic zoo exports' modules (slicing
+/// and padding; a batched convolution with pooling).
+fn polymorphic_texts() -> &'static [String; 2] {
+    static TEXTS: OnceLock<[String; 2]> = OnceLock::new();
+    TEXTS.get_or_init(|| {
+        ["poly_slicing", "poly_conv"].map(|case| {
+            let bytes = std::fs::read(zoo().path().join(format!("{case}.jaxexport"))).unwrap();
+            let exported = Exported::from_bytes(&bytes).unwrap();
+            oxla_export::artifact_to_text(&exported.mlir_module).unwrap()
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
+    ))]
+
+    /// Shape refinement of real polymorphic modules with digits of their
+    /// text changed (dims, attribute values, constants: the text still
+    /// parses) and random input dims: a refined module or an error, never a
+    /// panic or a hang.
+    #[test]
+    fn refining_mutated_polymorphic_modules_never_panics(
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..10), 0..6),
+        raw_dims in proptest::collection::vec(proptest::collection::vec(0i64..9, 0..5), 1..3),
+        batch in 0i64..9,
+        use_raw in any::<bool>(),
+        which in 0usize..2,
+    ) {
+        // Mostly the module's own input shapes at a random batch size, so
+        // refinement goes past its argument checks.
+        let dims = match (use_raw, which) {
+            (true, _) => raw_dims,
+            (false, 0) => vec![vec![batch, 3]],
+            (false, _) => vec![vec![batch, 8, 8, 3], vec![3, 3, 3, 4]],
+        };
+        let mut text: Vec<char> = polymorphic_texts()[which].chars().collect();
+        let digits: Vec<usize> = (0..text.len()).filter(|&i| text[i].is_ascii_digit()).collect();
+        for (at, digit) in edits {
+            text[digits[at.index(digits.len())]] = char::from(b'0' + digit);
+        }
+        let text: String = text.into_iter().collect();
+        oxla_testing::within(
+            Duration::from_secs(2),
+            &format!("refining a mutated module to {dims:?}"),
+            move || {
+                if let Ok(artifact) = oxla_export::vhlo_text_to_artifact(&text, "1.0.0") {
+                    let _ = oxla_export::refine_shapes(&artifact, &dims, "1.0.0");
+                }
+            },
+        );
+    }
 }
 
 proptest! {

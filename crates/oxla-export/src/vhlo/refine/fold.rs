@@ -222,6 +222,13 @@ pub(crate) fn reshape(x: &Constant, dims: &[i64], ty: IntegerType) -> Option<Con
 /// `broadcast_in_dim`: operand dim `i` goes to result dim `mapping[i]`.
 pub(crate) fn broadcast(x: &Constant, mapping: &[i64], dims: &[i64]) -> Option<Constant> {
     let count = element_count(dims)?;
+    let fits = mapping.len() == x.dims.len()
+        && mapping
+            .iter()
+            .all(|&to| usize::try_from(to).is_ok_and(|to| to < dims.len()));
+    if !fits {
+        return None;
+    }
     let from = strides(&x.dims);
     let values = (0..count)
         .map(|flat| {
@@ -250,6 +257,9 @@ pub(crate) fn broadcast(x: &Constant, mapping: &[i64], dims: &[i64]) -> Option<C
 /// `concatenate` along `axis`.
 pub(crate) fn concatenate(parts: &[&Constant], axis: usize, dims: &[i64]) -> Option<Constant> {
     let count = element_count(dims)?;
+    if axis >= dims.len() || parts.iter().any(|p| p.dims.len() != dims.len()) {
+        return None;
+    }
     let values = (0..count)
         .map(|flat| {
             let mut index = unflatten(flat as i64, dims);
@@ -274,6 +284,10 @@ pub(crate) fn concatenate(parts: &[&Constant], axis: usize, dims: &[i64]) -> Opt
 /// `slice` with static starts and strides into `dims`.
 pub(crate) fn slice(x: &Constant, starts: &[i64], steps: &[i64], dims: &[i64]) -> Option<Constant> {
     let count = element_count(dims)?;
+    let rank = x.dims.len();
+    if dims.len() != rank || starts.len() != rank || steps.len() != rank {
+        return None;
+    }
     let s = strides(&x.dims);
     let values = (0..count)
         .map(|flat| {
@@ -293,6 +307,9 @@ pub(crate) fn slice(x: &Constant, starts: &[i64], steps: &[i64], dims: &[i64]) -
 /// `iota` along `axis` of `dims`.
 pub(crate) fn iota(dims: &[i64], axis: usize) -> Option<Constant> {
     let count = element_count(dims)?;
+    if axis >= dims.len() {
+        return None;
+    }
     let values = (0..count)
         .map(|flat| unflatten(flat as i64, dims)[axis])
         .collect();
@@ -336,6 +353,16 @@ mod tests {
             vec![2, 2, 0]
         );
         assert_eq!(unary("negate", &a, I32).unwrap().values, vec![-7, 7, -5]);
+    }
+
+    #[test]
+    fn inconsistent_attributes_fold_to_nothing_rather_than_panic() {
+        let x = v(&[2], &[4, 5]);
+        assert!(broadcast(&x, &[3], &[2, 2]).is_none());
+        assert!(broadcast(&x, &[0, 1], &[2, 2]).is_none());
+        assert!(concatenate(&[&x], 1, &[2]).is_none());
+        assert!(slice(&x, &[0, 0], &[1], &[1]).is_none());
+        assert!(iota(&[2], 1).is_none());
     }
 
     #[test]

@@ -683,6 +683,11 @@ fn rewrite_dynamic(
                 .first()
                 .and_then(|t| TensorType::parse(t)?.static_dims())
                 .ok_or_else(|| bad("the padded operand's shape is not known"))?;
+            if [lo.len(), hi.len(), interior.len()] != [x.len(); 3] {
+                return Err(bad(
+                    "dynamic_pad's paddings do not match its operand's rank",
+                ));
+            }
             let dims = shapes::padded(&x, &lo, &hi, &interior);
             op.name = "vhlo.pad_v1".into();
             op.properties = vec![
@@ -705,6 +710,9 @@ fn rewrite_dynamic(
             let start = shape_operand(op, 1, constant)?;
             let limit = shape_operand(op, 2, constant)?;
             let strides = shape_operand(op, 3, constant)?;
+            if limit.len() != start.len() || strides.len() != start.len() {
+                return Err(bad("real_dynamic_slice's bounds differ in length"));
+            }
             let dims: Vec<i64> = (0..start.len())
                 .map(|d| (limit[d] - start[d] + strides[d] - 1).max(0) / strides[d].max(1))
                 .collect();
@@ -783,10 +791,13 @@ fn fold_op(op: &Op, operands: &[Option<Known>]) -> Result<Vec<Option<Constant>>,
             .get(i)
             .and_then(|k| TensorType::parse(&k.as_ref()?.ty))
     };
-    let count: i64 = dims.iter().product();
-    if count > fold::MAX_FOLDED_ELEMENTS as i64 {
+    let count = dims
+        .iter()
+        .try_fold(1i64, |acc, &d| acc.checked_mul(d.max(0)))
+        .filter(|&n| n <= fold::MAX_FOLDED_ELEMENTS as i64);
+    let Some(count) = count else {
         return Ok(none);
-    }
+    };
     let short = short_name(&op.name);
     let folded = match short {
         "constant" => {

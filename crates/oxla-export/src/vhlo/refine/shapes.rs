@@ -36,6 +36,26 @@ fn integer(op: &Op, name: &str) -> Result<i64, VhloError> {
     integer_attribute(text)
 }
 
+/// Checks that each list has `n` entries (an op's per-dim attributes).
+fn expect_lengths(op: &Op, n: usize, lists: &[(&str, &[i64])]) -> Result<(), VhloError> {
+    match lists.iter().find(|(_, l)| l.len() != n) {
+        Some((name, l)) => Err(bad(format!(
+            "{} has {} entries in {name}, for {n} dims",
+            op.name,
+            l.len()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The first `n` operands' dims (results that follow operands one to one).
+fn leading(op: &Op, operands: &[Vec<i64>], n: usize) -> Result<Vec<Vec<i64>>, VhloError> {
+    operands
+        .get(..n)
+        .map(<[Vec<i64>]>::to_vec)
+        .ok_or_else(|| bad(format!("{} has fewer operands than results", op.name)))
+}
+
 fn index(v: i64, rank: usize, what: &str) -> Result<usize, VhloError> {
     usize::try_from(v)
         .ok()
@@ -129,7 +149,7 @@ pub(crate) fn result_dims(
             one(x.iter().copied().take(rank).collect())
         }
         "optimization_barrier" | "sort" => Ok(Some(operands.to_vec())),
-        "scatter" => Ok(Some(operands[..result_ranks.len()].to_vec())),
+        "scatter" => Ok(Some(leading(op, operands, result_ranks.len())?)),
         "dynamic_update_slice" | "reverse" | "select_and_scatter" | "all_reduce" => {
             one(operand(0)?.clone())
         }
@@ -138,7 +158,7 @@ pub(crate) fn result_dims(
             let n = result_ranks.len();
             let dropped = list(op, "dimensions")?;
             Ok(Some(
-                operands[..n]
+                leading(op, operands, n)?
                     .iter()
                     .map(|d| {
                         d.iter()
@@ -182,6 +202,9 @@ pub(crate) fn result_dims(
             let axis = integer(op, "dimension")?;
             let first = operand(0)?;
             let axis = index(axis, first.len(), "the concatenation dim")?;
+            if operands.iter().any(|d| d.len() != first.len()) {
+                return Err(bad(format!("{}'s operands differ in rank", op.name)));
+            }
             let mut dims = first.clone();
             dims[axis] = operands.iter().map(|d| d[axis]).sum();
             one(dims)
@@ -190,6 +213,11 @@ pub(crate) fn result_dims(
             let starts = list(op, "start_indices")?;
             let limits = list(op, "limit_indices")?;
             let strides = list(op, "strides")?;
+            expect_lengths(
+                op,
+                starts.len(),
+                &[("limit_indices", &limits), ("strides", &strides)],
+            )?;
             one(starts
                 .iter()
                 .zip(&limits)
@@ -202,6 +230,15 @@ pub(crate) fn result_dims(
             let lo = list(op, "edge_padding_low")?;
             let hi = list(op, "edge_padding_high")?;
             let interior = list(op, "interior_padding")?;
+            expect_lengths(
+                op,
+                x.len(),
+                &[
+                    ("edge_padding_low", &lo),
+                    ("edge_padding_high", &hi),
+                    ("interior_padding", &interior),
+                ],
+            )?;
             one(padded(x, &lo, &hi, &interior))
         }
         "dynamic_slice" => one(list(op, "slice_sizes")?),
@@ -214,8 +251,23 @@ pub(crate) fn result_dims(
             let base = list_or(op, "base_dilations", rank, 1)?;
             let dilation = list_or(op, "window_dilations", rank, 1)?;
             let padding = list_or(op, "padding", 2 * rank, 0)?;
+            expect_lengths(
+                op,
+                rank,
+                &[
+                    ("window_dimensions", &window),
+                    ("window_strides", &strides),
+                    ("base_dilations", &base),
+                    ("window_dilations", &dilation),
+                ],
+            )?;
+            expect_lengths(op, 2 * rank, &[("padding", &padding)])?;
+            let inputs = leading(op, operands, n)?;
+            if inputs.iter().any(|x| x.len() != rank) {
+                return Err(bad(format!("{}'s inputs differ in rank", op.name)));
+            }
             Ok(Some(
-                operands[..n]
+                inputs
                     .iter()
                     .map(|x| {
                         (0..rank)
@@ -307,7 +359,22 @@ fn convolution_dims(op: &Op, lhs: &[i64], rhs: &[i64]) -> Result<Vec<i64>, VhloE
     let lhs_dilation = list_or(op, "lhs_dilation", n, 1)?;
     let rhs_dilation = list_or(op, "rhs_dilation", n, 1)?;
     let batch_groups = integer(op, "batch_group_count")?.max(1);
+    expect_lengths(
+        op,
+        n,
+        &[
+            ("kernel_spatial_dimensions", &spatial_kernel),
+            ("output_spatial_dimensions", &spatial_out),
+            ("window_strides", &strides),
+            ("lhs_dilation", &lhs_dilation),
+            ("rhs_dilation", &rhs_dilation),
+        ],
+    )?;
+    expect_lengths(op, 2 * n, &[("padding", &padding)])?;
     let rank = lhs.len();
+    if rhs.len() != rank {
+        return Err(bad(format!("{}'s operands differ in rank", op.name)));
+    }
     let mut dims = vec![0i64; rank];
     let at = |v: i64, len: usize| index(v, len, "a convolution dim");
     dims[at(integer(op, "output_batch_dimension")?, rank)?] =
