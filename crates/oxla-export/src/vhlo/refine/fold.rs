@@ -292,10 +292,11 @@ pub(crate) fn slice(x: &Constant, starts: &[i64], steps: &[i64], dims: &[i64]) -
     let values = (0..count)
         .map(|flat| {
             let index = unflatten(flat as i64, dims);
-            let at: i64 = (0..index.len())
-                .map(|d| (starts[d] + index[d] * steps[d]) * s[d])
-                .sum();
-            x.values.get(at as usize).copied()
+            let at = (0..index.len()).try_fold(0i64, |acc, d| {
+                let position = starts[d].checked_add(index[d].checked_mul(steps[d])?)?;
+                acc.checked_add(position.checked_mul(s[d])?)
+            })?;
+            x.values.get(usize::try_from(at).ok()?).copied()
         })
         .collect::<Option<Vec<_>>>()?;
     Some(Constant {

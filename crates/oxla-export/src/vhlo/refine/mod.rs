@@ -714,7 +714,7 @@ fn rewrite_dynamic(
                 return Err(bad("real_dynamic_slice's bounds differ in length"));
             }
             let dims: Vec<i64> = (0..start.len())
-                .map(|d| (limit[d] - start[d] + strides[d] - 1).max(0) / strides[d].max(1))
+                .map(|d| shapes::strided_count(start[d], limit[d], strides[d]))
                 .collect();
             op.name = "vhlo.slice_v1".into();
             op.properties = vec![

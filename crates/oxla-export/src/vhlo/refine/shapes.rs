@@ -206,7 +206,9 @@ pub(crate) fn result_dims(
                 return Err(bad(format!("{}'s operands differ in rank", op.name)));
             }
             let mut dims = first.clone();
-            dims[axis] = operands.iter().map(|d| d[axis]).sum();
+            dims[axis] = operands
+                .iter()
+                .fold(0i64, |acc, d| acc.saturating_add(d[axis]));
             one(dims)
         }
         "slice" => {
@@ -222,7 +224,7 @@ pub(crate) fn result_dims(
                 .iter()
                 .zip(&limits)
                 .zip(&strides)
-                .map(|((s, l), t)| (l - s + t - 1).max(0) / t.max(&1))
+                .map(|((s, l), t)| strided_count(*s, *l, *t))
                 .collect())
         }
         "pad" => {
@@ -272,8 +274,9 @@ pub(crate) fn result_dims(
                     .map(|x| {
                         (0..rank)
                             .map(|d| {
-                                let input =
-                                    dilated(x[d], base[d]) + padding[2 * d] + padding[2 * d + 1];
+                                let input = dilated(x[d], base[d])
+                                    .saturating_add(padding[2 * d])
+                                    .saturating_add(padding[2 * d + 1]);
                                 windowed(input, window[d], dilation[d], strides[d])
                             })
                             .collect()
@@ -287,11 +290,15 @@ pub(crate) fn result_dims(
 }
 
 /// A size after dilation by `factor` (`factor - 1` holes between elements).
+/// Shape arithmetic saturates: a module's absurd attributes give absurd
+/// sizes that XLA refuses, never an overflow.
 fn dilated(size: i64, factor: i64) -> i64 {
     if size == 0 {
         0
     } else {
-        (size - 1) * factor + 1
+        size.saturating_sub(1)
+            .saturating_mul(factor)
+            .saturating_add(1)
     }
 }
 
@@ -302,14 +309,29 @@ fn windowed(input: i64, window: i64, dilation: i64, stride: i64) -> i64 {
     if input < span {
         0
     } else {
-        (input - span) / stride.max(1) + 1
+        (input.saturating_sub(span) / stride.max(1)).saturating_add(1)
     }
+}
+
+/// The elements of `start..limit` at `stride` (a slice's size).
+pub(crate) fn strided_count(start: i64, limit: i64, stride: i64) -> i64 {
+    let stride = stride.max(1);
+    limit
+        .saturating_sub(start)
+        .saturating_add(stride - 1)
+        .max(0)
+        / stride
 }
 
 /// `pad`'s result dims.
 pub(crate) fn padded(x: &[i64], lo: &[i64], hi: &[i64], interior: &[i64]) -> Vec<i64> {
     (0..x.len())
-        .map(|d| lo[d] + hi[d] + x[d] + (x[d] - 1).max(0) * interior[d])
+        .map(|d| {
+            lo[d]
+                .saturating_add(hi[d])
+                .saturating_add(x[d])
+                .saturating_add(x[d].saturating_sub(1).max(0).saturating_mul(interior[d]))
+        })
         .collect()
 }
 
@@ -383,8 +405,8 @@ fn convolution_dims(op: &Op, lhs: &[i64], rhs: &[i64]) -> Result<Vec<i64>, VhloE
         rhs[at(integer(op, "kernel_output_feature_dimension")?, rhs.len())?];
     for s in 0..n {
         let input = dilated(lhs[at(spatial_in[s], rank)?], lhs_dilation[s])
-            + padding[2 * s]
-            + padding[2 * s + 1];
+            .saturating_add(padding[2 * s])
+            .saturating_add(padding[2 * s + 1]);
         let window = rhs[at(spatial_kernel[s], rhs.len())?];
         dims[at(spatial_out[s], rank)?] = windowed(input, window, rhs_dilation[s], strides[s]);
     }

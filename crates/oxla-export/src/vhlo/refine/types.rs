@@ -104,6 +104,9 @@ impl TensorType {
     }
 }
 
+/// The most elements of a dimension list or folded constant read here.
+const MAX_LIST: usize = 1 << 16;
+
 /// An integer element type: its width and whether it is unsigned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct IntegerType {
@@ -173,10 +176,17 @@ pub(crate) fn dense_integers(
         .ok_or_else(|| bad(format!("not a dense attribute: {attribute}")))?;
     let values: Vec<i64> =
         if let Some(hex) = inner.strip_prefix("\"0x").and_then(|h| h.strip_suffix('"')) {
-            let bytes = (0..hex.len() / 2)
-                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16))
-                .collect::<Result<Vec<u8>, _>>()
-                .map_err(|_| bad(format!("bad hexadecimal data in {attribute}")))?;
+            let bytes = hex
+                .as_bytes()
+                .chunks(2)
+                .map(|pair| {
+                    std::str::from_utf8(pair)
+                        .ok()
+                        .filter(|p| p.len() == 2)
+                        .and_then(|p| u8::from_str_radix(p, 16).ok())
+                })
+                .collect::<Option<Vec<u8>>>()
+                .ok_or_else(|| bad(format!("bad hexadecimal data in {attribute}")))?;
             let width = (ty.bits as usize).div_ceil(8);
             bytes
                 .chunks(width)
@@ -203,6 +213,9 @@ pub(crate) fn dense_integers(
         };
     match values.len() {
         n if n == count => Ok(values),
+        _ if count > MAX_LIST => Err(bad(format!(
+            "{count} elements in {attribute}, more than a shape computation holds"
+        ))),
         1 => Ok(vec![values[0]; count]),
         n => Err(bad(format!(
             "{n} values for {count} elements in {attribute}"
@@ -273,13 +286,14 @@ pub(crate) fn integer_list(attribute: &str) -> Result<Vec<i64>, VhloError> {
     // holds a convolution's padding pairs).
     let count = t
         .rsplit_once("tensor<")
-        .map(|(_, shape)| {
+        .and_then(|(_, shape)| {
             shape
                 .split('x')
                 .map_while(|n| n.parse::<usize>().ok())
-                .product::<usize>()
+                .try_fold(1usize, usize::checked_mul)
         })
-        .ok_or_else(|| bad(format!("not a dimension list: {t}")))?;
+        .filter(|&n| n <= MAX_LIST)
+        .ok_or_else(|| bad(format!("not a dimension list oxla reads: {t}")))?;
     dense_integers(
         t,
         IntegerType {
