@@ -6,24 +6,11 @@
 
 use oxla_core::DType;
 
+use super::gamma::{c, usage};
 use super::{IntoKey, Key, key_data, split, split2, uniform, wrap_key_data};
 use crate::array::Array;
 use crate::lax;
 use crate::numpy as jnp;
-
-/// An error array for `random::{function}`, naming the caller's line.
-#[track_caller]
-fn usage(function: &str, message: String) -> Array {
-    let location = crate::ops::current_location(std::panic::Location::caller());
-    Array::error(crate::error::Error::InvalidArgument(format!(
-        "{location}: random::{function}: {message}"
-    )))
-}
-
-/// A scalar constant of `like`'s dtype.
-fn c(value: f64, like: &Array) -> Array {
-    jnp::scalar_like(like, value)
-}
 
 /// `key` (its data, a loop carry) as a key.
 fn wrap(data: &Array) -> Key {

@@ -16,7 +16,7 @@ use crate::numpy as jnp;
 
 /// An error array for `random::{function}`, naming the caller's line.
 #[track_caller]
-fn usage(function: &str, message: String) -> Array {
+pub(super) fn usage(function: &str, message: String) -> Array {
     let location = crate::ops::current_location(std::panic::Location::caller());
     Array::error(crate::error::Error::InvalidArgument(format!(
         "{location}: random::{function}: {message}"
@@ -24,7 +24,7 @@ fn usage(function: &str, message: String) -> Array {
 }
 
 /// A constant of `like`'s dtype.
-fn c(value: f64, like: &Array) -> Array {
+pub(super) fn c(value: f64, like: &Array) -> Array {
     jnp::scalar_like(like, value)
 }
 
