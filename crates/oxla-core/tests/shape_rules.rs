@@ -132,6 +132,25 @@ fn add(b: &mut JaxprBuilder, x: &Atom, y: &Atom) -> Atom {
     Atom::Var(out[0])
 }
 
+/// The parameters of a `custom_linear_solve` over `f32[3]` whose four (or
+/// two, without `transposable`) functions each capture one `f32[3]`.
+fn linear_solve(transposable: bool) -> control::LinearSolveParams {
+    let function = || jaxpr(&["f32[3]", "f32[3]"], |b, v| vec![add(b, &v[0], &v[1])]);
+    let n = usize::from(transposable);
+    control::LinearSolveParams {
+        matvec: function(),
+        vecmat: transposable.then(function),
+        solve: function(),
+        transpose_solve: transposable.then(function),
+        consts: control::LinearSolveConsts {
+            matvec: 1,
+            vecmat: n,
+            solve: 1,
+            transpose_solve: n,
+        },
+    }
+}
+
 /// `x < y` in a jaxpr.
 fn lt(b: &mut JaxprBuilder, x: &Atom, y: &Atom) -> Atom {
     let out = b
@@ -1079,6 +1098,44 @@ fn cases() -> Vec<Case> {
             &["f32[]", "f32[4]"],
             Error("5"),
         ),
+        // custom_linear_solve: a diagonal operator captured once by each
+        // function (matvec multiplies, solve divides).
+        case(
+            Primitive::Control(control::Op::LinearSolve(linear_solve(true))),
+            &["f32[3]", "f32[3]", "f32[3]", "f32[3]", "f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Control(control::Op::LinearSolve(linear_solve(false))),
+            &["f32[3]", "f32[3]", "f32[3]"],
+            Types(&["f32[3]"]),
+        ),
+        case(
+            Primitive::Control(control::Op::LinearSolve(linear_solve(true))),
+            &["f32[3]", "f32[3]", "f32[3]", "f32[3]", "f32[4]"],
+            Error("matvec: operand 1 is f32[4]"),
+        ),
+        case(
+            Primitive::Control(control::Op::LinearSolve(linear_solve(true))),
+            &["f32[3]", "f32[3]"],
+            Error("4 captured values"),
+        ),
+        case(
+            Primitive::Control(control::Op::LinearSolve(control::LinearSolveParams {
+                solve: jaxpr(&["f32[3]", "f32[3]"], |b, v| vec![lt(b, &v[0], &v[1])]),
+                ..linear_solve(false)
+            })),
+            &["f32[3]", "f32[3]", "f32[3]"],
+            Error("solve must return b's types: output 0 is bool[3]"),
+        ),
+        case(
+            Primitive::Control(control::Op::LinearSolve(control::LinearSolveParams {
+                vecmat: None,
+                ..linear_solve(true)
+            })),
+            &["f32[3]", "f32[3]", "f32[3]", "f32[3]"],
+            Error("come together"),
+        ),
         // Collectives (per-device types inside a shard_map).
         case(
             Primitive::Collective(collective::Op::Pvary {
@@ -1539,6 +1596,7 @@ fn variant(p: &Primitive) -> &'static str {
             control::Op::Cond { .. } => "Cond",
             control::Op::While(_) => "While",
             control::Op::Scan(_) => "Scan",
+            control::Op::LinearSolve(_) => "LinearSolve",
         },
         Primitive::Collective(op) => match op {
             collective::Op::Pvary { .. } => "Pvary",

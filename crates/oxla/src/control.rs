@@ -1,10 +1,15 @@
 //! Control flow that stays inside one compiled program, as `jax.lax`'s:
-//! `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`. Bodies are
-//! traced into closed sub-jaxprs; what they capture (concrete arrays and
-//! tracers of enclosing transformations) becomes explicit operands.
+//! `cond`, `switch`, `while_loop`, `fori_loop`, `scan`, `map`, and the
+//! implicitly differentiated solvers `custom_linear_solve` and
+//! `custom_root` (in `solves`). Bodies are traced into closed sub-jaxprs;
+//! what they capture (concrete arrays and tracers of enclosing
+//! transformations) becomes explicit operands.
+
+mod solves;
 
 use oxla_core::primitive::control;
 use oxla_core::{Aval, DType, Jaxpr, Location, Primitive, SubJaxpr};
+pub use solves::{LinearSolver, TransposeSolve, custom_linear_solve, custom_root};
 
 use crate::array::Array;
 use crate::error::{Error, Result};

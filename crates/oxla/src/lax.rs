@@ -70,7 +70,8 @@ use crate::error::{Error, Result};
 use crate::ops::{bind, bind_n};
 
 pub use crate::control::{
-    ScanOptions, cond, fori_loop, fori_loop_dynamic, map, scan, switch, while_loop,
+    LinearSolver, ScanOptions, TransposeSolve, cond, custom_linear_solve, custom_root, fori_loop,
+    fori_loop_dynamic, map, scan, switch, while_loop,
 };
 /// The types `lax`'s gather, scatter, window and convolution functions take,
 /// so that a crate depending only on `oxla` can call them.

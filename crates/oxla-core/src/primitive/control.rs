@@ -1,4 +1,4 @@
-//! Control flow: `cond`, `while` and `scan` (JAX's
+//! Control flow: `cond`, `while`, `scan` and `custom_linear_solve` (JAX's
 //! `jax/_src/lax/control_flow/`).
 
 use super::print;
@@ -38,6 +38,88 @@ pub struct ScanParams {
     pub unroll: i64,
 }
 
+/// How many captured values each function of a `custom_linear_solve`
+/// takes (JAX's `const_lengths`): its operands hold them in this order,
+/// then the right-hand side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct LinearSolveConsts {
+    /// The operator's captured values.
+    pub matvec: usize,
+    /// Its transpose's captured values.
+    pub vecmat: usize,
+    /// The solver's captured values.
+    pub solve: usize,
+    /// The transposed solver's captured values.
+    pub transpose_solve: usize,
+}
+
+impl LinearSolveConsts {
+    /// The number of captured values in all.
+    pub fn total(&self) -> usize {
+        self.matvec + self.vecmat + self.solve + self.transpose_solve
+    }
+
+    /// The operand ranges of the four functions' captured values, in
+    /// operand order: matvec, vecmat, solve, transpose_solve.
+    pub fn ranges(&self) -> [std::ops::Range<usize>; 4] {
+        let a = self.matvec;
+        let b = a + self.vecmat;
+        let c = b + self.solve;
+        let d = c + self.transpose_solve;
+        [0..a, a..b, b..c, c..d]
+    }
+}
+
+/// The parameters of a `custom_linear_solve`: a linear operator `A` given
+/// as a function, and how to solve `A x = b` and `Aᵀ x = b`. Every
+/// function takes its captured values, then a vector shaped like `b` (the
+/// operator is square, so `x` and `b` have the same types) and returns one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LinearSolveParams {
+    /// `x ↦ A x`.
+    pub matvec: SubJaxpr,
+    /// `b ↦ Aᵀ b`, present exactly when `transpose_solve` is.
+    pub vecmat: Option<SubJaxpr>,
+    /// `b ↦ A⁻¹ b`: the value of the primitive.
+    pub solve: SubJaxpr,
+    /// `b ↦ A⁻ᵀ b`; without it reverse-mode differentiation is an error.
+    pub transpose_solve: Option<SubJaxpr>,
+    /// The captured values' counts.
+    pub consts: LinearSolveConsts,
+}
+
+impl LinearSolveParams {
+    /// The solve of the transposed system, `Aᵀ x = b` (its operands: the
+    /// captured values of vecmat, matvec, transpose_solve, solve); `None`
+    /// without a transposed solver.
+    pub fn transposed(&self) -> Option<LinearSolveParams> {
+        Some(LinearSolveParams {
+            matvec: self.vecmat.clone()?,
+            vecmat: Some(self.matvec.clone()),
+            solve: self.transpose_solve.clone()?,
+            transpose_solve: Some(self.solve.clone()),
+            consts: LinearSolveConsts {
+                matvec: self.consts.vecmat,
+                vecmat: self.consts.matvec,
+                solve: self.consts.transpose_solve,
+                transpose_solve: self.consts.solve,
+            },
+        })
+    }
+
+    /// The four functions with their operand ranges, in operand order
+    /// (vecmat and transpose_solve `None` when absent).
+    pub fn parts(&self) -> [(Option<&SubJaxpr>, std::ops::Range<usize>); 4] {
+        let [m, v, s, t] = self.consts.ranges();
+        [
+            (Some(&self.matvec), m),
+            (self.vecmat.as_ref(), v),
+            (Some(&self.solve), s),
+            (self.transpose_solve.as_ref(), t),
+        ]
+    }
+}
+
 /// A control-flow primitive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Op {
@@ -55,6 +137,10 @@ pub enum Op {
     /// consts, the initial carry, then xs; results are the final carry,
     /// then the per-iteration ys stacked along a new leading axis.
     Scan(ScanParams),
+    /// `x = A⁻¹ b` by the user's solver, differentiated implicitly (JAX's
+    /// `custom_linear_solve`): operands are the four functions' captured
+    /// values, then `b`; results are `x`, shaped like `b`.
+    LinearSolve(LinearSolveParams),
 }
 
 impl Op {
@@ -69,6 +155,7 @@ impl Op {
                 ..
             }) => vec![body_jaxpr, cond_jaxpr],
             Op::Scan(ScanParams { jaxpr, .. }) => vec![jaxpr],
+            Op::LinearSolve(p) => p.parts().into_iter().filter_map(|(j, _)| j).collect(),
         }
     }
 
@@ -82,6 +169,21 @@ impl Op {
                 ..
             }) => vec![body_jaxpr, cond_jaxpr],
             Op::Scan(ScanParams { jaxpr, .. }) => vec![jaxpr],
+            Op::LinearSolve(LinearSolveParams {
+                matvec,
+                vecmat,
+                solve,
+                transpose_solve,
+                ..
+            }) => [
+                Some(matvec),
+                vecmat.as_mut(),
+                Some(solve),
+                transpose_solve.as_mut(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
         }
     }
 
@@ -91,6 +193,7 @@ impl Op {
             Op::Cond { .. } => "cond",
             Op::While(_) => "while",
             Op::Scan(_) => "scan",
+            Op::LinearSolve(_) => "custom_linear_solve",
         }
     }
 
@@ -137,6 +240,35 @@ impl Op {
                 format!("reverse={}", print::py_bool(*reverse)),
                 format!("unroll={unroll}"),
             ],
+            Op::LinearSolve(p) => {
+                let LinearSolveConsts {
+                    matvec,
+                    vecmat,
+                    solve,
+                    transpose_solve,
+                } = p.consts;
+                let mut function = |j: Option<&SubJaxpr>| match j {
+                    Some(j) => nested(j.jaxpr(), pad),
+                    None => "None".to_string(),
+                };
+                let jaxprs = [
+                    ("matvec", Some(&p.matvec)),
+                    ("vecmat", p.vecmat.as_ref()),
+                    ("solve", Some(&p.solve)),
+                    ("transpose_solve", p.transpose_solve.as_ref()),
+                ]
+                .into_iter()
+                .map(|(name, j)| format!("{name}={}", function(j)))
+                .collect::<Vec<_>>()
+                .join(", ");
+                vec![
+                    format!(
+                        "const_lengths=_LinearSolveTuple(matvec={matvec}, vecmat={vecmat}, \
+                         solve={solve}, transpose_solve={transpose_solve})"
+                    ),
+                    format!("jaxprs=_LinearSolveTuple({jaxprs})"),
+                ]
+            }
         }
     }
 }
@@ -165,6 +297,7 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             length,
             ..
         }) => scan_avals(jaxpr.jaxpr(), *num_consts, *num_carry, *length, inputs),
+        Op::LinearSolve(params) => linear_solve_avals(params, inputs),
     }
 }
 
@@ -300,4 +433,32 @@ fn scan_avals(
         result.push(y.with_shape(&shape).with_sharding(stacked));
     }
     Ok(result)
+}
+
+/// `custom_linear_solve`: the captured values, then `b`; every function
+/// maps a vector of `b`'s types to one of the same types, and so does the
+/// primitive.
+fn linear_solve_avals(params: &LinearSolveParams, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
+    let n = params.consts.total();
+    if inputs.len() < n {
+        return Err(ShapeError::Invalid(format!(
+            "takes {n} captured values before the right-hand side, got {} operands",
+            inputs.len()
+        )));
+    }
+    if params.vecmat.is_some() != params.transpose_solve.is_some() {
+        return Err(ShapeError::Invalid(
+            "vecmat and transpose_solve come together".into(),
+        ));
+    }
+    let b = &inputs[n..];
+    let want: Vec<Aval> = b.iter().map(|a| (*a).clone()).collect();
+    let names = ["matvec", "vecmat", "solve", "transpose_solve"];
+    for ((jaxpr, range), name) in params.parts().into_iter().zip(names) {
+        let Some(jaxpr) = jaxpr else { continue };
+        let args: Vec<&Aval> = inputs[range].iter().chain(b).copied().collect();
+        let got = call_avals(jaxpr.jaxpr(), &args).map_err(|m| format!("{name}: {m}"))?;
+        check_same_avals(&got, &want, &format!("{name} must return b's types"))?;
+    }
+    Ok(want)
 }

@@ -3,7 +3,8 @@
 //!
 //! Lowering of control flow: `cond` to `stablehlo.case`, `while` to
 //! `stablehlo.while`, and `scan` to a `stablehlo.while` over an iteration
-//! counter that slices the xs and writes the ys. Every body becomes a
+//! counter that slices the xs and writes the ys; `custom_linear_solve` to
+//! its solver's body. Every body becomes a
 //! region through `body::lower_body`, the one function that lowers a jaxpr.
 //! A body with effects (io callbacks, debug prints) takes the enclosing
 //! block's effect order value and gives back its own, so effects before,
@@ -51,6 +52,15 @@ pub(crate) fn lower<'c, 'a>(
             loc,
         ),
         Op::Scan(params) => scan(e, params, inputs, in_avals, out_avals, loc),
+        Op::LinearSolve(params) => {
+            // The value is the solver's (JAX lowers the primitive's impl):
+            // its captured values, then the right-hand side.
+            let n = params.consts.total();
+            let [_, _, solve_consts, _] = params.consts.ranges();
+            let mut operands = inputs[solve_consts].to_vec();
+            operands.extend_from_slice(&inputs[n..]);
+            lower_body(e, params.solve.jaxpr(), &operands)
+        }
     }
 }
 

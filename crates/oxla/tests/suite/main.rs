@@ -41,6 +41,7 @@ mod pytrees;
 mod random;
 mod reference;
 mod sets;
+mod solves;
 mod training;
 mod transformation_api;
 mod transforms;

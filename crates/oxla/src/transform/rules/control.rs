@@ -1,7 +1,8 @@
 //! The jvp, transpose and batching rules of the control family
 //! (`oxla_core::primitive::control`).
 //!
-//! Rules of the control-flow primitives (`cond`, `while`, `scan`): their
+//! Rules of the control-flow primitives (`cond`, `while`, `scan`; the
+//! implicit rules of `custom_linear_solve` are in `control/linear_solve.rs`): their
 //! bodies are re-traced under the transformation. Forward mode finds which
 //! loop carries have tangents by fixed point; under linearize the jvp
 //! equation is split by partial evaluation (conds per branch with their
@@ -10,6 +11,8 @@
 //! (cond) or a masked body (while), and finds batched carries by fixed
 //! point.
 #![deny(clippy::wildcard_enum_match_arm)]
+
+mod linear_solve;
 
 use crate::array::Array;
 use crate::control::join_branches;
@@ -70,6 +73,7 @@ pub(crate) fn jvp(op: &Op, input: &JvpArgs<'_>) -> Result<(Vec<Array>, Vec<Tange
             }
             scan_jvp(spec, primals, tangents, ctx)
         }
+        Op::LinearSolve(params) => linear_solve::linear_solve_jvp(params, primals, tangents),
     }
 }
 
@@ -87,6 +91,7 @@ pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangen
         Op::Cond { branches } => cond_transpose(branches, cts, operands, out_avals),
         Op::While(_) => Err(while_reverse_error(primitive)),
         Op::Scan(spec) => scan_transpose(spec, cts, operands, out_avals),
+        Op::LinearSolve(params) => linear_solve::linear_solve_transpose(params, cts, operands),
     }
 }
 
@@ -115,6 +120,7 @@ pub(crate) fn batch(op: &Op, input: &BatchArgs<'_>) -> Result<(Vec<Array>, Vec<O
             axis_size,
         ),
         Op::Scan(spec) => scan_batch(spec, args, bdims, axis_size),
+        Op::LinearSolve(params) => linear_solve::linear_solve_batch(params, args, bdims, axis_size),
     }
 }
 

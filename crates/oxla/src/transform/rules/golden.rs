@@ -270,6 +270,26 @@ fn cases() -> Vec<Golden> {
                 )
             },
         },
+        Golden {
+            family: "control",
+            name: "grad and vmap of a custom_linear_solve",
+            inputs: &["f32[4,3]"],
+            f: |a| {
+                // x = b / d for the diagonal operator x ↦ d x, with b = d².
+                fn diagonal(d: Array) -> Array {
+                    crate::control::custom_linear_solve(
+                        |x: Array| &d * &x,
+                        &(&d * &d),
+                        |_, b: Array| &b / &d,
+                        crate::control::TransposeSolve::Symmetric,
+                    )
+                    .unwrap_or_else(Array::error)
+                }
+                let per_row =
+                    |d: Array| -> Result<Array> { grad(|d: Array| sum(&diagonal(d))).call(d) };
+                Ok(vec![vmap(per_row).call(a[0].clone())?])
+            },
+        },
         // Collectives, over a vmap's named axis (no devices).
         Golden {
             family: "collective",
