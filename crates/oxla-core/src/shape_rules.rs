@@ -6,7 +6,7 @@
 use crate::aval::Aval;
 use crate::primitive::{
     call, collective, contract, control, elementwise, fft, host, index, linalg, marker, reduce,
-    shape, sharding,
+    rng, shape, sharding,
 };
 
 use crate::primitive::{Primitive, TypeClass};
@@ -145,6 +145,7 @@ pub fn varying_rule(primitive: &Primitive) -> VaryingRule {
         | Primitive::Contract(_)
         | Primitive::Fft(_)
         | Primitive::Linalg(_)
+        | Primitive::Rng(_)
         | Primitive::Sharding(_)
         | Primitive::Marker(_) => VaryingRule::Union,
     }
@@ -190,6 +191,7 @@ fn types(primitive: &Primitive, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
         Primitive::Marker(op) => marker::output_types(op, inputs),
         Primitive::Fft(op) => fft::output_types(op, inputs),
         Primitive::Linalg(op) => linalg::output_types(op, inputs),
+        Primitive::Rng(op) => rng::output_types(op, inputs),
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::aval::Aval;
 use crate::primitive::{
-    Primitive, collective, contract, elementwise, fft, index, linalg, marker, reduce, shape,
+    Primitive, collective, contract, elementwise, fft, index, linalg, marker, reduce, rng, shape,
     sharding,
 };
 use crate::shape_rules::{RuleResult, ShapeError};
@@ -41,7 +41,8 @@ pub(crate) fn apply(primitive: &Primitive, inputs: &[&Aval], outs: &mut [Aval]) 
         | Primitive::Collective(_)
         | Primitive::Marker(_)
         | Primitive::Fft(_)
-        | Primitive::Linalg(_) => {}
+        | Primitive::Linalg(_)
+        | Primitive::Rng(_) => {}
     }
     let Some(mesh) = mesh else {
         return Ok(());
@@ -56,6 +57,7 @@ pub(crate) fn apply(primitive: &Primitive, inputs: &[&Aval], outs: &mut [Aval]) 
         Primitive::Marker(op) => marker::output_shardings(op, inputs)?,
         Primitive::Fft(op) => fft::output_shardings(op, inputs)?,
         Primitive::Linalg(op) => linalg::output_shardings(op, inputs)?,
+        Primitive::Rng(op) => rng::output_shardings(op, inputs)?,
         Primitive::Call(_)
         | Primitive::Host(_)
         | Primitive::Control(_)

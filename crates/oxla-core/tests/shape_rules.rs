@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use oxla_core::primitive::{
     call, collective, contract, control, elementwise, fft, host, index, linalg, marker, reduce,
-    shape, sharding,
+    rng, shape, sharding,
 };
 use oxla_core::shape_rules::abstract_eval;
 use oxla_core::{
@@ -317,6 +317,41 @@ fn cases() -> Vec<Case> {
             Error("batch dimensions"),
         ),
         case(solve(true), &["f32[3,3]", "f64[3,1]"], Error("same dtype")),
+        // XLA's generators: a u32[4] (or u64[2]) key, unsigned bits.
+        case(
+            bit_generator(&[3, 2], DType::U8),
+            &["u32[4]"],
+            Types(&["u32[4]", "u8[3,2]"]),
+        ),
+        case(
+            bit_generator(&[5], DType::U64),
+            &["u64[2]"],
+            Types(&["u64[2]", "u64[5]"]),
+        ),
+        case(
+            bit_generator(&[5], DType::U32),
+            &["u32[2]"],
+            Error("u32[4] or u64[2]"),
+        ),
+        case(
+            bit_generator(&[5], DType::F32),
+            &["u32[4]"],
+            Error("unsigned integers"),
+        ),
+        case(
+            Primitive::Rng(rng::Op::RngUniform {
+                shape: [4, 2].into_iter().collect(),
+            }),
+            &["f32[]", "f32[]"],
+            Types(&["f32[4,2]"]),
+        ),
+        case(
+            Primitive::Rng(rng::Op::RngUniform {
+                shape: [4].into_iter().collect(),
+            }),
+            &["f32[]", "i32[]"],
+            Error("scalar bounds of one type"),
+        ),
         // Fourier transforms over trailing dimensions.
         case(
             fft_op(FftType::Fft, &[8]),
@@ -1529,6 +1564,15 @@ fn solve(left_side: bool) -> Primitive {
     ))
 }
 
+/// `lax.rng_bit_generator` of a shape and dtype.
+fn bit_generator(shape: &[i64], dtype: DType) -> Primitive {
+    Primitive::Rng(rng::Op::RngBitGenerator {
+        shape: shape.iter().copied().collect(),
+        dtype,
+        algorithm: rng::RngAlgorithm::Default,
+    })
+}
+
 /// `lax.fft` of a type and lengths.
 fn fft_op(fft_type: FftType, lengths: &[i64]) -> Primitive {
     Primitive::Fft(fft::Op::Fft {
@@ -1622,6 +1666,10 @@ fn variant(p: &Primitive) -> &'static str {
         },
         Primitive::Fft(op) => match op {
             fft::Op::Fft { .. } => "Fft",
+        },
+        Primitive::Rng(op) => match op {
+            rng::Op::RngBitGenerator { .. } => "RngBitGenerator",
+            rng::Op::RngUniform { .. } => "RngUniform",
         },
         Primitive::Linalg(op) => match op {
             linalg::Op::Cholesky => "Cholesky",

@@ -33,6 +33,7 @@ mod fourier;
 mod in_dim;
 pub mod linalg;
 mod reduce;
+mod rng;
 mod special;
 
 pub use associative::{associative_scan, cumlogsumexp};
@@ -54,6 +55,7 @@ pub use in_dim::{
     dynamic_update_slice_in_dim, index_in_dim, reshape_with_dimensions, slice_in_dim,
 };
 pub use reduce::reduce;
+pub use rng::{RngAlgorithm, rng_bit_generator, rng_uniform};
 pub use special::{igamma, igamma_grad_a, igammac, random_gamma_grad};
 
 use crate::array::{Array, Inner};

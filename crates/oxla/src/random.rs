@@ -45,13 +45,21 @@ thread_local! {
 
 mod discrete;
 mod gamma;
+mod implementations;
 mod keys;
 mod multivariate;
 mod samplers;
 
 pub use discrete::{binomial, multinomial, poisson};
 pub use gamma::{ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t};
-pub use keys::{PRNGKey, clone, key, key_data, key_dtype, key_impl, wrap_key_data};
+pub use implementations::KeyImpl;
+use implementations::{
+    Scheme, bits_impl, fold_in_impl, key_row, seed_impl, seed_words, split_impl,
+};
+pub use keys::{
+    PRNGKey, PRNGKey_with_impl, clone, key, key_data, key_dtype, key_impl, key_with_impl,
+    wrap_key_data, wrap_key_data_with_impl,
+};
 pub use multivariate::{MvnMethod, multivariate_normal, orthogonal};
 pub use samplers::{
     cauchy, double_sided_maxwell, exponential, geometric, laplace, logistic, lognormal, maxwell,
@@ -140,6 +148,7 @@ mod sealed {
 /// (the data), so keys pass through `jit`, `vmap` and `grad`.
 pub struct Key {
     data: Array,
+    kind: KeyImpl,
 }
 
 impl Key {
@@ -149,18 +158,23 @@ impl Key {
     /// seed `s` is `Key::new(s as u64)`.
     #[track_caller]
     pub fn new(seed: u64) -> Key {
+        Key::new_with_impl(seed, KeyImpl::Threefry2x32)
+    }
+
+    /// The key of a seed under a PRNG implementation, as
+    /// `jax.random.key(seed, impl=kind.name())`: threefry's data (see
+    /// [`Key::new`]), twice for `rbg` and `unsafe_rbg`.
+    #[track_caller]
+    pub fn new_with_impl(seed: u64, kind: KeyImpl) -> Key {
         let (hi, lo) = if x64_enabled() {
             ((seed >> 32) as u32, seed as u32)
         } else {
             (0, seed as u32)
         };
-        let data = if crate::trace::dynamic_level().is_some() {
-            let word = |w: u32| lax::broadcast_in_dim(&u32c(w), &[1], &[]);
-            lax::concatenate(&[&word(hi), &word(lo)], 0)
-        } else {
-            Array::from_slice(&[hi, lo], &[2]).unwrap_or_else(Array::error)
-        };
-        Key { data }
+        Key {
+            data: seed_words(hi, lo, kind),
+            kind,
+        }
     }
 
     /// The key of an integer scalar seed array (traced or not), as JAX's
@@ -168,6 +182,13 @@ impl Key {
     /// 64-bit seeds (zero otherwise), the low word its low 32 bits.
     #[track_caller]
     pub fn from_seed(seed: &Array) -> Key {
+        Key::from_seed_with_impl(seed, KeyImpl::Threefry2x32)
+    }
+
+    /// [`Key::from_seed`] under a PRNG implementation (twice threefry's
+    /// data for `rbg` and `unsafe_rbg`).
+    #[track_caller]
+    pub fn from_seed_with_impl(seed: &Array, kind: KeyImpl) -> Key {
         let checked = seed.aval().and_then(|a| {
             if !a.dtype.is_int() {
                 Err(invalid(format!(
@@ -183,7 +204,8 @@ impl Key {
         });
         match checked {
             Ok(()) => Key {
-                data: apply_one(Op::Seed, &[seed]),
+                data: apply_one(Op::Seed, kind, &[seed]),
+                kind,
             },
             Err(e) => Key::error(e),
         }
@@ -192,13 +214,27 @@ impl Key {
     /// A key from raw key data: `u32[2]`, or `u32[..., 2]` for a batch of
     /// keys (`jax.random.wrap_key_data` of a legacy key).
     pub fn from_data(data: Array) -> Result<Key> {
+        Key::from_data_with_impl(data, KeyImpl::Threefry2x32)
+    }
+
+    /// A key of a PRNG implementation from raw key data: `u32[..., 2]` for
+    /// threefry, `u32[..., 4]` for `rbg` and `unsafe_rbg`
+    /// (`jax.random.wrap_key_data(data, impl=kind.name())`).
+    pub fn from_data_with_impl(data: Array, kind: KeyImpl) -> Result<Key> {
         let aval = data.aval()?;
-        if aval.dtype != DType::U32 || aval.shape.last() != Some(&2) {
+        let width = kind.key_width();
+        if aval.dtype != DType::U32 || aval.shape.last() != Some(&width) {
             return Err(invalid(format!(
-                "Key::from_data: key data must be u32[..., 2], got {aval}"
+                "Key::from_data: {} key data must be u32[..., {width}], got {aval}",
+                kind.name()
             )));
         }
-        Ok(Key { data })
+        Ok(Key { data, kind })
+    }
+
+    /// The key's PRNG implementation.
+    pub fn implementation(&self) -> KeyImpl {
+        self.kind
     }
 
     /// The raw key data (`jax.random.key_data`).
@@ -216,6 +252,7 @@ impl Key {
     pub fn duplicate(&self) -> Key {
         Key {
             data: self.data.clone(),
+            kind: self.kind,
         }
     }
 
@@ -246,6 +283,7 @@ impl Key {
                 limit[0] = i + 1;
                 Key {
                     data: lax::reshape(&lax::slice(&self.data, &start, &limit, None), rest),
+                    kind: self.kind,
                 }
             })
             .collect()
@@ -254,6 +292,15 @@ impl Key {
     fn error(e: Error) -> Key {
         Key {
             data: Array::error(e),
+            kind: KeyImpl::default(),
+        }
+    }
+
+    /// A key of the same implementation with other data.
+    fn with_data(&self, data: Array) -> Key {
+        Key {
+            data,
+            kind: self.kind,
         }
     }
 
@@ -261,10 +308,11 @@ impl Key {
     /// one key; vmap over a batch).
     fn single(&self, what: &str) -> Result<&Array> {
         let aval = self.data.aval()?;
-        if aval.shape.as_slice() != [2] {
+        let width = self.kind.key_width();
+        if aval.shape.as_slice() != [width] {
             return Err(invalid(format!(
-                "random::{what} takes a single key (u32[2]), got key data {aval}: use vmap over a \
-                 batch of keys"
+                "random::{what} takes a single key (u32[{width}]), got key data {aval}: use vmap \
+                 over a batch of keys"
             )));
         }
         Ok(&self.data)
@@ -273,7 +321,10 @@ impl Key {
 
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Key({:?})", self.data)
+        match self.kind {
+            KeyImpl::Threefry2x32 => write!(f, "Key({:?})", self.data),
+            kind => write!(f, "Key<{}>({:?})", kind.name(), self.data),
+        }
     }
 }
 
@@ -286,16 +337,19 @@ impl Pytree for Key {
 
     fn flatten_into(&self, leaves: &mut Vec<Array>) -> TreeDef {
         leaves.push(self.data.clone());
-        TreeDef::Struct("Key", vec![("data", TreeDef::Leaf)])
+        TreeDef::Struct(self.kind.tree_name(), vec![("data", TreeDef::Leaf)])
     }
 
     fn unflatten_from(def: &TreeDef, leaves: &mut dyn Iterator<Item = Array>) -> Result<Self> {
         match def {
-            TreeDef::Struct("Key", fields)
+            TreeDef::Struct(name, fields)
                 if matches!(fields.as_slice(), [("data", TreeDef::Leaf)]) =>
             {
+                let Some(kind) = KeyImpl::from_tree_name(name) else {
+                    return Err(mismatch(def, "Key"));
+                };
                 let data = Array::unflatten_from(&TreeDef::Leaf, leaves)?;
-                Key::from_data(data)
+                Key::from_data_with_impl(data, kind)
             }
             other => Err(mismatch(other, "Key")),
         }
@@ -330,9 +384,9 @@ pub fn split(key: impl IntoKey, num: usize) -> Vec<Key> {
         shape: vec![count],
         rows: true,
     };
-    apply(op, &[data], num)
+    apply(op, key.kind, &[data], num)
         .into_iter()
-        .map(|data| Key { data })
+        .map(|data| key.with_data(data))
         .collect()
 }
 
@@ -361,15 +415,14 @@ pub fn split_batched(key: impl IntoKey, shape: &[i64]) -> Key {
         Ok(d)
     });
     match checked {
-        Ok(data) => Key {
-            data: apply_one(
-                Op::Split {
-                    shape: shape.to_vec(),
-                    rows: false,
-                },
-                &[&data],
-            ),
-        },
+        Ok(data) => key.with_data(apply_one(
+            Op::Split {
+                shape: shape.to_vec(),
+                rows: false,
+            },
+            key.kind,
+            &[&data],
+        )),
         Err(e) => Key::error(e),
     }
 }
@@ -401,9 +454,7 @@ pub fn fold_in_array(key: impl IntoKey, data: &Array) -> Key {
         Ok(k)
     });
     match checked {
-        Ok(k) => Key {
-            data: apply_one(Op::FoldIn, &[&k, data]),
-        },
+        Ok(k) => key.with_data(apply_one(Op::FoldIn, key.kind, &[&k, data])),
         Err(e) => Key::error(e),
     }
 }
@@ -429,6 +480,7 @@ pub fn bits(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
                 shape: shape.to_vec(),
                 dtype,
             },
+            key.kind,
             &[&k],
         ),
         Err(e) => Array::error(e),
@@ -461,6 +513,7 @@ pub fn uniform(
                 shape: shape.to_vec(),
                 dtype,
             },
+            key.kind,
             &[&k, minval, maxval],
         ),
         Err(e) => Array::error(e),
@@ -484,6 +537,7 @@ pub fn normal(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
                 shape: shape.to_vec(),
                 dtype,
             },
+            key.kind,
             &[&k],
         ),
         Err(e) => Array::error(e),
@@ -522,7 +576,11 @@ pub fn truncated_normal(
         Ok((k, shape))
     });
     match checked {
-        Ok((k, shape)) => apply_one(Op::TruncatedNormal { shape, dtype }, &[&k, lower, upper]),
+        Ok((k, shape)) => apply_one(
+            Op::TruncatedNormal { shape, dtype },
+            key.kind,
+            &[&k, lower, upper],
+        ),
         Err(e) => Array::error(e),
     }
 }
@@ -547,7 +605,7 @@ pub fn bernoulli(key: impl IntoKey, p: &Array, shape: Option<&[i64]>) -> Array {
         Ok((k, shape))
     });
     match checked {
-        Ok((k, shape)) => apply_one(Op::Bernoulli { shape }, &[&k, p]),
+        Ok((k, shape)) => apply_one(Op::Bernoulli { shape }, key.kind, &[&k, p]),
         Err(e) => Array::error(e),
     }
 }
@@ -571,7 +629,7 @@ pub fn dropout(key: impl IntoKey, rate: f64, x: &Array) -> Array {
     match checked {
         Ok(_) if rate == 0.0 => x.clone(),
         Ok(_) if rate == 1.0 => jnp::zeros_like(x),
-        Ok(k) => apply_one(Op::Dropout { rate }, &[&k, x]),
+        Ok(k) => apply_one(Op::Dropout { rate }, key.kind, &[&k, x]),
         Err(e) => Array::error(e),
     }
 }
@@ -593,6 +651,7 @@ pub fn gumbel(key: impl IntoKey, shape: &[i64], dtype: DType) -> Array {
                 shape: shape.to_vec(),
                 dtype,
             },
+            key.kind,
             &[&k],
         ),
         Err(e) => Array::error(e),
@@ -669,6 +728,7 @@ pub fn categorical(
                 shape,
                 replace,
             },
+            key.kind,
             &[&k, logits],
         ),
         Err(e) => Array::error(e),
@@ -706,6 +766,7 @@ pub fn randint(
                 shape: shape.to_vec(),
                 dtype,
             },
+            key.kind,
             &[&k, minval, maxval],
         ),
         Err(e) => Array::error(e),
@@ -723,7 +784,7 @@ pub fn permutation(key: impl IntoKey, n: i64) -> Array {
         Ok(k)
     });
     match checked {
-        Ok(k) => apply_one(Op::PermutationN { n }, &[&k]),
+        Ok(k) => apply_one(Op::PermutationN { n }, key.kind, &[&k]),
         Err(e) => Array::error(e),
     }
 }
@@ -740,7 +801,7 @@ pub fn permutation_of(key: impl IntoKey, x: &Array, axis: i64, independent: bool
         Ok((k, axis))
     });
     match checked {
-        Ok((k, axis)) => apply_one(Op::Permutation { axis, independent }, &[&k, x]),
+        Ok((k, axis)) => apply_one(Op::Permutation { axis, independent }, key.kind, &[&k, x]),
         Err(e) => Array::error(e),
     }
 }
@@ -834,6 +895,7 @@ fn choice_impl_checked(
             has_a: a.is_some(),
             has_p: p.is_some(),
         },
+        key.kind,
         &operands,
     )
 }
@@ -854,7 +916,7 @@ pub fn threefry_2x32(key_data: &Array, count: &Array) -> Array {
         check_shape("threefry_2x32", &c.shape)
     });
     match checked {
-        Ok(()) => apply_one(Op::Hash, &[key_data, count]),
+        Ok(()) => apply_one(Op::Hash, KeyImpl::Threefry2x32, &[key_data, count]),
         Err(e) => Array::error(e),
     }
 }
@@ -923,11 +985,12 @@ enum Op {
     },
 }
 
-/// An op with the partitionable switch it is traced with.
+/// An op with the key implementation and partitionable switch it is
+/// traced with.
 #[derive(Debug, Clone)]
 struct Call {
     op: Op,
-    partitionable: bool,
+    scheme: Scheme,
 }
 
 type JitIn = (Vec<Array>, Static<Call>);
@@ -938,20 +1001,23 @@ static RANDOM: LazyLock<Jit<JitIn, Vec<Array>, Body>> =
 
 fn body((operands, Static(call)): JitIn) -> Vec<Array> {
     let refs: Vec<&Array> = operands.iter().collect();
-    call.op.run(&refs, call.partitionable)
+    call.op.run(&refs, call.scheme)
 }
 
 /// Runs `op` on `operands` with `n` outputs: inline inside `jit` (already
 /// staged), else through one jitted program (a call primitive under grad
 /// or vmap outside jit).
 #[track_caller]
-fn apply(op: Op, operands: &[&Array], n: usize) -> Vec<Array> {
+fn apply(op: Op, kind: KeyImpl, operands: &[&Array], n: usize) -> Vec<Array> {
     let call = Call {
         op,
-        partitionable: threefry_partitionable(),
+        scheme: Scheme {
+            partitionable: threefry_partitionable(),
+            kind,
+        },
     };
     let outs = if crate::trace::dynamic_level().is_some() {
-        Ok(call.op.run(operands, call.partitionable))
+        Ok(call.op.run(operands, call.scheme))
     } else {
         let leaves = operands.iter().map(|x| (*x).clone()).collect();
         RANDOM.call((leaves, Static(call)))
@@ -970,8 +1036,8 @@ fn apply(op: Op, operands: &[&Array], n: usize) -> Vec<Array> {
 }
 
 #[track_caller]
-fn apply_one(op: Op, operands: &[&Array]) -> Array {
-    apply(op, operands, 1)
+fn apply_one(op: Op, kind: KeyImpl, operands: &[&Array]) -> Array {
+    apply(op, kind, operands, 1)
         .pop()
         .unwrap_or_else(|| Array::error(invalid("random: no output".into())))
 }
@@ -979,7 +1045,7 @@ fn apply_one(op: Op, operands: &[&Array]) -> Array {
 impl Op {
     /// The op's outputs, from traced ops only (the operands were checked
     /// by the public function).
-    fn run(&self, x: &[&Array], part: bool) -> Vec<Array> {
+    fn run(&self, x: &[&Array], scheme: Scheme) -> Vec<Array> {
         let key = x[0];
         let arg = |i: usize| -> Array {
             x.get(i)
@@ -994,9 +1060,9 @@ impl Op {
                 let flat = lax::reshape(&count, &[count.size_or_one()]);
                 one(Ok(lax::reshape(&threefry_2x32_flat(key, &flat), &shape)))
             }
-            Op::Seed => one(Ok(threefry_seed(key))),
+            Op::Seed => one(Ok(seed_impl(key, scheme.kind))),
             Op::Split { shape, rows } => {
-                let data = split_impl(key, shape, part);
+                let data = split_impl(key, shape, scheme);
                 if !*rows {
                     return one(data);
                 }
@@ -1005,40 +1071,47 @@ impl Op {
                     Err(e) => return vec![Array::error(e); shape[0] as usize],
                 };
                 (0..shape[0])
-                    .map(|i| lax::reshape(&lax::slice(&data, &[i, 0], &[i + 1, 2], None), &[2]))
+                    .map(|i| key_row(&data, i, scheme.kind))
                     .collect()
             }
-            Op::FoldIn => one(fold_in_impl(key, &arg(1))),
-            Op::Bits { shape, dtype } => one(bits_impl(key, shape, bit_width(*dtype), part)),
+            Op::FoldIn => one(fold_in_impl(key, &arg(1), scheme)),
+            Op::Bits { shape, dtype } => one(bits_impl(key, shape, bit_width(*dtype), scheme)),
             Op::Uniform { shape, dtype } => {
-                one(uniform_impl(key, &arg(1), &arg(2), shape, *dtype, part))
+                one(uniform_impl(key, &arg(1), &arg(2), shape, *dtype, scheme))
             }
-            Op::Normal { shape, dtype } => one(normal_impl(key, shape, *dtype, part)),
+            Op::Normal { shape, dtype } => one(normal_impl(key, shape, *dtype, scheme)),
             Op::TruncatedNormal { shape, dtype } => one(truncated_normal_impl(
                 key,
                 &arg(1),
                 &arg(2),
                 shape,
                 *dtype,
-                part,
+                scheme,
             )),
-            Op::Bernoulli { shape } => one(bernoulli_impl(key, &arg(1), shape, part)),
-            Op::Dropout { rate } => one(dropout_impl(key, *rate, &arg(1), part)),
-            Op::Gumbel { shape, dtype } => one(gumbel_impl(key, shape, *dtype, part)),
+            Op::Bernoulli { shape } => one(bernoulli_impl(key, &arg(1), shape, scheme)),
+            Op::Dropout { rate } => one(dropout_impl(key, *rate, &arg(1), scheme)),
+            Op::Gumbel { shape, dtype } => one(gumbel_impl(key, shape, *dtype, scheme)),
             Op::Categorical {
                 axis,
                 shape,
                 replace,
-            } => one(categorical_impl(key, &arg(1), *axis, shape, *replace, part)),
+            } => one(categorical_impl(
+                key,
+                &arg(1),
+                *axis,
+                shape,
+                *replace,
+                scheme,
+            )),
             Op::Randint { shape, dtype } => {
-                one(randint_impl(key, &arg(1), &arg(2), shape, *dtype, part))
+                one(randint_impl(key, &arg(1), &arg(2), shape, *dtype, scheme))
             }
             Op::PermutationN { n } => {
                 let range = lax::iota(crate::promotion_default_int(), &[*n], 0);
-                one(shuffle(key, &range, 0, part))
+                one(shuffle(key, &range, 0, scheme))
             }
             Op::Permutation { axis, independent } => {
-                one(permutation_impl(key, &arg(1), *axis, *independent, part))
+                one(permutation_impl(key, &arg(1), *axis, *independent, scheme))
             }
             Op::Choice {
                 n,
@@ -1058,7 +1131,7 @@ impl Op {
                     *replace,
                     p.as_ref(),
                     *axis,
-                    part,
+                    scheme,
                 ))
             }
         }
@@ -1068,7 +1141,7 @@ impl Op {
 // --- checks and small helpers --------------------------------------------
 
 /// 64-bit dtypes become 32-bit ones without x64 (as JAX truncates them).
-fn canonical(dtype: DType) -> DType {
+pub(crate) fn canonical(dtype: DType) -> DType {
     if x64_enabled() {
         return dtype;
     }
@@ -1290,10 +1363,10 @@ fn threefry_seed(seed: &Array) -> Array {
 }
 
 /// JAX's `threefry_split`: key data of `[*shape, 2]`.
-fn split_impl(key: &Array, shape: &[i64], part: bool) -> Result<Array> {
+fn threefry_split(key: &Array, shape: &[i64], partitionable: bool) -> Result<Array> {
     let mut out_shape = shape.to_vec();
     out_shape.push(2);
-    if part {
+    if partitionable {
         let (k1, k2) = key_words(key);
         let (hi, lo) = iota_2x32(shape)?;
         let (b1, b2) = threefry2x32(&k1, &k2, &hi, &lo);
@@ -1313,16 +1386,16 @@ fn split_impl(key: &Array, shape: &[i64], part: bool) -> Result<Array> {
 }
 
 /// JAX's `threefry_fold_in`: the cipher on the count `[0, data]`.
-fn fold_in_impl(key: &Array, data: &Array) -> Result<Array> {
+fn threefry_fold_in(key: &Array, data: &Array) -> Result<Array> {
     let data = lax::convert_element_type(data, DType::U32);
     let count = threefry_seed(&data);
     Ok(threefry_2x32_flat(key, &count))
 }
 
 /// JAX's `threefry_random_bits`: unsigned integers of `bit_width` bits.
-fn bits_impl(key: &Array, shape: &[i64], bit_width: u32, part: bool) -> Result<Array> {
+fn threefry_bits(key: &Array, shape: &[i64], bit_width: u32, partitionable: bool) -> Result<Array> {
     let dtype = uint_of_width(bit_width);
-    if part {
+    if partitionable {
         let (k1, k2) = key_words(key);
         let (hi, lo) = iota_2x32(shape)?;
         let (b1, b2) = threefry2x32(&k1, &k2, &hi, &lo);
@@ -1385,13 +1458,13 @@ fn uniform_impl(
     maxval: &Array,
     shape: &[i64],
     dtype: DType,
-    part: bool,
+    scheme: Scheme,
 ) -> Result<Array> {
     let info = dtype.float_info();
     let (nbits, nmant, one_bits) = (info.bits, info.mantissa_bits, info.one_bits());
     let rng_bits = if nmant < 8 { 8 } else { nbits };
     let uint = uint_of_width(nbits);
-    let mut bits = bits_impl(key, shape, rng_bits, part)?;
+    let mut bits = bits_impl(key, shape, rng_bits, scheme)?;
     if rng_bits != nbits {
         bits = lax::convert_element_type(&bits, uint);
     }
@@ -1409,11 +1482,11 @@ fn uniform_impl(
     Ok(lax::max(&minval, &scaled))
 }
 
-fn normal_impl(key: &Array, shape: &[i64], dtype: DType, part: bool) -> Result<Array> {
+fn normal_impl(key: &Array, shape: &[i64], dtype: DType, scheme: Scheme) -> Result<Array> {
     let nmant = dtype.float_info().mantissa_bits;
     // nextafter(-1, 0) in dtype.
     let lo = float_c(-(1.0 - 2f64.powi(-(nmant as i32) - 1)), dtype);
-    let u = uniform_impl(key, &lo, &float_c(1.0, dtype), shape, dtype, part)?;
+    let u = uniform_impl(key, &lo, &float_c(1.0, dtype), shape, dtype, scheme)?;
     Ok(lax::mul(
         &float_c(std::f64::consts::SQRT_2, dtype),
         &lax::erf_inv(&u),
@@ -1426,14 +1499,14 @@ fn truncated_normal_impl(
     upper: &Array,
     shape: &[i64],
     dtype: DType,
-    part: bool,
+    scheme: Scheme,
 ) -> Result<Array> {
     let sqrt2 = float_c(std::f64::consts::SQRT_2, dtype);
     let lower = lax::convert_element_type(lower, dtype);
     let upper = lax::convert_element_type(upper, dtype);
     let a = lax::erf(&lax::div(&lower, &sqrt2));
     let b = lax::erf(&lax::div(&upper, &sqrt2));
-    let u = uniform_impl(key, &a, &b, shape, dtype, part)?;
+    let u = uniform_impl(key, &a, &b, shape, dtype, scheme)?;
     let out = lax::mul(&sqrt2, &lax::erf_inv(&u));
     let lo = lax::nextafter(&lax::stop_gradient(&lower), &float_c(f64::INFINITY, dtype));
     let hi = lax::nextafter(
@@ -1444,22 +1517,22 @@ fn truncated_normal_impl(
     Ok(lax::min(&broadcast(&hi, shape), &clipped))
 }
 
-fn bernoulli_impl(key: &Array, p: &Array, shape: &[i64], part: bool) -> Result<Array> {
+fn bernoulli_impl(key: &Array, p: &Array, shape: &[i64], scheme: Scheme) -> Result<Array> {
     let dtype = p.dtype_or_bool();
     let p = lax::convert_element_type(p, dtype);
     let one = float_c(1.0, dtype);
-    let u = uniform_impl(key, &float_c(0.0, dtype), &one, shape, dtype, part)?;
+    let u = uniform_impl(key, &float_c(0.0, dtype), &one, shape, dtype, scheme)?;
     Ok(lax::lt(&u, &broadcast(&p, shape)))
 }
 
-fn dropout_impl(key: &Array, rate: f64, x: &Array, part: bool) -> Result<Array> {
+fn dropout_impl(key: &Array, rate: f64, x: &Array, scheme: Scheme) -> Result<Array> {
     let keep = Array::weak_scalar(1.0 - rate);
-    let mask = bernoulli_impl(key, &keep, x.shape_or_empty(), part)?;
+    let mask = bernoulli_impl(key, &keep, x.shape_or_empty(), scheme)?;
     let scaled = jnp::divide(x, &keep);
     Ok(lax::select_n(&mask, &[&jnp::zeros_like(&scaled), &scaled]))
 }
 
-fn gumbel_impl(key: &Array, shape: &[i64], dtype: DType, part: bool) -> Result<Array> {
+fn gumbel_impl(key: &Array, shape: &[i64], dtype: DType, scheme: Scheme) -> Result<Array> {
     let tiny = dtype.float_info().smallest_normal;
     let u = uniform_impl(
         key,
@@ -1467,7 +1540,7 @@ fn gumbel_impl(key: &Array, shape: &[i64], dtype: DType, part: bool) -> Result<A
         &float_c(1.0, dtype),
         shape,
         dtype,
-        part,
+        scheme,
     )?;
     Ok(lax::neg(&lax::log(&lax::neg(&lax::log(&u)))))
 }
@@ -1478,7 +1551,7 @@ fn categorical_impl(
     axis: usize,
     shape: &[i64],
     replace: bool,
-    part: bool,
+    scheme: Scheme,
 ) -> Result<Array> {
     let logits_shape = logits.shape_or_empty().to_vec();
     let rank = logits_shape.len();
@@ -1490,7 +1563,7 @@ fn categorical_impl(
         sample_shape.insert(axis, logits_shape[axis]);
         let mut full_shape = prefix.to_vec();
         full_shape.extend_from_slice(&sample_shape);
-        let g = gumbel_impl(key, &full_shape, dtype, part)?;
+        let g = gumbel_impl(key, &full_shape, dtype, scheme)?;
         let noisy = lax::add(&g, &broadcast(logits, &full_shape));
         let arg_axis = prefix.len() + axis;
         Ok(lax::argmax(
@@ -1499,7 +1572,7 @@ fn categorical_impl(
             crate::promotion_default_int(),
         ))
     } else {
-        let g = gumbel_impl(key, &logits_shape, dtype, part)?;
+        let g = gumbel_impl(key, &logits_shape, dtype, scheme)?;
         let noisy = lax::add(logits, &g);
         let k = size_of(prefix);
         let moved = jnp::moveaxis(&noisy, axis as i64, -1);
@@ -1527,7 +1600,7 @@ fn randint_impl(
     maxval: &Array,
     shape: &[i64],
     dtype: DType,
-    part: bool,
+    scheme: Scheme,
 ) -> Result<Array> {
     if bit_width(dtype) < 32 {
         let (lo, hi) = iinfo(dtype);
@@ -1544,11 +1617,11 @@ fn randint_impl(
             &clip(maxval, hi + 1),
             shape,
             DType::I32,
-            part,
+            scheme,
         )?;
         return Ok(lax::convert_element_type(&out, dtype));
     }
-    randint_sampled(key, minval, maxval, shape, dtype, part)
+    randint_sampled(key, minval, maxval, shape, dtype, scheme)
 }
 
 /// JAX's `_randint` for a type of 32 or 64 bits.
@@ -1558,7 +1631,7 @@ fn randint_sampled(
     maxval: &Array,
     shape: &[i64],
     dtype: DType,
-    part: bool,
+    scheme: Scheme,
 ) -> Result<Array> {
     let as_int = |v: &Array| {
         if v.dtype_or_bool().is_int() {
@@ -1576,10 +1649,10 @@ fn randint_sampled(
     let minval = broadcast(&convert_and_clip_integer(&minval, dtype), shape);
     let maxval = broadcast(&convert_and_clip_integer(&maxval, dtype), shape);
     let nbits = bit_width(dtype);
-    let keys = split_impl(key, &[2], part)?;
-    let row = |i: i64| lax::reshape(&lax::slice(&keys, &[i, 0], &[i + 1, 2], None), &[2]);
-    let higher = bits_impl(&row(0), shape, nbits, part)?;
-    let lower = bits_impl(&row(1), shape, nbits, part)?;
+    let keys = split_impl(key, &[2], scheme)?;
+    let row = |i: i64| key_row(&keys, i, scheme.kind);
+    let higher = bits_impl(&row(0), shape, nbits, scheme)?;
+    let lower = bits_impl(&row(1), shape, nbits, scheme)?;
     let unsigned = uint_of_width(nbits);
     let one = broadcast(&uint_c(1, unsigned), shape);
     let span = lax::convert_element_type(&lax::sub(&maxval, &minval), unsigned);
@@ -1602,17 +1675,17 @@ fn randint_sampled(
 
 /// JAX's `_shuffle`: `x` sorted along `axis` by fresh random 32-bit keys,
 /// as many rounds as make collisions unlikely (3 ln n / ln(2^32 - 1)).
-fn shuffle(key: &Array, x: &Array, axis: usize, part: bool) -> Result<Array> {
+fn shuffle(key: &Array, x: &Array, axis: usize, scheme: Scheme) -> Result<Array> {
     let size = x.size_or_one().max(1) as f64;
     let rounds = (3.0 * size.ln() / f64::from(u32::MAX).ln()).ceil() as usize;
     let mut key = key.clone();
     let mut x = x.clone();
     for _ in 0..rounds {
-        let keys = split_impl(&key, &[2], part)?;
-        let row = |i: i64| lax::reshape(&lax::slice(&keys, &[i, 0], &[i + 1, 2], None), &[2]);
+        let keys = split_impl(&key, &[2], scheme)?;
+        let row = |i: i64| key_row(&keys, i, scheme.kind);
         let sub = row(1);
         key = row(0);
-        let sort_keys = bits_impl(&sub, x.shape_or_empty(), 32, part)?;
+        let sort_keys = bits_impl(&sub, x.shape_or_empty(), 32, scheme)?;
         x = lax::sort(&[&sort_keys, &x], axis as i64, true, 1)
             .pop()
             .unwrap_or_else(|| Array::error(invalid("random: sort without outputs".into())));
@@ -1625,14 +1698,14 @@ fn permutation_impl(
     x: &Array,
     axis: usize,
     independent: bool,
-    part: bool,
+    scheme: Scheme,
 ) -> Result<Array> {
     if independent || x.ndim_or_zero() == 1 {
-        return shuffle(key, x, axis, part);
+        return shuffle(key, x, axis, scheme);
     }
     let n = x.shape_or_empty()[axis];
     let range = lax::iota(crate::promotion_default_int(), &[n], 0);
-    let order = shuffle(key, &range, 0, part)?;
+    let order = shuffle(key, &range, 0, scheme)?;
     Ok(jnp::take(x, &order, Some(axis as i64), false))
 }
 
@@ -1645,7 +1718,7 @@ fn choice_impl(
     replace: bool,
     p: Option<&Array>,
     axis: usize,
-    part: bool,
+    scheme: Scheme,
 ) -> Result<Array> {
     let int = crate::promotion_default_int();
     let draws = size_of(shape);
@@ -1666,14 +1739,14 @@ fn choice_impl(
                 &int_c(i128::from(n), int),
                 &flat,
                 int,
-                part,
+                scheme,
             )?;
             pick(&ind)
         }
         None => {
             let permuted = match a {
-                Some(a) => permutation_impl(key, a, axis, false, part)?,
-                None => shuffle(key, &lax::iota(int, &[n], 0), 0, part)?,
+                Some(a) => permutation_impl(key, a, axis, false, scheme)?,
+                None => shuffle(key, &lax::iota(int, &[n], 0), 0, scheme)?,
             };
             let mut start = vec![0; permuted.ndim_or_zero()];
             let mut limit = permuted.shape_or_empty().to_vec();
@@ -1699,7 +1772,7 @@ fn choice_impl(
                     &float_c(1.0, dtype),
                     &flat,
                     dtype,
-                    part,
+                    scheme,
                 )?;
                 let r = lax::mul(&total, &lax::sub(&float_c(1.0, dtype), &u));
                 // searchsorted(cumulative, r, side='left'): how many are < r.
@@ -1710,7 +1783,7 @@ fn choice_impl(
                 );
                 lax::reduce_sum(&lax::convert_element_type(&below, int), &[1])
             } else {
-                let g = gumbel_impl(key, &[n], dtype, part)?;
+                let g = gumbel_impl(key, &[n], dtype, scheme)?;
                 let scores = lax::add(&g, &lax::log(&p));
                 let (_, top) = lax::top_k(&scores, draws);
                 lax::convert_element_type(&top, int)

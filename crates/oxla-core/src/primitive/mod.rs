@@ -23,6 +23,7 @@ pub mod linalg;
 pub mod marker;
 mod print;
 pub mod reduce;
+pub mod rng;
 pub mod shape;
 pub mod sharding;
 
@@ -62,6 +63,8 @@ pub enum Primitive {
     Fft(fft::Op),
     /// A linear-algebra primitive.
     Linalg(linalg::Op),
+    /// One of XLA's random number generators.
+    Rng(rng::Op),
 }
 
 impl Primitive {
@@ -94,7 +97,8 @@ impl Primitive {
             | Primitive::Host(_)
             | Primitive::Marker(_)
             | Primitive::Fft(_)
-            | Primitive::Linalg(_) => Vec::new(),
+            | Primitive::Linalg(_)
+            | Primitive::Rng(_) => Vec::new(),
         }
     }
 
@@ -114,7 +118,8 @@ impl Primitive {
             | Primitive::Host(_)
             | Primitive::Marker(_)
             | Primitive::Fft(_)
-            | Primitive::Linalg(_) => Vec::new(),
+            | Primitive::Linalg(_)
+            | Primitive::Rng(_) => Vec::new(),
         }
     }
 
@@ -134,6 +139,7 @@ impl Primitive {
             Primitive::Marker(op) => op.name(),
             Primitive::Fft(op) => op.name(),
             Primitive::Linalg(op) => op.name(),
+            Primitive::Rng(op) => op.name(),
         }
     }
 
@@ -153,7 +159,8 @@ impl Primitive {
             | Primitive::Host(_)
             | Primitive::Marker(_)
             | Primitive::Fft(_)
-            | Primitive::Linalg(_) => None,
+            | Primitive::Linalg(_)
+            | Primitive::Rng(_) => None,
         }
     }
 
@@ -172,7 +179,8 @@ impl Primitive {
             | Primitive::Host(_)
             | Primitive::Marker(_)
             | Primitive::Fft(_)
-            | Primitive::Linalg(_) => None,
+            | Primitive::Linalg(_)
+            | Primitive::Rng(_) => None,
         }
     }
 
@@ -213,6 +221,7 @@ impl Primitive {
             Primitive::Marker(op) => op.params(pad, nested),
             Primitive::Fft(op) => op.params(pad, nested),
             Primitive::Linalg(op) => op.params(pad, nested),
+            Primitive::Rng(op) => op.params(pad, nested),
         }
     }
 }

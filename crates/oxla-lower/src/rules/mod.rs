@@ -13,6 +13,7 @@ mod index;
 mod linalg;
 mod marker;
 mod reduce;
+mod rng;
 mod shape;
 mod sharding;
 
@@ -83,6 +84,7 @@ pub(crate) fn lower_equation<'c, 'a>(
         Primitive::Marker(op) => marker::lower(op, e, &input),
         Primitive::Fft(op) => fft::lower(op, e, &input),
         Primitive::Linalg(op) => linalg::lower(op, e, &input),
+        Primitive::Rng(op) => rng::lower(op, e, &input),
     }?;
     pin_to_types(e, values, out_avals, loc)
 }

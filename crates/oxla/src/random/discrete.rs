@@ -7,14 +7,16 @@
 use oxla_core::DType;
 
 use super::gamma::{c, usage};
-use super::{IntoKey, Key, key_data, split, split2, uniform, wrap_key_data};
+use super::{IntoKey, Key, KeyImpl, key_data, split, split2, uniform};
 use crate::array::Array;
 use crate::lax;
 use crate::numpy as jnp;
 
 /// `key` (its data, a loop carry) as a key.
-fn wrap(data: &Array) -> Key {
-    wrap_key_data(data.clone()).unwrap_or_else(Key::error)
+/// The key of a loop's carried key data (of the loop's key's
+/// implementation).
+fn wrap(data: &Array, kind: KeyImpl) -> Key {
+    Key::from_data_with_impl(data.clone(), kind).unwrap_or_else(Key::error)
 }
 
 /// Uniform draws in `[0, 1)` of `shape` and `like`'s dtype.
@@ -37,6 +39,7 @@ fn or_errors<T>(result: crate::error::Result<T>, errors: impl FnOnce(Array) -> T
 /// product stays above `-lam`, all elements drawing together until every
 /// one has stopped.
 fn poisson_knuth(key: Key, lam: &Array, shape: &[i64], dtype: DType) -> Array {
+    let kind = key.implementation();
     let neg_lam = lax::neg(lam);
     let cond = {
         let neg_lam = neg_lam.clone();
@@ -48,7 +51,7 @@ fn poisson_knuth(key: Key, lam: &Array, shape: &[i64], dtype: DType) -> Array {
         let (neg_lam, lam) = (neg_lam.clone(), lam.clone());
         let shape = shape.to_vec();
         move |(k, rng, log_prod): (Array, Array, Array)| {
-            let (rng, subkey) = split2(wrap(&rng));
+            let (rng, subkey) = split2(wrap(&rng, kind));
             let k = lax::select(
                 &lax::gt(&log_prod, &neg_lam),
                 &lax::add(&k, &c(1.0, &k)),
@@ -81,10 +84,11 @@ fn rejection_loop(
     dtype: DType,
     propose: impl Fn(&Array, &Array) -> (Array, Array),
 ) -> Array {
+    let kind = key.implementation();
     let cond =
         |(_, accepted, _): &(Array, Array, Array)| jnp::any(&lax::not(accepted), None, false);
     let body = |(k_out, accepted, key): (Array, Array, Array)| {
-        let keys = split(wrap(&key), 3);
+        let keys = split(wrap(&key, kind), 3);
         let u = unit(super::clone(&keys[1]), shape, like);
         let v = unit(super::clone(&keys[2]), shape, like);
         let (k, accept) = propose(&u, &v);
@@ -171,6 +175,15 @@ pub fn poisson(key: impl IntoKey, lam: &Array, shape: Option<&[i64]>, dtype: DTy
         );
     }
     let key: Key = key.into_key();
+    if key.implementation() != KeyImpl::Threefry2x32 {
+        return usage(
+            "poisson",
+            format!(
+                "poisson is only implemented for the threefry2x32 RNG, not {} (as in JAX)",
+                key.implementation().name()
+            ),
+        );
+    }
     let lam = jnp::broadcast_to(&lax::convert_element_type(lam, DType::F32), &shape);
     let use_knuth = lax::or(&jnp::isnan(&lam), &lax::lt(&lam, &c(10.0, &lam)));
     let lam_knuth = lax::select(&use_knuth, &lam, &jnp::full_like(&lam, 0.0));
@@ -232,6 +245,7 @@ fn stirling_approx_tail(k: &Array) -> Array {
 /// JAX's `_binomial_inversion`: counts geometric waiting times until
 /// they pass `count`.
 fn binomial_inversion(key: Key, count: &Array, prob: &Array, shape: &[i64], dtype: DType) -> Array {
+    let kind = key.implementation();
     let log1minusprob = lax::log1p(&lax::neg(prob));
     let cond = {
         let count = count.clone();
@@ -243,7 +257,7 @@ fn binomial_inversion(key: Key, count: &Array, prob: &Array, shape: &[i64], dtyp
         let (count, prob) = (count.clone(), prob.clone());
         let shape = shape.to_vec();
         move |(num_geom, geom_sum, key): (Array, Array, Array)| {
-            let (subkey, key) = split2(wrap(&key));
+            let (subkey, key) = split2(wrap(&key, kind));
             let num_geom = lax::select(
                 &lax::le(&geom_sum, &count),
                 &lax::add(&num_geom, &c(1.0, &num_geom)),
@@ -461,15 +475,14 @@ pub fn multinomial(
         ),
     );
     let outcomes = shape[shape.len() - 1] as usize;
-    let keys: Vec<Array> = split(key.into_key(), outcomes)
-        .iter()
-        .map(key_data)
-        .collect();
+    let key = key.into_key();
+    let kind = key.implementation();
+    let keys: Vec<Array> = split(key, outcomes).iter().map(key_data).collect();
     let keys = jnp::stack(&keys.iter().collect::<Vec<_>>(), 0);
     let step = |remainder: Array, (ratio, key): (Array, Array)| {
         let clipped = lax::clamp(&c(0.0, &ratio), &ratio, &c(1.0, &ratio));
         let count = binomial_impl(
-            wrap(&key),
+            wrap(&key, kind),
             &remainder,
             &clipped,
             remainder.shape_or_empty(),

@@ -9,7 +9,7 @@
 
 use oxla_core::DType;
 
-use super::{IntoKey, Key, exponential, key_data, normal, split, split2, uniform, wrap_key_data};
+use super::{IntoKey, Key, KeyImpl, exponential, key_data, normal, split, split2, uniform};
 use crate::array::Array;
 use crate::lax;
 use crate::numpy as jnp;
@@ -30,7 +30,7 @@ pub(super) fn c(value: f64, like: &Array) -> Array {
 
 /// One standard gamma sample of shape `alpha` (a scalar) from `key`
 /// (its data), in log space or not: JAX's `_gamma_one`.
-fn gamma_one(key: Array, alpha: Array, log_space: bool) -> Array {
+fn gamma_one(key: Array, kind: KeyImpl, alpha: Array, log_space: bool) -> Array {
     let dtype = alpha.dtype_or_bool();
     let (zero, one) = (c(0.0, &alpha), c(1.0, &alpha));
     let boost_mask = lax::ge(&alpha, &one);
@@ -39,7 +39,7 @@ fn gamma_one(key: Array, alpha: Array, log_space: bool) -> Array {
     let one_over_three = c(1.0 / 3.0, &alpha);
     let d = lax::sub(&alpha, &one_over_three);
     let cc = lax::div(&one_over_three, &lax::sqrt(&d));
-    let wrap = |k: &Array| wrap_key_data(k.clone()).unwrap_or_else(Key::error);
+    let wrap = |k: &Array| Key::from_data_with_impl(k.clone(), kind).unwrap_or_else(Key::error);
     let keys2 = |k: &Array| {
         let (a, b) = split2(wrap(k));
         (key_data(&a), key_data(&b))
@@ -141,12 +141,17 @@ fn gamma_grad(sample: &Array, a: &Array, log_space: bool) -> Array {
 fn gamma_impl(key: Key, a: &Array, log_space: bool) -> Array {
     let shape = a.shape_or_empty().to_vec();
     let n: i64 = shape.iter().product();
+    let kind = key.implementation();
     let keys = key_data(&super::split_batched(key, &[n]));
     let alphas = jnp::ravel(&lax::stop_gradient(a));
-    let samples =
-        crate::vmap::vmap(move |(k, alpha): (Array, Array)| gamma_one(k, alpha, log_space))
-            .call((keys, alphas))
-            .unwrap_or_else(Array::error);
+    let one = move |(k, alpha): (Array, Array)| gamma_one(k, kind, alpha, log_space);
+    // As JAX: vmapped for threefry keys, a loop over the elements for the
+    // others (whose bits under vmap would all come from the first key).
+    let samples = match kind {
+        KeyImpl::Threefry2x32 => crate::vmap::vmap(one).call((keys, alphas)),
+        KeyImpl::Rbg | KeyImpl::UnsafeRbg => crate::control::map(one, (keys, alphas)),
+    }
+    .unwrap_or_else(Array::error);
     let samples = lax::reshape(&samples, &shape);
     // JAX's implicit reparameterization: ∂sample/∂a from
     // `random_gamma_grad` (of the sample; in log space, over it).

@@ -5,7 +5,7 @@
 
 use crate::transform::rules::{
     call, collective, contract, control, elementwise, fft, host, index, linalg, marker, reduce,
-    shape, sharding,
+    rng, shape, sharding,
 };
 use oxla_core::shape_rules::abstract_eval;
 
@@ -71,6 +71,7 @@ pub(crate) fn batch(
         Primitive::Marker(op) => marker::batch(op, &input),
         Primitive::Fft(op) => fft::batch(op, &input),
         Primitive::Linalg(op) => linalg::batch(op, &input),
+        Primitive::Rng(op) => rng::batch(op, &input),
     }
 }
 

@@ -12,7 +12,7 @@
 
 use crate::transform::rules::{
     call, collective, contract, control, elementwise, fft, host, index, linalg, marker, reduce,
-    shape, sharding,
+    rng, shape, sharding,
 };
 use oxla_core::{DType, Primitive};
 
@@ -70,6 +70,7 @@ pub(crate) fn jvp(
         Primitive::Marker(op) => marker::jvp(op, &input),
         Primitive::Fft(op) => fft::jvp(op, &input),
         Primitive::Linalg(op) => linalg::jvp(op, &input),
+        Primitive::Rng(op) => rng::jvp(op, &input),
     }
 }
 

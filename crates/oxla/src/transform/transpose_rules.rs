@@ -6,7 +6,7 @@
 
 use crate::transform::rules::{
     call, collective, contract, control, elementwise, fft, host, index, linalg, marker, reduce,
-    shape, sharding,
+    rng, shape, sharding,
 };
 use oxla_core::{
     Aval, DType, GatherDimensionNumbers, GatherMode, Primitive, Scalar, ScatterDimensionNumbers,
@@ -79,6 +79,7 @@ pub(crate) fn transpose(
         Primitive::Marker(op) => marker::transpose(op, &input),
         Primitive::Fft(op) => fft::transpose(op, &input),
         Primitive::Linalg(op) => linalg::transpose(op, &input),
+        Primitive::Rng(op) => rng::transpose(op, &input),
     }?;
     finish(primitive, operands, cts_in)
 }

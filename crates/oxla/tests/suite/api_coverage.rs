@@ -150,7 +150,7 @@ fn namespaces() -> Vec<Namespace> {
         conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple, dtype, empty, mulhi,
         reduce_window_shape_tuple, reduce_xor, composite, platform_dependent, ragged_dot,
         shape_as_value, zeta, igamma, igammac, igamma_grad_a, random_gamma_grad, fft, betainc,
-        reduce_precision, custom_linear_solve, custom_root);
+        reduce_precision, custom_linear_solve, custom_root, rng_bit_generator, rng_uniform);
     lax.extend(have!(oxla::numpy: broadcast_shapes));
     lax.extend(
         have!(oxla::sharding::collectives: all_gather, all_to_all, axis_index,
@@ -184,7 +184,7 @@ fn namespaces() -> Vec<Namespace> {
     };
     vec![
         namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 328),
-        namespace("jax.lax", lax, &[], 192),
+        namespace("jax.lax", lax, &[], 194),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 47),
         namespace("jax.numpy.linalg", linalg, &[], 31),

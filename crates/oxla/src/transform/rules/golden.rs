@@ -290,6 +290,19 @@ fn cases() -> Vec<Golden> {
                 Ok(vec![vmap(per_row).call(a[0].clone())?])
             },
         },
+        // XLA's generators: a batch of keys draws from its first key.
+        Golden {
+            family: "rng",
+            name: "vmap of rng_bit_generator",
+            inputs: &["u32[3,4]"],
+            f: |a| {
+                let (keys, bits) = vmap(|k: Array| {
+                    lax::rng_bit_generator(&k, &[2], DType::U32, lax::RngAlgorithm::Default)
+                })
+                .call(a[0].clone())?;
+                Ok(vec![keys, bits])
+            },
+        },
         // Collectives, over a vmap's named axis (no devices).
         Golden {
             family: "collective",

@@ -15,6 +15,7 @@ pub(crate) mod index;
 pub(crate) mod linalg;
 pub(crate) mod marker;
 pub(crate) mod reduce;
+pub(crate) mod rng;
 pub(crate) mod shape;
 pub(crate) mod sharding;
 
