@@ -147,10 +147,19 @@ pub(super) struct Lapack {
     library: libloading::Library,
     /// The file it was loaded from.
     pub(super) path: String,
+    /// What its symbols start with: nothing for a system LAPACK, `scipy_`
+    /// for the OpenBLAS SciPy and jaxlib use (`libscipy_openblas`, from
+    /// the `scipy-openblas32` wheel), which prefixes every entry point.
+    prefix: &'static str,
 }
 
-/// The libraries tried in order after `OXLA_LAPACK`: Debian's LAPACK
-/// alternative (OpenBLAS's when installed), then OpenBLAS itself.
+/// The symbol prefixes a LAPACK's entry points may carry.
+const PREFIXES: [&str; 2] = ["", "scipy_"];
+
+/// The libraries tried in order after `OXLA_LAPACK` and
+/// `$OXLA_HOME/lapack/libscipy_openblas.so` (the OpenBLAS build jaxlib
+/// uses, which ci/setup installs): Debian's LAPACK alternative (OpenBLAS's
+/// when installed), then OpenBLAS itself.
 const CANDIDATES: &[&str] = &[
     "liblapack.so.3",
     "libopenblas.so.0",
@@ -166,7 +175,7 @@ const CANDIDATES: &[&str] = &[
 /// spread a batch of matrices over them, so OpenBLAS's own threads only
 /// contend with both (Debian's OpenBLAS 0.3.21 took 13× JAX's time for a
 /// 256×256 Cholesky with its threads on two cores, and 0.93× without).
-fn single_threaded(library: &libloading::Library) {
+fn single_threaded(library: &libloading::Library, prefix: &str) {
     let user_set = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"]
         .iter()
         .any(|name| std::env::var_os(name).is_some());
@@ -174,10 +183,11 @@ fn single_threaded(library: &libloading::Library) {
         return;
     }
     type SetThreads = unsafe extern "C" fn(std::ffi::c_int);
+    let symbol = format!("{prefix}openblas_set_num_threads\0");
     // SAFETY: `openblas_set_num_threads(int)` is OpenBLAS's, callable at any
     // time; a LAPACK without it (the reference one) is single-threaded.
     unsafe {
-        if let Ok(set) = library.get::<SetThreads>(b"openblas_set_num_threads\0") {
+        if let Ok(set) = library.get::<SetThreads>(symbol.as_bytes()) {
             set(1);
         }
     }
@@ -197,9 +207,17 @@ impl Lapack {
 
     fn load() -> std::result::Result<Lapack, String> {
         let named = std::env::var("OXLA_LAPACK").ok().filter(|p| !p.is_empty());
+        // jaxlib's own OpenBLAS, where ci/setup (or the user) put it.
+        let scipy = crate::discovery::oxla_home()
+            .join("lapack")
+            .join("libscipy_openblas.so");
+        let scipy = scipy
+            .is_file()
+            .then(|| scipy.to_string_lossy().into_owned());
         let mut tried = Vec::new();
         for path in named
             .iter()
+            .chain(scipy.iter())
             .map(String::as_str)
             .chain(CANDIDATES.iter().copied())
         {
@@ -208,12 +226,16 @@ impl Lapack {
             match unsafe { libloading::Library::new(path) } {
                 Ok(library) => {
                     // SAFETY: only the symbol's presence is checked.
-                    let has_lapack = unsafe { library.get::<Getrf>(b"dgetrf_\0") }.is_ok();
-                    if has_lapack {
-                        single_threaded(&library);
+                    let prefix = PREFIXES.into_iter().find(|prefix| {
+                        let symbol = format!("{prefix}dgetrf_\0");
+                        unsafe { library.get::<Getrf>(symbol.as_bytes()) }.is_ok()
+                    });
+                    if let Some(prefix) = prefix {
+                        single_threaded(&library, prefix);
                         return Ok(Lapack {
                             library,
                             path: path.to_string(),
+                            prefix,
                         });
                     }
                     tried.push(format!("{path}: no dgetrf_"));
@@ -232,7 +254,7 @@ impl Lapack {
     /// # Safety
     /// `F` is the function type of LAPACK's `name`.
     pub(super) unsafe fn routine<F: Copy>(&self, name: &str) -> std::result::Result<F, String> {
-        let symbol = format!("{name}\0");
+        let symbol = format!("{}{name}\0", self.prefix);
         // SAFETY: per the contract; the library lives for the process.
         unsafe { self.library.get::<F>(symbol.as_bytes()) }
             .map(|s| *s)

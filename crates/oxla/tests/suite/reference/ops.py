@@ -762,7 +762,10 @@ CASES.update({
     "la_lstsq_rank": (lambda a, b: jnp.linalg.lstsq(a, b)[2], [TALL, normal(5)]),
     "la_matrix_rank": (jnp.linalg.matrix_rank, [np.outer(normal(4), normal(4)).astype(np.float32)]),
     "la_cond": (jnp.linalg.cond, [GA4]), "la_cond_1": (lambda a: jnp.linalg.cond(a, p=1), [GA4]),
-    "la_cond_singular": (lambda a: jnp.linalg.cond(a, p=-2), [np.ones((3, 3), np.float32)]),
+    # Singular with an exactly zero singular value (a rank-1 matrix's would
+    # be each LAPACK build's rounding noise): cond(p=-2) is 0.
+    "la_cond_singular": (lambda a: jnp.linalg.cond(a, p=-2),
+                         [np.diag(np.array([1.0, 2.0, 0.0], np.float32))]),
     "la_matrix_norm_2": (lambda a: jnp.linalg.matrix_norm(a, ord=2), [GAB]),
     "la_matrix_norm_nuc": (lambda a: jnp.linalg.matrix_norm(a, ord="nuc"), [TALL]),
     "la_matrix_power_neg": (lambda a: jnp.linalg.matrix_power(a, -2), [GA4]),
