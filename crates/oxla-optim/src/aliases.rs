@@ -1,4 +1,21 @@
-//! Optax's named optimizers as chains of [`transforms`](super::transforms).
+//! Optax's named optimizers as chains of [`transforms`](super::transforms):
+//! SGD and Adam here, the others in a module per family.
+
+mod adafactor;
+mod adaptive;
+mod layerwise;
+
+pub use adafactor::{Adafactor, AdafactorOptions, adafactor, adafactor_with};
+pub use adaptive::{
+    Adabelief, AdabeliefOptions, Adadelta, Adagrad, Adamax, Lion, Radam, RadamOptions, Rmsprop,
+    RmspropOptions, Sm3, adabelief, adabelief_with, adadelta, adadelta_with, adagrad, adagrad_with,
+    adamax, adamax_with, lion, lion_with, nadam, nadam_with, radam, radam_with, rmsprop,
+    rmsprop_with, sm3, sm3_with,
+};
+pub use layerwise::{
+    Lamb, LambOptions, Lars, LarsOptions, Novograd, NovogradOptions, lamb, lamb_with, lars,
+    lars_with, novograd, novograd_with,
+};
 
 use super::schedules::Schedule;
 use super::transforms::{

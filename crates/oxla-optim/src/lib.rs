@@ -40,15 +40,37 @@ pub use oxla_nn::losses;
 mod schedules;
 mod transforms;
 mod tree;
+mod wrappers;
 
-pub use aliases::{Adam, AdamW, Sgd, adam, adam_with, adamw, adamw_with, momentum, sgd};
+pub use aliases::{
+    Adabelief, AdabeliefOptions, Adadelta, Adafactor, AdafactorOptions, Adagrad, Adam, AdamW,
+    Adamax, Lamb, LambOptions, Lars, LarsOptions, Lion, Novograd, NovogradOptions, Radam,
+    RadamOptions, Rmsprop, RmspropOptions, Sgd, Sm3, adabelief, adabelief_with, adadelta,
+    adadelta_with, adafactor, adafactor_with, adagrad, adagrad_with, adam, adam_with, adamax,
+    adamax_with, adamw, adamw_with, lamb, lamb_with, lars, lars_with, lion, lion_with, momentum,
+    nadam, nadam_with, novograd, novograd_with, radam, radam_with, rmsprop, rmsprop_with, sgd, sm3,
+    sm3_with,
+};
 pub use schedules::Schedule;
 pub use transforms::{
-    AdamState, AddDecayedWeights, ClipByGlobalNorm, Identity, Scale, ScaleByAdam,
-    ScaleByLearningRate, ScheduleState, Trace, TraceState, add_decayed_weights,
-    clip_by_global_norm, scale, scale_by_adam, scale_by_learning_rate, trace,
+    AdadeltaState, AdamState, AddDecayedWeights, Clip, ClipByBlockRms, ClipByGlobalNorm, Ema,
+    EmaState, FactoredState, Identity, LionState, NovogradState, RmsState, RssState, Scale,
+    ScaleByAdadelta, ScaleByAdam, ScaleByAdamax, ScaleByBelief, ScaleByFactoredRms,
+    ScaleByLearningRate, ScaleByLion, ScaleByNovograd, ScaleByParamBlockRms, ScaleByRadam,
+    ScaleByRms, ScaleByRss, ScaleBySm3, ScaleByStddev, ScaleByTrustRatio, ScheduleState, Sm3State,
+    StddevState, Trace, TraceState, add_decayed_weights, clip, clip_by_block_rms,
+    clip_by_global_norm, ema, scale, scale_by_adadelta, scale_by_adam, scale_by_adamax,
+    scale_by_belief, scale_by_factored_rms, scale_by_learning_rate, scale_by_lion,
+    scale_by_novograd, scale_by_param_block_rms, scale_by_radam, scale_by_rms, scale_by_rss,
+    scale_by_sm3, scale_by_stddev, scale_by_trust_ratio, trace,
 };
 pub use tree::{apply_updates, global_norm};
+pub use wrappers::{
+    AdamWMasked, ApplyIfFinite, ApplyIfFiniteState, InjectLearningRate, InjectLearningRateState,
+    Masked, MaskedState, MultiSteps, MultiStepsState, MultiTransform, MultiTransformState,
+    TransformGroups, adamw_with_mask, apply_if_finite, inject_learning_rate, mask_by_path, masked,
+    multi_steps, multi_transform,
+};
 
 use oxla::Result;
 use oxla::pytree::Pytree;
@@ -149,3 +171,15 @@ chain_tuple!((A, a), (B, b));
 chain_tuple!((A, a), (B, b), (C, c));
 chain_tuple!((A, a), (B, b), (C, c), (D, d));
 chain_tuple!((A, a), (B, b), (C, c), (D, d), (E, e));
+chain_tuple!((A, a), (B, b), (C, c), (D, d), (E, e), (F, f));
+chain_tuple!((A, a), (B, b), (C, c), (D, d), (E, e), (F, f), (G, g));
+chain_tuple!(
+    (A, a),
+    (B, b),
+    (C, c),
+    (D, d),
+    (E, e),
+    (F, f),
+    (G, g),
+    (H, h)
+);

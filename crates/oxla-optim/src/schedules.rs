@@ -1,10 +1,16 @@
 //! Learning-rate schedules as Optax defines them: a value per step count,
 //! computed from the optimizer state's (traced) `int32` count.
 
-use oxla::DType;
+mod constructors;
+mod debug_eq;
+mod formulas;
+
+use std::sync::Arc;
 
 use oxla::Array;
 use oxla::numpy as jnp;
+
+use formulas::{f32_scalar, int};
 
 /// A learning rate as a function of the step count (Optax's schedules),
 /// computed in the program from the optimizer state's `int32` count (so a
@@ -34,7 +40,7 @@ use oxla::numpy as jnp;
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub enum Schedule {
     /// The same value at every step (`constant_schedule`).
     Constant(f64),
@@ -69,7 +75,9 @@ pub enum Schedule {
     },
     /// `init_value * decay_rate^((step - transition_begin) / transition_steps)`
     /// (floored with `staircase`), `init_value` before `transition_begin`,
-    /// bounded by `end_value` when given (`exponential_decay`).
+    /// bounded by `end_value` when given (`exponential_decay`); `init_value`
+    /// throughout when `transition_steps <= 0` or `decay_rate` is 0, and a
+    /// negative `transition_begin` counts as 0, as in Optax.
     Exponential {
         /// Value up to `transition_begin`.
         init_value: f64,
@@ -84,6 +92,69 @@ pub enum Schedule {
         /// Lower bound when decaying (upper bound when growing).
         end_value: Option<f64>,
     },
+    /// `init_value` times each scale whose boundary the step has reached,
+    /// applied in boundary order (`piecewise_constant_schedule`). Build it
+    /// with [`Schedule::piecewise_constant`], which checks the scales.
+    PiecewiseConstant {
+        /// Value before the first boundary.
+        init_value: f64,
+        /// `(boundary step, scale)` pairs, sorted by boundary.
+        boundaries_and_scales: Vec<(i64, f64)>,
+    },
+    /// `(init_value - end_value) * (1 - t / transition_steps)^power +
+    /// end_value` with `t` the steps since `transition_begin`, clipped to
+    /// `[0, transition_steps]` (`polynomial_schedule`); `init_value`
+    /// throughout when `transition_steps <= 0`.
+    Polynomial {
+        /// Value up to `transition_begin`.
+        init_value: f64,
+        /// Value after the transition.
+        end_value: f64,
+        /// Power of the polynomial (an integral power multiplies, as a
+        /// Python `int` power does in Optax).
+        power: f64,
+        /// Length of the transition.
+        transition_steps: i64,
+        /// Step at which it starts (0 when negative).
+        transition_begin: i64,
+    },
+    /// `init_value * ((1 - alpha) * (½(1 + cos(π t / decay_steps)))^exponent
+    /// + alpha)` with `t` clipped to `decay_steps` (`cosine_decay_schedule`).
+    CosineDecay {
+        /// Value at step 0.
+        init_value: f64,
+        /// Length of the decay.
+        decay_steps: i64,
+        /// Final multiplier of `init_value`.
+        alpha: f64,
+        /// Power of the cosine factor (1 for plain cosine).
+        exponent: f64,
+    },
+    /// Interpolation between the accumulated products of the scales at
+    /// their boundaries, linear or cosine (`piecewise_interpolate_schedule`);
+    /// build it with [`Schedule::piecewise_interpolate`].
+    PiecewiseInterpolate {
+        /// Cosine interpolation (else linear).
+        cosine: bool,
+        /// Value at step 0.
+        init_value: f64,
+        /// `(boundary step, scale)` pairs, sorted by boundary.
+        boundaries_and_scales: Vec<(i64, f64)>,
+    },
+    /// `schedules[0]` until `boundaries[0]`, then `schedules[1]` of the
+    /// steps since that boundary, and so on (`join_schedules`); build it
+    /// with [`Schedule::join`], which checks the boundaries.
+    Join {
+        /// The schedules in order.
+        schedules: Vec<Schedule>,
+        /// The step at which each schedule after the first takes over.
+        boundaries: Vec<i64>,
+    },
+    /// Any function of the (integer, possibly traced) step count that
+    /// returns the value as an array (an Optax schedule is any callable);
+    /// build it with [`Schedule::from_fn`]. It runs under `jit` on the traced
+    /// count, so it must use array operations, not host values of the count.
+    Custom(Arc<dyn Fn(&Array) -> Array + Send + Sync>),
 }
 
 impl From<f64> for Schedule {
@@ -139,25 +210,27 @@ impl Schedule {
         matches!(self, Schedule::Constant(_))
     }
 
-    /// The value at `count` (an integer scalar array, traced or not), as an
-    /// f32 scalar.
+    /// The value at `count` (an integer array, traced or not; a scalar in an
+    /// optimizer, any shape elementwise), as f32 ([`Schedule::Custom`]: what
+    /// its function returns).
     #[track_caller]
     pub fn value(&self, count: &Array) -> Array {
-        match *self {
-            Schedule::Constant(v) => f32_scalar(v),
-            Schedule::Linear {
+        match self {
+            Schedule::Constant(v) => f32_scalar(*v),
+            &Schedule::Linear {
                 init_value,
                 end_value,
                 transition_steps,
                 transition_begin,
-            } => linear(
+            } => formulas::polynomial(
                 count,
                 init_value,
                 end_value,
+                1.0,
                 transition_steps,
                 transition_begin,
             ),
-            Schedule::WarmupCosineDecay {
+            &Schedule::WarmupCosineDecay {
                 init_value,
                 peak_value,
                 warmup_steps,
@@ -170,9 +243,10 @@ impl Schedule {
                 } else {
                     end_value / peak_value
                 };
-                let warmup = linear(count, init_value, peak_value, warmup_steps, 0);
+                let warmup =
+                    formulas::polynomial(count, init_value, peak_value, 1.0, warmup_steps, 0);
                 let after = count - &int(warmup_steps);
-                let decay = cosine_decay(
+                let decay = formulas::cosine_decay(
                     &after,
                     peak_value,
                     decay_steps - warmup_steps,
@@ -182,63 +256,72 @@ impl Schedule {
                 let before = jnp::less(count, &int(warmup_steps));
                 jnp::where_(&before, &warmup, &decay)
             }
-            Schedule::Exponential {
+            &Schedule::Exponential {
                 init_value,
                 transition_steps,
                 decay_rate,
                 transition_begin,
                 staircase,
                 end_value,
+            } => formulas::exponential(
+                count,
+                init_value,
+                transition_steps,
+                decay_rate,
+                transition_begin,
+                staircase,
+                end_value,
+            ),
+            Schedule::PiecewiseConstant {
+                init_value,
+                boundaries_and_scales,
+            } => formulas::piecewise_constant(count, *init_value, boundaries_and_scales),
+            &Schedule::Polynomial {
+                init_value,
+                end_value,
+                power,
+                transition_steps,
+                transition_begin,
+            } => formulas::polynomial(
+                count,
+                init_value,
+                end_value,
+                power,
+                transition_steps,
+                transition_begin,
+            ),
+            &Schedule::CosineDecay {
+                init_value,
+                decay_steps,
+                alpha,
+                exponent,
+            } => formulas::cosine_decay(count, init_value, decay_steps, alpha, exponent),
+            Schedule::PiecewiseInterpolate {
+                cosine,
+                init_value,
+                boundaries_and_scales,
             } => {
-                let decreased = count - &int(transition_begin);
-                let mut p = to_f32(&decreased) / transition_steps as f64;
-                if staircase {
-                    p = jnp::floor(&p);
-                }
-                let decayed = jnp::power(&f32_scalar(decay_rate), &p) * init_value;
-                let started = jnp::less_equal(&decreased, &int(0));
-                let value = jnp::where_(&started, &f32_scalar(init_value), &decayed);
-                match end_value {
-                    None => value,
-                    Some(end) if decay_rate < 1.0 => jnp::maximum(&value, &f32_scalar(end)),
-                    Some(end) => jnp::minimum(&value, &f32_scalar(end)),
-                }
+                formulas::piecewise_interpolate(count, *cosine, *init_value, boundaries_and_scales)
             }
+            Schedule::Join {
+                schedules,
+                boundaries,
+            } => {
+                let Some(first) = schedules.first() else {
+                    return Array::error(oxla::Error::InvalidArgument(
+                        "join_schedules: a joined schedule needs at least one schedule".into(),
+                    ));
+                };
+                // Optax's loop: each later schedule sees the steps since its
+                // boundary.
+                let mut out = first.value(count);
+                for (&boundary, schedule) in boundaries.iter().zip(&schedules[1..]) {
+                    let later = schedule.value(&(count - &int(boundary)));
+                    out = jnp::where_(&jnp::less(count, &int(boundary)), &out, &later);
+                }
+                out
+            }
+            Schedule::Custom(f) => f(count),
         }
     }
-}
-
-fn f32_scalar(v: f64) -> Array {
-    oxla::lax::convert_element_type(&Array::weak_scalar(v), DType::F32)
-}
-
-/// A step number as a weakly typed integer scalar (counts are `int32`).
-fn int(v: i64) -> Array {
-    Array::weak_scalar(v as i32)
-}
-
-fn to_f32(x: &Array) -> Array {
-    oxla::lax::convert_element_type(x, DType::F32)
-}
-
-/// Optax's `polynomial_schedule` with power 1.
-fn linear(count: &Array, init: f64, end: f64, steps: i64, begin: i64) -> Array {
-    if steps <= 0 {
-        return f32_scalar(init);
-    }
-    let clipped = jnp::clip(&(count - &int(begin)), &int(0), &int(steps));
-    let frac = -(to_f32(&clipped) / steps as f64) + 1.0;
-    frac * (init - end) + end
-}
-
-/// Optax's `cosine_decay_schedule(init, decay_steps, alpha, exponent)`.
-fn cosine_decay(count: &Array, init: f64, steps: i64, alpha: f64, exponent: f64) -> Array {
-    if steps <= 0 {
-        return f32_scalar(init);
-    }
-    let count = jnp::minimum(count, &int(steps));
-    let phase = to_f32(&count) * std::f64::consts::PI / steps as f64;
-    let cosine = (jnp::cos(&phase) + 1.0) * 0.5;
-    let decayed = jnp::power(&cosine, &Array::weak_scalar(exponent)) * (1.0 - alpha) + alpha;
-    decayed * init
 }

@@ -1,4 +1,31 @@
-//! The gradient transformations Optax's optimizers are built from.
+//! The gradient transformations Optax's optimizers are built from: the
+//! basic ones here, the others in a module per family.
+
+mod adam_variants;
+mod block_rms;
+mod ema;
+mod factored;
+mod layerwise;
+mod second_moment;
+mod sm3;
+
+pub use adam_variants::{
+    LionState, ScaleByAdamax, ScaleByBelief, ScaleByLion, ScaleByRadam, scale_by_adamax,
+    scale_by_belief, scale_by_lion, scale_by_radam,
+};
+pub use block_rms::{
+    ClipByBlockRms, ScaleByParamBlockRms, clip_by_block_rms, scale_by_param_block_rms,
+};
+pub use ema::{Ema, EmaState, ema};
+pub use factored::{FactoredState, ScaleByFactoredRms, scale_by_factored_rms};
+pub use layerwise::{
+    NovogradState, ScaleByNovograd, ScaleByTrustRatio, scale_by_novograd, scale_by_trust_ratio,
+};
+pub use second_moment::{
+    AdadeltaState, RmsState, RssState, ScaleByAdadelta, ScaleByRms, ScaleByRss, ScaleByStddev,
+    StddevState, scale_by_adadelta, scale_by_rms, scale_by_rss, scale_by_stddev,
+};
+pub use sm3::{ScaleBySm3, Sm3State, scale_by_sm3};
 
 use oxla::DType;
 
@@ -11,18 +38,18 @@ use oxla::numpy as jnp;
 use oxla::pytree::{Pytree, tree_map, tree_map_named};
 
 /// A new `int32` step count of 0.
-fn zero_count() -> Array {
+pub(crate) fn zero_count() -> Array {
     Array::scalar(0i32).unwrap_or_else(Array::error)
 }
 
 /// `count + 1`, saturating at the largest `int32` (Optax's `safe_increment`).
-fn safe_increment(count: &Array) -> Array {
+pub(crate) fn safe_increment(count: &Array) -> Array {
     let max = Array::weak_scalar(i32::MAX);
     jnp::where_(&jnp::less(count, &max), &(count + 1), &max)
 }
 
 /// `zeros_like` of every leaf.
-fn zeros_like_tree<P: Pytree>(params: &P) -> P {
+pub(crate) fn zeros_like_tree<P: Pytree>(params: &P) -> P {
     tree_map(params, jnp::zeros_like).expect("a tree rebuilds from its own leaves")
 }
 
@@ -93,11 +120,14 @@ pub struct ScheduleState {
 }
 
 /// Updates times minus the learning rate, a constant or a [`Schedule`] of
-/// the step count (`optax.scale_by_learning_rate`).
+/// the step count (`optax.scale_by_learning_rate`); times the rate itself
+/// with `flip_sign` false (as Adafactor uses it).
 #[derive(Debug, Clone)]
 pub struct ScaleByLearningRate {
     /// The learning rate.
     pub schedule: Schedule,
+    /// Whether to scale by minus the rate (a descent step; Optax's default).
+    pub flip_sign: bool,
 }
 
 /// `optax.scale_by_learning_rate(learning_rate)`: a number or a [`Schedule`].
@@ -119,6 +149,7 @@ pub struct ScaleByLearningRate {
 pub fn scale_by_learning_rate(learning_rate: impl Into<Schedule>) -> ScaleByLearningRate {
     ScaleByLearningRate {
         schedule: learning_rate.into(),
+        flip_sign: true,
     }
 }
 
@@ -132,10 +163,14 @@ impl<P: Pytree> GradientTransformation<P> for ScaleByLearningRate {
     }
 
     fn update(&self, updates: P, state: ScheduleState, _: &P) -> Result<(P, ScheduleState)> {
+        let sign = if self.flip_sign { -1.0 } else { 1.0 };
         match (&self.schedule, state.count) {
-            (Schedule::Constant(rate), _) => Ok((tree_map(&updates, |g| g * -rate)?, state_none())),
+            (Schedule::Constant(rate), _) => {
+                Ok((tree_map(&updates, |g| g * (sign * rate))?, state_none()))
+            }
             (schedule, Some(count)) => {
-                let step = -schedule.value(&count);
+                let value = schedule.value(&count);
+                let step = if self.flip_sign { -value } else { value };
                 let updates = tree_map(&updates, |g| {
                     oxla::lax::convert_element_type(&step, g.dtype_or_bool()) * g
                 })?;
@@ -182,9 +217,12 @@ pub struct ScaleByAdam {
     pub eps: f64,
     /// Added to the second moment inside the root.
     pub eps_root: f64,
+    /// Nesterov's momentum (NAdam): the first moment looks one step ahead.
+    pub nesterov: bool,
 }
 
-/// `optax.scale_by_adam(b1, b2, eps)`.
+/// `optax.scale_by_adam(b1, b2, eps)` (no `eps_root`, no Nesterov; set the
+/// fields for those).
 ///
 /// ```
 /// use oxla::Array;
@@ -207,6 +245,7 @@ pub fn scale_by_adam(b1: f64, b2: f64, eps: f64) -> ScaleByAdam {
         b2,
         eps,
         eps_root: 0.0,
+        nesterov: false,
     }
 }
 
@@ -218,6 +257,35 @@ fn bias_corrected(moment: &Array, decay: f64, count: &Array) -> Array {
     );
     let correction = -power + 1.0;
     moment / &oxla::lax::convert_element_type(&correction, moment.dtype_or_bool())
+}
+
+/// The bias-corrected first moment, looking one step ahead with Nesterov's
+/// momentum: `b1 * mu / (1 - b1^(count+1)) + (1 - b1) * g / (1 - b1^count)`
+/// (Optax's `nesterov` option of Adam, RAdam and AdaBelief), or
+/// `mu / (1 - b1^count)`.
+fn first_moment_hat(mu: &Array, g: &Array, b1: f64, count: &Array, nesterov: bool) -> Array {
+    if nesterov {
+        bias_corrected(mu, b1, &safe_increment(count)) * b1
+            + bias_corrected(g, b1, count) * (1.0 - b1)
+    } else {
+        bias_corrected(mu, b1, count)
+    }
+}
+
+/// `(1 - decay) * g + decay * moment` (Optax's `update_moment`, order 1).
+fn ema_update(g: &Array, moment: &Array, decay: f64) -> Array {
+    g * (1.0 - decay) + moment * decay
+}
+
+/// `(1 - decay) * g² + decay * moment` (Optax's `update_moment`, order 2,
+/// for real `g`).
+fn squared_ema_update(g: &Array, moment: &Array, decay: f64) -> Array {
+    (g * g) * (1.0 - decay) + moment * decay
+}
+
+/// `full_like` of every leaf with `value`.
+fn full_like_tree<P: Pytree>(params: &P, value: f64) -> P {
+    tree_map(params, |p| jnp::full_like(p, value)).expect("a tree rebuilds from its own leaves")
 }
 
 impl<P: Pytree + Clone> GradientTransformation<P> for ScaleByAdam {
@@ -234,14 +302,14 @@ impl<P: Pytree + Clone> GradientTransformation<P> for ScaleByAdam {
     fn update(&self, updates: P, state: AdamState<P>, _: &P) -> Result<(P, AdamState<P>)> {
         let (b1, b2) = (self.b1, self.b2);
         let mu = tree_map_named("scale_by_adam", &[&updates, &state.mu], |l| {
-            l[0] * (1.0 - b1) + l[1] * b1
+            ema_update(l[0], l[1], b1)
         })?;
         let nu = tree_map_named("scale_by_adam", &[&updates, &state.nu], |l| {
-            (l[0] * l[0]) * (1.0 - b2) + l[1] * b2
+            squared_ema_update(l[0], l[1], b2)
         })?;
         let count = safe_increment(&state.count);
-        let updates = tree_map_named("scale_by_adam", &[&mu, &nu], |l| {
-            let mu_hat = bias_corrected(l[0], b1, &count);
+        let updates = tree_map_named("scale_by_adam", &[&mu, &nu, &updates], |l| {
+            let mu_hat = first_moment_hat(l[0], l[2], b1, &count, self.nesterov);
             let nu_hat = bias_corrected(l[1], b2, &count);
             mu_hat / (jnp::sqrt(&(nu_hat + self.eps_root)) + self.eps)
         })?;
@@ -388,5 +456,43 @@ impl<P: Pytree> GradientTransformation<P> for ClipByGlobalNorm {
             jnp::where_(&within, t, &clipped)
         })?;
         Ok((out, state))
+    }
+}
+
+/// Clips every element of the updates to `[-max_delta, max_delta]`
+/// (`optax.clip`).
+#[derive(Debug, Clone, Copy)]
+pub struct Clip {
+    /// The largest magnitude let through.
+    pub max_delta: f64,
+}
+
+/// `optax.clip(max_delta)`.
+///
+/// ```
+/// use oxla::Array;
+/// use oxla_optim::{self as optim, GradientTransformation};
+/// # fn main() -> oxla::Result<()> {
+/// let g = Array::from_slice(&[3.0f32, -0.5, -7.0], &[3])?;
+/// let (u, ()) = optim::clip(1.0).update(g.clone(), (), &g)?;
+/// assert_eq!(u.to_vec::<f32>()?, vec![1.0, -0.5, -1.0]);
+/// # Ok(())
+/// # }
+/// ```
+pub fn clip(max_delta: f64) -> Clip {
+    Clip { max_delta }
+}
+
+impl<P: Pytree> GradientTransformation<P> for Clip {
+    type State = ();
+
+    fn init(&self, _: &P) {}
+
+    fn update(&self, updates: P, state: (), _: &P) -> Result<(P, ())> {
+        let (lo, hi) = (
+            Array::weak_scalar(-self.max_delta),
+            Array::weak_scalar(self.max_delta),
+        );
+        Ok((tree_map(&updates, |g| jnp::clip(g, &lo, &hi))?, state))
     }
 }
