@@ -11,6 +11,11 @@
 //! file. The file's `otherData` says which plugin ran and what its
 //! profiler gave.
 //!
+//! oxla installs its collector as the global `tracing` subscriber at the
+//! first profile; a program with its own subscriber adds [`layer`] to it
+//! instead (`registry().with(its_layers).with(oxla::profiler::layer())`),
+//! and both see oxla's spans.
+//!
 //! The plugin's profile becomes trace events as JAX's does: one trace
 //! process per plane (`/host:CPU`, `/device:GPU:0`, ...), one thread per
 //! line (a host thread, a CUDA stream), each event named by its metadata
@@ -67,10 +72,37 @@ fn session() -> &'static Mutex<Option<Session>> {
 /// Whether a session is on: spans are only made while one is.
 static RECORDING: AtomicBool = AtomicBool::new(false);
 
-/// The `tracing` layer that records spans into the session. Installed
-/// once as the global subscriber, so every callsite stays of interest; it
-/// enables spans only while a session records.
+/// Whether a collector is part of the process's subscriber (oxla's own, or
+/// a program's that added [`layer`]).
+static ATTACHED: AtomicBool = AtomicBool::new(false);
+
+/// The `tracing` layer that records spans into the session, behind
+/// [`layer`]'s per-layer filter (oxla's spans, only while a session
+/// records), so it never disables anything for a program's other layers.
 struct Collector;
+
+/// The profiler's `tracing` layer, for a program that installs its own
+/// subscriber: add it there and [`trace`] records through it (without it,
+/// `trace` installs one of its own, which a program's global subscriber
+/// prevents). It only sees oxla's spans (targets `oxla*`), only while a
+/// profile records, and filters nothing out for the program's other
+/// layers.
+///
+/// ```no_run
+/// use tracing_subscriber::layer::SubscriberExt;
+/// let subscriber = tracing_subscriber::registry().with(oxla::profiler::layer());
+/// tracing::subscriber::set_global_default(subscriber).expect("the first subscriber");
+/// let ((), _path) = oxla::profiler::trace("profile", || {}).expect("a profile");
+/// ```
+pub fn layer<S>() -> impl Layer<S> + Send + Sync + 'static
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    let oxla_spans_while_recording = tracing_subscriber::filter::filter_fn(|metadata| {
+        RECORDING.load(Ordering::Relaxed) && metadata.target().starts_with("oxla")
+    });
+    Collector.with_filter(oxla_spans_while_recording)
+}
 
 /// Gathers a span's fields as text.
 struct Fields<'a>(&'a mut Vec<(String, String)>);
@@ -95,15 +127,8 @@ fn thread_number() -> u64 {
 }
 
 impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Collector {
-    fn register_callsite(
-        &self,
-        _metadata: &'static tracing::Metadata<'static>,
-    ) -> tracing::subscriber::Interest {
-        tracing::subscriber::Interest::sometimes()
-    }
-
-    fn enabled(&self, _metadata: &tracing::Metadata<'_>, _ctx: Context<'_, S>) -> bool {
-        RECORDING.load(Ordering::Relaxed)
+    fn on_layer(&mut self, _subscriber: &mut S) {
+        ATTACHED.store(true, Ordering::Relaxed);
     }
 
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
@@ -175,16 +200,21 @@ fn display_name(event: &Event) -> &str {
     }
 }
 
-/// Installs the collector as the global `tracing` subscriber (once); an
-/// error when the program already installed its own.
+/// Installs the collector as the global `tracing` subscriber (once),
+/// unless the program's subscriber has [`layer`]; an error when the
+/// program installed a subscriber without it.
 fn install() -> Result<()> {
     static INSTALLED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    if ATTACHED.load(Ordering::Relaxed) {
+        return Ok(());
+    }
     INSTALLED
         .get_or_init(|| {
-            tracing::subscriber::set_global_default(Registry::default().with(Collector)).map_err(
+            tracing::subscriber::set_global_default(Registry::default().with(layer())).map_err(
                 |_| {
-                    "profiler::trace records through the global tracing subscriber, and the \
-                     program installed another one"
+                    "profiler::trace: the program installed its own tracing subscriber; add \
+                     oxla::profiler::layer() to it (registry().with(your_layers).with(\
+                     oxla::profiler::layer())) and trace records through it"
                         .to_string()
                 },
             )

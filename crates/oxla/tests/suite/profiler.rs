@@ -169,3 +169,91 @@ fn the_memory_profile_lists_live_arrays_with_the_lines_that_made_them() {
     );
     drop((big, doubled));
 }
+
+/// A program with its own global `tracing` subscriber: with
+/// `profiler::layer()` added to it, both its layer and the profile see
+/// oxla's spans; without it, `trace` is an error that says to add it. The
+/// global subscriber is process-wide, so each case runs in a child.
+#[test]
+fn the_profiler_coexists_with_a_programs_own_subscriber() {
+    use oxla_testing::BoundedOutput;
+    for (with_layer, expected) in [
+        ("1", "profile with the program's subscriber checked"),
+        ("0", "refusal without the layer checked"),
+    ] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "profiler::own_subscriber_child",
+                "--exact",
+                "--ignored",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env("OXLA_TEST_PROFILER_LAYER", with_layer)
+            .output_bounded();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stdout.contains(expected),
+            "the child (layer {with_layer}) failed:\n{stdout}\n{stderr}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "run in a child process by the_profiler_coexists_with_a_programs_own_subscriber"]
+fn own_subscriber_child() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tracing_subscriber::layer::{Layer, SubscriberExt};
+
+    /// The program's own layer: counts the spans it sees.
+    struct Count(Arc<AtomicUsize>);
+    impl<S: tracing::Subscriber> Layer<S> for Count {
+        fn on_new_span(
+            &self,
+            _: &tracing::span::Attributes<'_>,
+            _: &tracing::span::Id,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    let Ok(with_layer) = std::env::var("OXLA_TEST_PROFILER_LAYER") else {
+        eprintln!("own_subscriber_child: skipped (run by its parent test)");
+        return;
+    };
+    let seen = Arc::new(AtomicUsize::new(0));
+    let registry = tracing_subscriber::registry().with(Count(seen.clone()));
+    let run = || {
+        let x = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+        let f = jit(|x: Array| jnp::sum(&jnp::cos(&x), None, false)).named("own_subscriber");
+        f.call(x).unwrap().to_host().unwrap();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    if with_layer == "1" {
+        tracing::subscriber::set_global_default(registry.with(profiler::layer())).unwrap();
+        let ((), path) = profiler::trace(dir.path(), run).unwrap();
+        let document: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let events = document["traceEvents"].as_array().unwrap();
+        assert!(
+            events
+                .iter()
+                .any(|e| e["name"] == "execute" && e["args"]["function"] == "own_subscriber"),
+            "no execute span in {events:?}"
+        );
+        // The program's layer saw oxla's spans too, and still sees spans
+        // after the profile (nothing was filtered out for it).
+        let during = seen.load(Ordering::Relaxed);
+        assert!(during > 0, "the program's layer saw no span");
+        tracing::info_span!("the_programs_own_span").in_scope(|| {});
+        assert!(seen.load(Ordering::Relaxed) > during);
+        println!("profile with the program's subscriber checked");
+    } else {
+        tracing::subscriber::set_global_default(registry).unwrap();
+        let e = profiler::trace(dir.path(), run).unwrap_err().to_string();
+        assert!(e.contains("oxla::profiler::layer()"), "{e}");
+        println!("refusal without the layer checked");
+    }
+}
