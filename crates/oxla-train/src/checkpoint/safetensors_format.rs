@@ -123,6 +123,7 @@ fn sorted_metadata<const N: usize>(entries: [(&str, String); N]) -> HashMap<Stri
 pub fn load_safetensors<P: Pytree>(path: impl AsRef<Path>, like: &P) -> Result<P> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|e| checkpoint_error(path, e))?;
+    let (_, header) = SafeTensors::read_metadata(&bytes).map_err(|e| checkpoint_error(path, e))?;
     let file = SafeTensors::deserialize(&bytes).map_err(|e| checkpoint_error(path, e))?;
     let mut tensors = BTreeMap::new();
     for (name, view) in file.tensors() {
@@ -135,7 +136,54 @@ pub fn load_safetensors<P: Pytree>(path: impl AsRef<Path>, like: &P) -> Result<P
         let dims = view.shape().iter().map(|&d| d as i64).collect();
         tensors.insert(name, (dtype, dims, view.data().to_vec()));
     }
-    fill_template(path, like, tensors)
+    let filled = fill_template(path, like, tensors)?;
+    // Every name, dtype and shape fits; the static fields must too.
+    if let Some(saved) = header.metadata().as_ref().and_then(oxla_structure) {
+        check_structure(path, saved, &like.flatten().1.to_string())?;
+    }
+    Ok(filled)
+}
+
+/// The pytree structure an oxla checkpoint was saved from (its `treedef`
+/// metadata); `None` for other writers' files (PyTorch's, Hugging Face's).
+fn oxla_structure(metadata: &HashMap<String, String>) -> Option<&str> {
+    match metadata.get("format").map(String::as_str) {
+        Some("oxla") => metadata.get("treedef").map(String::as_str),
+        _ => None,
+    }
+}
+
+/// Checks that the template has the structure the checkpoint was saved
+/// from, static fields included (an `Mlp` saved with ReLU does not load
+/// into a GELU template): an error showing where the two first differ.
+fn check_structure(path: &Path, saved: &str, template: &str) -> Result<()> {
+    if saved == template {
+        return Ok(());
+    }
+    let at = saved
+        .char_indices()
+        .zip(template.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(saved.len().min(template.len()), |((i, _), _)| i);
+    let window = |text: &str| -> String {
+        let start = text[..at.min(text.len())]
+            .char_indices()
+            .rev()
+            .nth(40)
+            .map_or(0, |(i, _)| i);
+        let rest: String = text[start..].chars().take(100).collect();
+        let ellipsis = if start > 0 { "…" } else { "" };
+        format!("{ellipsis}{rest}")
+    };
+    Err(checkpoint_error(
+        path,
+        format!(
+            "it was saved from another structure than the template's (static fields such as \
+             activations included): saved {}, template {}",
+            window(saved),
+            window(template)
+        ),
+    ))
 }
 
 fn dtype_of_safetensors(dtype: StDtype) -> Option<DType> {

@@ -239,6 +239,17 @@ fn files_that_do_not_fit_are_clear_errors() {
         e.contains("2 tensor(s) that the pytree does not have"),
         "{e}"
     );
+    // The same tensors under another static field: an Mlp saved with ReLU
+    // does not load into a GELU template.
+    let gelu = Mlp::new(Key::new(0), &[3, 5, 2], Activation::Gelu);
+    let e = checkpoint::load(&path, &gelu)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("saved from another structure") && e.contains("Relu") && e.contains("Gelu"),
+        "{e}"
+    );
     // Names of another tree shape.
     let e = load_error(&path, &model);
     assert!(e.contains("no tensor named [0]"), "{e}");
