@@ -10,10 +10,11 @@
 //! default initializers; `apply` runs the layer (Flax's `__call__`).
 //!
 //! Layers: [`Linear`], [`Mlp`], [`Conv2d`], [`Embedding`], [`LayerNorm`],
-//! [`RmsNorm`], [`Dropout`], [`MultiHeadAttention`], [`TransformerBlock`],
-//! [`TransformerLm`]; functions: [`relu`], [`gelu`], [`softmax`],
-//! [`log_softmax`], [`dot_product_attention`], [`max_pool`], ... Self-
-//! attention over a causal mask, as a decoder does it:
+//! [`RmsNorm`], [`BatchNorm`] (with its [`BatchStats`]), [`GroupNorm`],
+//! [`InstanceNorm`], [`Dropout`], [`MultiHeadAttention`],
+//! [`TransformerBlock`], [`TransformerLm`]; functions: [`relu`], [`gelu`],
+//! [`softmax`], [`log_softmax`], [`dot_product_attention`], [`max_pool`],
+//! ... Self-attention over a causal mask, as a decoder does it:
 //!
 //! ```
 //! use oxla_nn::{MultiHeadAttention, make_causal_mask};
@@ -33,13 +34,17 @@
 
 mod activations;
 mod attention;
+mod batch_norm;
 mod conv;
 mod dot_product_attention;
 mod dropout;
 mod embedding;
+mod group_norm;
 pub mod initializers;
+mod instance_norm;
 mod linear;
 pub mod losses;
+mod norm_stats;
 mod normalization;
 mod pooling;
 mod transformer;
@@ -51,11 +56,14 @@ pub use activations::{
     squareplus, standardize, swish, tanh,
 };
 pub use attention::{MultiHeadAttention, Projection, flax_dot_product_attention, make_causal_mask};
+pub use batch_norm::{BatchNorm, BatchStats};
 pub use conv::Conv2d;
 pub use dot_product_attention::{AttentionOptions, dot_product_attention};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
+pub use group_norm::GroupNorm;
 pub use initializers::Initializer;
+pub use instance_norm::InstanceNorm;
 pub use linear::{Activation, Linear, Mlp};
 pub use normalization::{LayerNorm, RmsNorm};
 /// The padding [`max_pool`] and [`avg_pool`] take (`lax::Padding`).

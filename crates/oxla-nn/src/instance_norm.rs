@@ -1,0 +1,92 @@
+//! [`InstanceNorm`]: per-example, per-channel normalization over the
+//! spatial axes, as Flax's `nn.InstanceNorm` (channels last).
+
+use oxla::numpy as jnp;
+use oxla::{Array, DType};
+
+use super::norm_stats::{check_input, check_parameter, compute_stats, normalize};
+
+/// Flax's `epsilon` default for `InstanceNorm`.
+const DEFAULT_EPSILON: f64 = 1e-6;
+
+/// Normalizes each example's channel (the last axis) over the axes between
+/// the batch (the first) and the channels, then scales and shifts per
+/// channel, as Flax's `nn.InstanceNorm` (`feature_axes=-1`).
+///
+/// ```
+/// use oxla::{DType, numpy as jnp, random::{self, Key}};
+/// use oxla_nn::InstanceNorm;
+/// # fn main() -> oxla::Result<()> {
+/// let norm = InstanceNorm::new(3);
+/// let x = random::normal(Key::new(0), &[2, 4, 4, 3], DType::F32);   // NHWC
+/// let y = norm.apply(&x);
+/// let means = jnp::mean(&y, Some(&[1, 2]), false).to_vec::<f32>()?;   // per example and channel
+/// assert!(means.iter().all(|m| m.abs() < 1e-5), "{means:?}");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(oxla::Pytree, Clone, Debug)]
+pub struct InstanceNorm {
+    /// `[channels]`, ones at first; `None` when not scaled.
+    pub scale: Option<Array>,
+    /// `[channels]`, zeros at first; `None` when not shifted.
+    pub bias: Option<Array>,
+    /// Added to the variance.
+    #[pytree(static)]
+    pub epsilon: f64,
+    /// The variance as `E[x²] - E[x]²` clipped at 0 (Flax's default), else
+    /// as `E[(x - E[x])²]`.
+    #[pytree(static)]
+    pub use_fast_variance: bool,
+}
+
+impl InstanceNorm {
+    /// An instance norm over `channels` with scale and bias, f32, epsilon
+    /// 1e-6 (Flax's defaults).
+    pub fn new(channels: i64) -> InstanceNorm {
+        InstanceNorm {
+            scale: Some(jnp::ones(&[channels], DType::F32)),
+            bias: Some(jnp::zeros(&[channels], DType::F32)),
+            epsilon: DEFAULT_EPSILON,
+            use_fast_variance: true,
+        }
+    }
+
+    /// The same layer with another epsilon.
+    pub fn with_epsilon(mut self, epsilon: f64) -> InstanceNorm {
+        self.epsilon = epsilon;
+        self
+    }
+
+    /// The normalized `x` `[batch, ..., channels]` (rank 2 or more).
+    #[track_caller]
+    pub fn apply(&self, x: &Array) -> Array {
+        const METHOD: &str = "InstanceNorm.apply";
+        if let Some(e) = super::own_error(self) {
+            return e;
+        }
+        let features = self.scale.as_ref().or(self.bias.as_ref());
+        let features = features.and_then(|p| p.shape_or_empty().first().copied());
+        if let Some(e) = check_input(METHOD, x, 2, features) {
+            return e;
+        }
+        if let Some(f) = features {
+            if let Some(e) = check_parameter(METHOD, "scale", self.scale.as_ref(), f) {
+                return e;
+            }
+            if let Some(e) = check_parameter(METHOD, "bias", self.bias.as_ref(), f) {
+                return e;
+            }
+        }
+        let axes: Vec<i64> = (1..x.ndim_or_zero() as i64 - 1).collect();
+        let (mean, var) = compute_stats(x, &axes, self.use_fast_variance);
+        normalize(
+            x,
+            (&mean, &var),
+            &axes,
+            self.epsilon,
+            self.scale.as_ref(),
+            self.bias.as_ref(),
+        )
+    }
+}
