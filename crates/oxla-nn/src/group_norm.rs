@@ -5,7 +5,7 @@ use oxla::numpy as jnp;
 use oxla::{Array, DType};
 
 use super::norm_stats::{
-    check_input, check_parameter, compute_stats, constructor_error, input_error, normalize,
+    check_scaled_layer, compute_stats, constructor_error, input_error, normalize,
 };
 
 /// Flax's `num_groups` default.
@@ -126,21 +126,9 @@ impl GroupNorm {
     #[track_caller]
     pub fn apply(&self, x: &Array) -> Array {
         const METHOD: &str = "GroupNorm.apply";
-        if let Some(e) = super::own_error(self) {
+        let (scale, bias) = (self.scale.as_ref(), self.bias.as_ref());
+        if let Some(e) = check_scaled_layer(METHOD, self, scale, bias, x, 1) {
             return e;
-        }
-        let features = self.scale.as_ref().or(self.bias.as_ref());
-        let features = features.and_then(|p| p.shape_or_empty().first().copied());
-        if let Some(e) = check_input(METHOD, x, 1, features) {
-            return e;
-        }
-        if let Some(f) = features {
-            if let Some(e) = check_parameter(METHOD, "scale", self.scale.as_ref(), f) {
-                return e;
-            }
-            if let Some(e) = check_parameter(METHOD, "bias", self.bias.as_ref(), f) {
-                return e;
-            }
         }
         let shape = x.shape_or_empty();
         let rank = shape.len();

@@ -4,7 +4,7 @@
 use oxla::numpy as jnp;
 use oxla::{Array, DType};
 
-use super::norm_stats::{check_input, check_parameter, compute_stats, normalize};
+use super::norm_stats::{check_scaled_layer, compute_stats, normalize};
 
 /// Flax's `epsilon` default for `InstanceNorm`.
 const DEFAULT_EPSILON: f64 = 1e-6;
@@ -62,21 +62,9 @@ impl InstanceNorm {
     #[track_caller]
     pub fn apply(&self, x: &Array) -> Array {
         const METHOD: &str = "InstanceNorm.apply";
-        if let Some(e) = super::own_error(self) {
+        let (scale, bias) = (self.scale.as_ref(), self.bias.as_ref());
+        if let Some(e) = check_scaled_layer(METHOD, self, scale, bias, x, 2) {
             return e;
-        }
-        let features = self.scale.as_ref().or(self.bias.as_ref());
-        let features = features.and_then(|p| p.shape_or_empty().first().copied());
-        if let Some(e) = check_input(METHOD, x, 2, features) {
-            return e;
-        }
-        if let Some(f) = features {
-            if let Some(e) = check_parameter(METHOD, "scale", self.scale.as_ref(), f) {
-                return e;
-            }
-            if let Some(e) = check_parameter(METHOD, "bias", self.bias.as_ref(), f) {
-                return e;
-            }
         }
         let axes: Vec<i64> = (1..x.ndim_or_zero() as i64 - 1).collect();
         let (mean, var) = compute_stats(x, &axes, self.use_fast_variance);

@@ -128,3 +128,36 @@ pub(crate) fn constructor_error(constructor: &str, message: &str) -> Array {
         "{location}: {constructor}: {message}"
     )))
 }
+
+/// The error of a layer that scales and shifts per channel (`GroupNorm`,
+/// `InstanceNorm`) or of its input, first found: the layer's own, then
+/// `x`'s (rank at least `min_rank`, last dimension the parameters' size),
+/// then the scale's and the bias's sizes.
+#[track_caller]
+pub(crate) fn check_scaled_layer<L: oxla::Pytree>(
+    method: &str,
+    layer: &L,
+    scale: Option<&Array>,
+    bias: Option<&Array>,
+    x: &Array,
+    min_rank: usize,
+) -> Option<Array> {
+    if let Some(e) = super::own_error(layer) {
+        return Some(e);
+    }
+    let features = scale
+        .or(bias)
+        .and_then(|p| p.shape_or_empty().first().copied());
+    if let Some(e) = check_input(method, x, min_rank, features) {
+        return Some(e);
+    }
+    let f = features?;
+    // Not `or_else`: a closure would hide the caller's line.
+    [
+        check_parameter(method, "scale", scale, f),
+        check_parameter(method, "bias", bias, f),
+    ]
+    .into_iter()
+    .flatten()
+    .next()
+}
