@@ -23,11 +23,15 @@ use oxla::{Error, Result};
 
 #[cfg(any(feature = "safetensors", feature = "npz"))]
 mod files;
+#[cfg(feature = "safetensors")]
+mod manager;
 #[cfg(feature = "npz")]
 mod npz;
 #[cfg(feature = "safetensors")]
 mod safetensors_format;
 
+#[cfg(feature = "safetensors")]
+pub use manager::{BestBy, BestMode, CheckpointManager, CheckpointManagerOptions, Retention};
 #[cfg(feature = "npz")]
 pub use npz::{load_npz, save_npz};
 #[cfg(feature = "safetensors")]

@@ -54,11 +54,27 @@ fn safetensors_dtype(dtype: DType) -> Option<StDtype> {
 pub fn save_safetensors<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<()> {
     let path = path.as_ref();
     let (leaves, def) = named_host_leaves(tree)?;
-    let views = leaves
+    let tensors = leaves
         .iter()
-        .map(|(name, leaf, host)| {
+        .map(|(name, leaf, host)| (name.as_str(), leaf.dtype_or_bool(), host));
+    let metadata = sorted_metadata([("format", "oxla".to_string()), ("treedef", def.to_string())]);
+    write_atomically(path, |partial| {
+        write_tensors(path, partial, tensors, metadata)
+    })
+}
+
+/// Writes `tensors` (name, dtype, host copy) with `metadata` as a
+/// safetensors file at `to`; errors name `path`, the checkpoint's path.
+pub(super) fn write_tensors<'a>(
+    path: &Path,
+    to: &Path,
+    tensors: impl Iterator<Item = (&'a str, DType, &'a oxla_npy::HostArray)>,
+    metadata: HashMap<String, String>,
+) -> Result<()> {
+    let views = tensors
+        .map(|(name, dtype, host)| {
             let shape = host.dims.iter().map(|&d| d as usize).collect();
-            let dtype = safetensors_dtype(leaf.dtype_or_bool()).ok_or_else(|| {
+            let dtype = safetensors_dtype(dtype).ok_or_else(|| {
                 checkpoint_error(
                     path,
                     format!(
@@ -67,15 +83,11 @@ pub fn save_safetensors<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<(
                 )
             })?;
             TensorView::new(dtype, shape, &host.bytes)
-                .map(|view| (name.clone(), view))
+                .map(|view| (name.to_string(), view))
                 .map_err(|e| checkpoint_error(path, format!("{name}: {e}")))
         })
         .collect::<Result<Vec<_>>>()?;
-    let metadata = sorted_metadata([("format", "oxla".to_string()), ("treedef", def.to_string())]);
-    write_atomically(path, |partial| {
-        safetensors::serialize_to_file(views, Some(metadata), partial)
-            .map_err(|e| checkpoint_error(path, e))
-    })
+    safetensors::serialize_to_file(views, Some(metadata), to).map_err(|e| checkpoint_error(path, e))
 }
 
 /// The metadata map for `entries` (in sorted key order), built so that it
@@ -86,7 +98,9 @@ pub fn save_safetensors<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<(
 /// run's), so the map is built again, with fresh keys, until its order is
 /// the sorted one (half of all maps of two entries; the bound is never
 /// reached in practice, and past it only the bytes' order varies).
-fn sorted_metadata<const N: usize>(entries: [(&str, String); N]) -> HashMap<String, String> {
+pub(super) fn sorted_metadata<const N: usize>(
+    entries: [(&str, String); N],
+) -> HashMap<String, String> {
     let build = || -> HashMap<String, String> {
         entries
             .iter()
@@ -156,7 +170,7 @@ fn oxla_structure(metadata: &HashMap<String, String>) -> Option<&str> {
 /// Checks that the template has the structure the checkpoint was saved
 /// from, static fields included (an `Mlp` saved with ReLU does not load
 /// into a GELU template): an error showing where the two first differ.
-fn check_structure(path: &Path, saved: &str, template: &str) -> Result<()> {
+pub(super) fn check_structure(path: &Path, saved: &str, template: &str) -> Result<()> {
     if saved == template {
         return Ok(());
     }
@@ -186,7 +200,7 @@ fn check_structure(path: &Path, saved: &str, template: &str) -> Result<()> {
     ))
 }
 
-fn dtype_of_safetensors(dtype: StDtype) -> Option<DType> {
+pub(super) fn dtype_of_safetensors(dtype: StDtype) -> Option<DType> {
     Some(match dtype {
         StDtype::BOOL => DType::Bool,
         StDtype::I8 => DType::I8,

@@ -45,7 +45,9 @@ pub(crate) use placement::{ShardLayout, Sharded};
 pub use placement::{device_put, device_put_tree};
 pub use pmap::{Pmap, pmap};
 pub use shard_map::{ShardMap, shard_map};
-pub use shards::{Shard, make_array_from_callback, make_array_from_single_device_arrays};
+pub use shards::{
+    HostShard, Shard, make_array_from_callback, make_array_from_single_device_arrays,
+};
 pub use spec::{PartitionSpec, SpecEntry};
 pub use visualize::visualize_sharding;
 

@@ -108,6 +108,55 @@ impl Array {
     }
 }
 
+/// One distinct block of an array, copied to the host (see
+/// [`Array::host_shards`]).
+pub struct HostShard {
+    /// Which elements of the whole array it holds, per dimension.
+    pub index: Vec<Range<i64>>,
+    /// Its values.
+    pub data: oxla_npy::HostArray,
+}
+
+impl Array {
+    /// Each distinct block of this array copied to the host with its index
+    /// (what a checkpoint writes, as Orbax does, without gathering the
+    /// array on one device): a block that several devices replicate comes
+    /// once, and an array on one device is one block, the whole array.
+    #[track_caller]
+    pub fn host_shards(&self) -> Result<Vec<HostShard>> {
+        let aval = self.aval()?.clone();
+        let Some(sharded) = self.sharded() else {
+            let whole = aval.shape.iter().map(|&d| 0..d).collect();
+            return Ok(vec![HostShard {
+                index: whole,
+                data: self.to_host()?,
+            }]);
+        };
+        self.check_not_donated(oxla_core::Location::from_caller(
+            std::panic::Location::caller(),
+        ))?;
+        let mut blocks: Vec<HostShard> = Vec::new();
+        for (p, buffer) in sharded.shards.iter().enumerate() {
+            let Some(index) = sharded.layout.hlo.block(p as i64, &aval.shape)? else {
+                continue;
+            };
+            if blocks.iter().any(|b| b.index == index) {
+                continue;
+            }
+            let dims = index.iter().map(|r| r.end - r.start).collect();
+            let bytes = {
+                let _span = tracing::info_span!("transfer", direction = "device-to-host").entered();
+                buffer.to_host_bytes()?
+            };
+            blocks.push(HostShard {
+                index,
+                data: oxla_npy::HostArray::new(ElementType::from(aval.dtype), dims, bytes),
+            });
+        }
+        Ok(blocks)
+    }
+}
+
 /// An array of `global_shape` laid out as `sharding`, each device's block
 /// made by `data(index)` (JAX's `jax.make_array_from_callback`): `index`
 /// is the block's range per dimension, and the callback gives its values

@@ -12,6 +12,7 @@ fn prepare_test_binary() {
     unsafe { oxla_testing::prepare_test_binary(env!("CARGO_TARGET_TMPDIR"), "sharding") };
 }
 
+mod checkpoints;
 #[cfg(feature = "distributed")]
 mod distributed;
 mod explicit;

@@ -15,6 +15,7 @@ fn prepare_test_binary() {
 mod api_coverage;
 mod cache;
 mod callbacks;
+mod checkpoint_manager;
 mod checkpoints;
 mod complex_numbers;
 mod control;
