@@ -9,7 +9,9 @@
 //! parameters from an explicit [`Key`](oxla::random::Key) with Flax's
 //! default initializers; `apply` runs the layer (Flax's `__call__`).
 //!
-//! Layers: [`Linear`], [`Mlp`], [`Conv2d`], [`Embedding`], [`LayerNorm`],
+//! Layers: [`Linear`], [`Mlp`], [`Conv`] (1-, 2-, 3-D; with its
+//! [`ConvPadding`] and [`ConvInit`]), [`ConvTranspose`], [`Conv2d`],
+//! [`Embedding`], [`LayerNorm`],
 //! [`RmsNorm`], [`BatchNorm`] (with its [`BatchStats`]), [`GroupNorm`],
 //! [`InstanceNorm`], [`Dropout`], [`MultiHeadAttention`],
 //! [`TransformerBlock`], [`TransformerLm`]; functions: [`relu`], [`gelu`],
@@ -57,7 +59,7 @@ pub use activations::{
 };
 pub use attention::{MultiHeadAttention, Projection, flax_dot_product_attention, make_causal_mask};
 pub use batch_norm::{BatchNorm, BatchStats};
-pub use conv::Conv2d;
+pub use conv::{Conv, Conv2d, ConvInit, ConvPadding, ConvTranspose};
 pub use dot_product_attention::{AttentionOptions, dot_product_attention};
 pub use dropout::Dropout;
 pub use embedding::Embedding;

@@ -19,6 +19,7 @@ mod checkpoint_manager;
 mod checkpoints;
 mod complex_numbers;
 mod control;
+mod conv_layers;
 mod datasets;
 mod debug_print;
 mod dispatch;

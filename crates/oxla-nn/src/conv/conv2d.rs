@@ -1,17 +1,19 @@
-//! [`Conv2d`]: a 2-D convolution over NHWC images, as Flax's `nn.Conv`.
+//! [`Conv2d`]: the 2-D convolution with fixed-size fields, run by
+//! [`Conv`]'s code.
 
-use oxla::DType;
+use oxla::lax::Padding;
+use oxla::random::IntoKey;
+use oxla::{Array, DType};
 
-use super::expect_features;
-use super::initializers::{self, Initializer};
-use oxla::Array;
-use oxla::lax::{self, ConvOptions, Padding};
-use oxla::random::{IntoKey, Key, split2};
+use super::general::{HyperParameters, convolve};
+use super::{Conv, ConvInit, ConvPadding};
+use crate::initializers::{self, Initializer};
 
 /// A 2-D convolution of `[batch, height, width, in_channels]` images with a
 /// `[kh, kw, in_channels, out_channels]` kernel (HWIO) plus a bias, as
 /// Flax's `nn.Conv` (LeCun normal kernel, zero bias, SAME padding, stride 1
-/// by default).
+/// by default): [`Conv`] with two spatial axes, one group and no dilation
+/// (`Conv::from(conv2d)` gives that layer).
 ///
 /// ```
 /// use oxla::lax::Padding;
@@ -56,7 +58,6 @@ impl Conv2d {
         out_channels: i64,
         kernel_size: [i64; 2],
     ) -> Conv2d {
-        let key: Key = key.into_key();
         Conv2d::with_init(
             key,
             in_channels,
@@ -79,12 +80,15 @@ impl Conv2d {
         bias_init: Option<Initializer>,
         dtype: DType,
     ) -> Conv2d {
-        let key: Key = key.into_key();
-        let (kernel_key, bias_key) = split2(key);
-        let shape = [kernel_size[0], kernel_size[1], in_channels, out_channels];
+        let init = ConvInit {
+            kernel_init,
+            bias_init,
+            dtype,
+        };
+        let conv = Conv::with_init(key, in_channels, out_channels, &kernel_size, 1, &init);
         Conv2d {
-            kernel: kernel_init.init(kernel_key, &shape, dtype),
-            bias: bias_init.map(|init| init.init(bias_key, &[out_channels], dtype)),
+            kernel: conv.kernel,
+            bias: conv.bias,
             strides: [1, 1],
             padding: Padding::Same,
         }
@@ -102,27 +106,35 @@ impl Conv2d {
         self
     }
 
-    /// The convolution of `x` `[batch, height, width, in_channels]`.
+    /// The convolution of `x` `[batch, height, width, in_channels]` (or
+    /// unbatched, or with several batch axes, as [`Conv`]).
     #[track_caller]
     pub fn apply(&self, x: &Array) -> Array {
-        if let Some(e) = super::own_error(self) {
+        if let Some(e) = crate::own_error(self) {
             return e;
         }
-        let in_channels = self.kernel.shape_or_empty().get(2).copied().unwrap_or(0);
-        if let Err(e) = expect_features("Conv2d", x, in_channels) {
-            return e;
-        }
-        let y = lax::conv_general_dilated(
-            x,
-            &self.kernel,
-            &self.strides,
-            &self.padding,
-            ("NHWC", "HWIO", "NHWC"),
-            &ConvOptions::default(),
-        );
-        match &self.bias {
-            Some(b) => y + b,
-            None => y,
+        let padding = ConvPadding::from(self.padding.clone());
+        let hyper = HyperParameters {
+            strides: &self.strides,
+            padding: &padding,
+            input_dilation: &[],
+            kernel_dilation: &[],
+            feature_group_count: 1,
+        };
+        convolve("Conv2d", x, &self.kernel, self.bias.as_ref(), &hyper)
+    }
+}
+
+impl From<Conv2d> for Conv {
+    fn from(conv: Conv2d) -> Conv {
+        Conv {
+            kernel: conv.kernel,
+            bias: conv.bias,
+            strides: conv.strides.to_vec(),
+            padding: conv.padding.into(),
+            input_dilation: Vec::new(),
+            kernel_dilation: Vec::new(),
+            feature_group_count: 1,
         }
     }
 }
