@@ -11,6 +11,9 @@ use oxla::Array;
 use oxla::Result;
 use oxla::pytree::{Pytree, TreeDef};
 
+/// A tensor read from a file: its dtype, dims and row-major bytes.
+pub(super) type HostTensor = (DType, Vec<i64>, Vec<u8>);
+
 /// A leaf's name, the leaf and its host copy.
 pub(super) type NamedHostLeaf = (String, Array, oxla_npy::HostArray);
 
@@ -42,7 +45,7 @@ pub(super) fn write_atomically(path: &Path, write: impl FnOnce(&Path) -> Result<
 pub(super) fn fill_template<P: Pytree>(
     path: &Path,
     like: &P,
-    mut tensors: BTreeMap<String, (DType, Vec<i64>, Vec<u8>)>,
+    mut tensors: BTreeMap<String, HostTensor>,
 ) -> Result<P> {
     let (template, def) = like.flatten();
     let names = names_of(&def);

@@ -25,6 +25,8 @@ use oxla::{Error, Result};
 mod files;
 #[cfg(feature = "safetensors")]
 mod manager;
+#[cfg(feature = "safetensors")]
+mod mapped;
 #[cfg(feature = "npz")]
 mod npz;
 #[cfg(feature = "safetensors")]
@@ -34,6 +36,8 @@ mod safetensors_format;
 pub use manager::{BestBy, BestMode, CheckpointManager, CheckpointManagerOptions, Retention};
 #[cfg(feature = "npz")]
 pub use npz::{load_npz, save_npz};
+#[cfg(feature = "safetensors")]
+pub use mapped::{LoadOptions, LoadReport, TensorSource, load_safetensors_mapped};
 #[cfg(feature = "safetensors")]
 pub use safetensors_format::{load_safetensors, save_safetensors};
 

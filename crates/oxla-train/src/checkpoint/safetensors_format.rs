@@ -7,7 +7,7 @@ use oxla::DType;
 use safetensors::{Dtype as StDtype, SafeTensors, tensor::TensorView};
 
 use super::checkpoint_error;
-use super::files::{fill_template, named_host_leaves, write_atomically};
+use super::files::{HostTensor, fill_template, named_host_leaves, write_atomically};
 use oxla::Result;
 use oxla::pytree::Pytree;
 
@@ -136,6 +136,20 @@ pub(super) fn sorted_metadata<const N: usize>(
 /// ```
 pub fn load_safetensors<P: Pytree>(path: impl AsRef<Path>, like: &P) -> Result<P> {
     let path = path.as_ref();
+    let (tensors, saved_structure) = read_safetensors(path)?;
+    let filled = fill_template(path, like, tensors)?;
+    // Every name, dtype and shape fits; the static fields must too.
+    if let Some(saved) = saved_structure {
+        check_structure(path, &saved, &like.flatten().1.to_string())?;
+    }
+    Ok(filled)
+}
+
+/// A safetensors file's tensors by name (dtype, dims, bytes), and the
+/// pytree structure it was saved from when oxla wrote it.
+pub(super) fn read_safetensors(
+    path: &Path,
+) -> Result<(BTreeMap<String, HostTensor>, Option<String>)> {
     let bytes = std::fs::read(path).map_err(|e| checkpoint_error(path, e))?;
     let (_, header) = SafeTensors::read_metadata(&bytes).map_err(|e| checkpoint_error(path, e))?;
     let file = SafeTensors::deserialize(&bytes).map_err(|e| checkpoint_error(path, e))?;
@@ -150,12 +164,12 @@ pub fn load_safetensors<P: Pytree>(path: impl AsRef<Path>, like: &P) -> Result<P
         let dims = view.shape().iter().map(|&d| d as i64).collect();
         tensors.insert(name, (dtype, dims, view.data().to_vec()));
     }
-    let filled = fill_template(path, like, tensors)?;
-    // Every name, dtype and shape fits; the static fields must too.
-    if let Some(saved) = header.metadata().as_ref().and_then(oxla_structure) {
-        check_structure(path, saved, &like.flatten().1.to_string())?;
-    }
-    Ok(filled)
+    let structure = header
+        .metadata()
+        .as_ref()
+        .and_then(oxla_structure)
+        .map(str::to_string);
+    Ok((tensors, structure))
 }
 
 /// The pytree structure an oxla checkpoint was saved from (its `treedef`

@@ -3,7 +3,9 @@
 //! under the same names with the same values, and a training run resumed
 //! from a checkpoint continues bit for bit as the uninterrupted run; files
 //! that do not fit the pytree are clear errors naming the tensor; the
-//! same tree is always the same bytes.
+//! same tree is always the same bytes. Weights another program wrote (a
+//! PyTorch-style file) load through a name mapping with transposition and
+//! casting, strict or not.
 
 use std::path::Path;
 
@@ -276,4 +278,132 @@ fn files_that_do_not_fit_are_clear_errors() {
     assert!(e.contains(".safetensors or .npz"), "{e}");
     // A failed save leaves the previous checkpoint intact.
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
+
+// --- Weights another program wrote -----------------------------------------
+
+/// A PyTorch-style file (reference/torch_style_weights.py: `0.weight`
+/// `[out, in]` in f16, `0.bias`, `2.weight`, `2.bias`, and a buffer) and
+/// what a Flax Dense would hold.
+fn torch_style_file(dir: &Path) -> (std::path::PathBuf, Value) {
+    let path = dir.join("pytorch_model.safetensors");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/reference/torch_style_weights.py");
+    let json = oxla_testing::run_python(&script, &[path.as_path()]);
+    (path, serde_json::from_slice(&json).unwrap())
+}
+
+/// `layers[i].kernel` ← `{2i}.weight` transposed, `layers[i].bias` ←
+/// `{2i}.bias` (PyTorch's Sequential puts the activation at odd indices).
+fn torch_names(leaf: &str) -> Option<checkpoint::TensorSource> {
+    let rest = leaf.strip_prefix("layers[")?;
+    let (i, field) = rest.split_once("].")?;
+    let index = 2 * i.parse::<usize>().ok()?;
+    match field {
+        "kernel" => Some(checkpoint::TensorSource::named(format!("{index}.weight")).transposed()),
+        "bias" => Some(checkpoint::TensorSource::named(format!("{index}.bias"))),
+        _ => None,
+    }
+}
+
+#[test]
+fn pytorch_named_weights_load_through_a_name_mapping_with_casting() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, want) = torch_style_file(dir.path());
+    let template = Mlp::new(Key::new(0), &[4, 8, 3], Activation::Relu);
+    let options = checkpoint::LoadOptions::default()
+        .map_names(torch_names)
+        .cast_dtypes()
+        .non_strict();
+    let (model, report) = checkpoint::load_safetensors_mapped(&path, &template, &options).unwrap();
+    for (i, layer) in model.layers.iter().enumerate() {
+        let kernel = reference::array(&want["kernels"][i]);
+        let bias = reference::array(&want["biases"][i]);
+        assert_eq!(
+            layer.kernel.to_vec::<f32>().unwrap(),
+            kernel.to_vec::<f32>().unwrap(),
+            "layer {i}"
+        );
+        assert_eq!(
+            layer.bias.as_ref().unwrap().to_vec::<f32>().unwrap(),
+            bias.to_vec::<f32>().unwrap(),
+            "layer {i}"
+        );
+    }
+    assert_eq!(report.loaded.len(), 4);
+    assert!(report.missing.is_empty());
+    assert_eq!(report.unused, vec!["0.num_batches_tracked"]);
+    // The loaded model runs.
+    let y = model.apply(&jnp::ones(&[2, 4], DType::F32));
+    assert_eq!(y.shape(), &[2, 3]);
+}
+
+#[test]
+fn mapped_loads_say_what_does_not_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = torch_style_file(dir.path());
+    let template = Mlp::new(Key::new(0), &[4, 8, 3], Activation::Relu);
+    let err = |options: checkpoint::LoadOptions| {
+        checkpoint::load_safetensors_mapped(&path, &template, &options)
+            .err()
+            .unwrap()
+            .to_string()
+    };
+    // Strict: the unused buffer.
+    let strict = checkpoint::LoadOptions::default()
+        .map_names(torch_names)
+        .cast_dtypes();
+    let e = err(strict);
+    assert!(
+        e.contains("0.num_batches_tracked") && e.contains("no leaf takes"),
+        "{e}"
+    );
+    // Without casting: f16 into f32.
+    let e = err(checkpoint::LoadOptions::default()
+        .map_names(torch_names)
+        .non_strict());
+    assert!(
+        e.contains("layers[0].kernel") && e.contains("f16") && e.contains("cast_dtypes"),
+        "{e}"
+    );
+    // Without the transposition: [8, 4] for a [4, 8] kernel.
+    let untransposed =
+        |leaf: &str| torch_names(leaf).map(|s| checkpoint::TensorSource::named(s.name));
+    let e = err(checkpoint::LoadOptions::default()
+        .map_names(untransposed)
+        .cast_dtypes()
+        .non_strict());
+    assert!(
+        e.contains("layers[0].kernel") && e.contains("0.weight") && e.contains("f16[8,4]"),
+        "{e}"
+    );
+    // A leaf whose tensor is absent, strict.
+    let shifted = |leaf: &str| {
+        torch_names(leaf).map(|s| checkpoint::TensorSource {
+            name: s.name.replace('2', "4"),
+            ..s
+        })
+    };
+    let e = err(checkpoint::LoadOptions::default()
+        .map_names(shifted)
+        .cast_dtypes());
+    assert!(
+        e.contains("layers[1].kernel maps to tensor 4.weight"),
+        "{e}"
+    );
+    // Non-strict: the leaf keeps the template's values.
+    let options = checkpoint::LoadOptions::default()
+        .map_names(shifted)
+        .cast_dtypes()
+        .non_strict();
+    let (model, report) = checkpoint::load_safetensors_mapped(&path, &template, &options).unwrap();
+    assert_eq!(report.missing, vec!["layers[1].kernel", "layers[1].bias"]);
+    assert_eq!(
+        report.unused,
+        vec!["0.num_batches_tracked", "2.bias", "2.weight"]
+    );
+    assert_eq!(
+        model.layers[1].kernel.to_vec::<f32>().unwrap(),
+        template.layers[1].kernel.to_vec::<f32>().unwrap()
+    );
 }
