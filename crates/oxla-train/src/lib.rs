@@ -10,8 +10,11 @@
 
 pub mod checkpoint;
 pub mod datasets;
+pub mod metrics;
 pub mod precision;
 pub mod summary;
+#[cfg(feature = "tensorboard")]
+pub mod tensorboard;
 
 pub use precision::{
     DynamicLossScale, LossScale, NoOpLossScale, Policy, StaticLossScale, all_finite, select_tree,

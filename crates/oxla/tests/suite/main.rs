@@ -49,6 +49,7 @@ mod reference;
 mod schedules_and_losses;
 mod sets;
 mod solves;
+mod tensorboard_and_metrics;
 mod training;
 mod transformation_api;
 mod transforms;
