@@ -52,9 +52,12 @@ impl TensorSource {
     }
 }
 
+/// The source of each template leaf, by the leaf's name.
+type SourceOf<'a> = Box<dyn Fn(&str) -> Option<TensorSource> + 'a>;
+
 /// How [`load_safetensors_mapped`] matches a file to a template.
 pub struct LoadOptions<'a> {
-    source: Box<dyn Fn(&str) -> Option<TensorSource> + 'a>,
+    source: SourceOf<'a>,
     strict: bool,
     cast: bool,
 }

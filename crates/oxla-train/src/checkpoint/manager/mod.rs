@@ -1,36 +1,5 @@
-//! A checkpoint manager in the manner of Orbax's `CheckpointManager`: one
-//! directory per saved step, keep-the-last-N or keep-the-best-by-a-metric,
-//! and asynchronous saves. [`CheckpointManager::save`] returns once the
-//! arrays are copied to the host (each array's distinct blocks, never
-//! gathered on one device), so the train step goes on while a background
-//! thread writes and commits; [`wait_until_finished`] blocks until it is
-//! done. A step's directory is written under a partial name and renamed
-//! when whole, so a process killed mid-save leaves the last committed step
-//! as the latest one, and the next manager opened on the directory removes
-//! what the killed save left.
-//!
-//! [`wait_until_finished`]: CheckpointManager::wait_until_finished
-//!
-//! ```
-//! use std::collections::BTreeMap;
-//! use oxla::Array;
-//! use oxla_train::checkpoint::{CheckpointManager, CheckpointManagerOptions};
-//! # fn main() -> oxla::Result<()> {
-//! let dir = std::env::temp_dir().join(format!("oxla-doc-manager-{}", std::process::id()));
-//! let options = CheckpointManagerOptions::default().max_to_keep(2);
-//! let mut manager = CheckpointManager::open(&dir, options)?;
-//! for step in 0..5u64 {
-//!     let state = Array::scalar(step as f32)?;
-//!     manager.save(step, &state, BTreeMap::new())?; // returns before the write ends
-//! }
-//! manager.wait_until_finished()?;
-//! assert_eq!(manager.all_steps()?, vec![3, 4]);
-//! let (step, state) = manager.restore_latest(&Array::scalar(0.0f32)?)?.unwrap();
-//! assert_eq!((step, state.item::<f32>()?), (4, 4.0));
-//! # std::fs::remove_dir_all(&dir).ok();
-//! # Ok(())
-//! # }
-//! ```
+//! [`CheckpointManager`]: step directories, retention and asynchronous
+//! saves of a training run's state.
 
 mod layout;
 mod regions;
@@ -112,7 +81,39 @@ impl CheckpointManagerOptions {
 }
 
 /// Saves a training run's state at chosen steps into one directory and
-/// restores it; see the [module](self) documentation.
+/// restores it, in the manner of Orbax's `CheckpointManager`: one
+/// directory per saved step, keep-the-last-N or keep-the-best-by-a-metric,
+/// and asynchronous saves. [`CheckpointManager::save`] returns once the
+/// arrays are copied to the host (each array's distinct blocks, never
+/// gathered on one device), so the train step goes on while a background
+/// thread writes and commits; [`wait_until_finished`] blocks until it is
+/// done. A step's directory is written under a partial name and renamed
+/// when whole, so a process killed mid-save leaves the last committed step
+/// as the latest one, and the next manager opened on the directory removes
+/// what the killed save left.
+///
+/// [`wait_until_finished`]: CheckpointManager::wait_until_finished
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use oxla::Array;
+/// use oxla_train::checkpoint::{CheckpointManager, CheckpointManagerOptions};
+/// # fn main() -> oxla::Result<()> {
+/// let dir = std::env::temp_dir().join(format!("oxla-doc-manager-{}", std::process::id()));
+/// let options = CheckpointManagerOptions::default().max_to_keep(2);
+/// let mut manager = CheckpointManager::open(&dir, options)?;
+/// for step in 0..5u64 {
+///     let state = Array::scalar(step as f32)?;
+///     manager.save(step, &state, BTreeMap::new())?; // returns before the write ends
+/// }
+/// manager.wait_until_finished()?;
+/// assert_eq!(manager.all_steps()?, vec![3, 4]);
+/// let (step, state) = manager.restore_latest(&Array::scalar(0.0f32)?)?.unwrap();
+/// assert_eq!((step, state.item::<f32>()?), (4, 4.0));
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok(())
+/// # }
+/// ```
 ///
 /// One manager (one process) writes a directory at a time. Dropping the
 /// manager waits for a save in flight.
