@@ -70,6 +70,16 @@ pub enum Initializer {
         /// The output axis (negative counts from the end).
         out_axis: i64,
     },
+    /// `orthogonal(scale, column_axis)`: a Haar-random matrix with
+    /// orthonormal rows or columns (whichever side is smaller), the
+    /// `column_axis` its columns and every other axis flattened into its
+    /// rows, times `scale` (Flax's default recurrent kernel init).
+    Orthogonal {
+        /// The factor of the orthogonal matrix.
+        scale: f64,
+        /// The axis of the columns (negative counts from the end).
+        column_axis: i64,
+    },
 }
 
 /// `variance_scaling` with JAX's default axes (input -2, output -1).
@@ -126,6 +136,17 @@ pub fn uniform(scale: f64) -> Initializer {
 /// Truncated normal times `stddev` (JAX's default is 1e-2).
 pub fn truncated_normal(stddev: f64) -> Initializer {
     Initializer::TruncatedNormal { stddev }
+}
+
+/// Orthogonal with JAX's defaults (`scale` 1, columns on the last axis):
+/// `jax.nn.initializers.orthogonal()`, the recurrent kernel init of Flax's
+/// LSTM and GRU cells. Drawn as JAX draws it (the QR of a normal matrix,
+/// signs fixed by R's diagonal), equal in distribution, not bit for bit.
+pub fn orthogonal() -> Initializer {
+    Initializer::Orthogonal {
+        scale: 1.0,
+        column_axis: -1,
+    }
 }
 
 /// All zeros.
@@ -197,8 +218,39 @@ impl Initializer {
                     }
                 }
             }
+            Initializer::Orthogonal { scale, column_axis } => {
+                orthogonal_init(key, shape, dtype, column_axis) * &scalar(scale)
+            }
         }
     }
+}
+
+/// `jax.nn.initializers.orthogonal`'s draw before scaling: rank 2 or more,
+/// zeros when a dimension is 0.
+#[track_caller]
+fn orthogonal_init(key: Key, shape: &[i64], dtype: DType, column_axis: i64) -> Array {
+    let rank = shape.len() as i64;
+    let axis = if column_axis < 0 {
+        column_axis + rank
+    } else {
+        column_axis
+    };
+    if rank < 2 || !(0..rank).contains(&axis) {
+        return Array::error(Error::InvalidArgument(format!(
+            "orthogonal initializer: a weight of shape {shape:?} with column axis {column_axis} \
+             (it needs rank 2 or more and the axis inside it)"
+        )));
+    }
+    if shape.contains(&0) {
+        return filled(shape, 0.0, dtype);
+    }
+    let n_cols = shape[axis as usize];
+    let n_rows = shape.iter().product::<i64>() / n_cols;
+    let q = random::orthogonal(key, n_rows, &[], dtype, Some(n_cols));
+    let mut rows: Vec<i64> = shape.to_vec();
+    rows.remove(axis as usize);
+    rows.push(n_cols);
+    jnp::moveaxis(&jnp::reshape(&q, &rows), -1, axis)
 }
 
 fn scalar_of(v: f64, dtype: DType) -> Array {

@@ -14,7 +14,8 @@
 //! [`Embedding`], [`LayerNorm`],
 //! [`RmsNorm`], [`BatchNorm`] (with its [`BatchStats`]), [`GroupNorm`],
 //! [`InstanceNorm`], [`Dropout`], [`MultiHeadAttention`],
-//! [`TransformerBlock`], [`TransformerLm`]; functions: [`relu`], [`gelu`],
+//! [`TransformerBlock`], [`TransformerLm`], the recurrent [`LstmCell`],
+//! [`GruCell`], [`Rnn`] and [`Bidirectional`]; functions: [`relu`], [`gelu`],
 //! [`softmax`], [`log_softmax`], [`dot_product_attention`], [`max_pool`],
 //! ... Self-attention over a causal mask, as a decoder does it:
 //!
@@ -49,6 +50,7 @@ pub mod losses;
 mod norm_stats;
 mod normalization;
 mod pooling;
+mod recurrent;
 mod transformer;
 
 pub use activations::{
@@ -71,6 +73,7 @@ pub use normalization::{LayerNorm, RmsNorm};
 /// The padding [`max_pool`] and [`avg_pool`] take (`lax::Padding`).
 pub use oxla::lax::Padding;
 pub use pooling::{avg_pool, max_pool};
+pub use recurrent::{Bidirectional, GruCell, LstmCell, Rnn, RnnCell, flip_sequences};
 pub use transformer::{TransformerBlock, TransformerLm};
 
 use oxla::Array;

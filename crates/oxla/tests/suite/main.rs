@@ -45,6 +45,7 @@ mod profiler;
 mod promotion;
 mod pytrees;
 mod random;
+mod recurrent_layers;
 mod reference;
 mod schedules_and_losses;
 mod sets;
