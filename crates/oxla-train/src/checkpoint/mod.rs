@@ -34,10 +34,10 @@ mod safetensors_format;
 
 #[cfg(feature = "safetensors")]
 pub use manager::{BestBy, BestMode, CheckpointManager, CheckpointManagerOptions, Retention};
-#[cfg(feature = "npz")]
-pub use npz::{load_npz, save_npz};
 #[cfg(feature = "safetensors")]
 pub use mapped::{LoadOptions, LoadReport, TensorSource, load_safetensors_mapped};
+#[cfg(feature = "npz")]
+pub use npz::{load_npz, save_npz};
 #[cfg(feature = "safetensors")]
 pub use safetensors_format::{load_safetensors, save_safetensors};
 

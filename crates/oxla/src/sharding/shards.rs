@@ -124,17 +124,45 @@ impl Array {
     /// once, and an array on one device is one block, the whole array.
     #[track_caller]
     pub fn host_shards(&self) -> Result<Vec<HostShard>> {
+        self.host_shards_reusing(&mut |_| None)
+    }
+
+    /// [`host_shards`](Self::host_shards), copying each block into the
+    /// buffer `reuse(size)` gives, when it gives one of exactly `size`
+    /// bytes (a buffer of an earlier copy, whose pages the process already
+    /// has: a repeated checkpoint then costs a copy, not fresh memory).
+    #[track_caller]
+    pub fn host_shards_reusing(
+        &self,
+        reuse: &mut dyn FnMut(usize) -> Option<Vec<u8>>,
+    ) -> Result<Vec<HostShard>> {
+        let location = oxla_core::Location::from_caller(std::panic::Location::caller());
         let aval = self.aval()?.clone();
+        self.check_not_donated(location)?;
+        let element_type = ElementType::from(aval.dtype);
+        let copy = |buffer: &oxla_pjrt::Buffer,
+                    dims: Vec<i64>,
+                    reuse: &mut dyn FnMut(usize) -> Option<Vec<u8>>|
+         -> Result<oxla_npy::HostArray> {
+            let _span = tracing::info_span!("transfer", direction = "device-to-host").entered();
+            let size = aval.dtype.byte_size() * dims.iter().product::<i64>() as usize;
+            let bytes = match reuse(size).filter(|b| b.len() == size) {
+                Some(mut bytes) => {
+                    buffer.block_until_ready()?;
+                    buffer.copy_to_host(&mut bytes)?;
+                    bytes
+                }
+                None => buffer.to_host_bytes()?,
+            };
+            Ok(oxla_npy::HostArray::new(element_type, dims, bytes))
+        };
         let Some(sharded) = self.sharded() else {
-            let whole = aval.shape.iter().map(|&d| 0..d).collect();
+            let buffer = self.buffer()?;
             return Ok(vec![HostShard {
-                index: whole,
-                data: self.to_host()?,
+                index: aval.shape.iter().map(|&d| 0..d).collect(),
+                data: copy(buffer.get(), aval.shape.to_vec(), reuse)?,
             }]);
         };
-        self.check_not_donated(oxla_core::Location::from_caller(
-            std::panic::Location::caller(),
-        ))?;
         let mut blocks: Vec<HostShard> = Vec::new();
         for (p, buffer) in sharded.shards.iter().enumerate() {
             let Some(index) = sharded.layout.hlo.block(p as i64, &aval.shape)? else {
@@ -144,13 +172,9 @@ impl Array {
                 continue;
             }
             let dims = index.iter().map(|r| r.end - r.start).collect();
-            let bytes = {
-                let _span = tracing::info_span!("transfer", direction = "device-to-host").entered();
-                buffer.to_host_bytes()?
-            };
             blocks.push(HostShard {
+                data: copy(buffer, dims, reuse)?,
                 index,
-                data: oxla_npy::HostArray::new(ElementType::from(aval.dtype), dims, bytes),
             });
         }
         Ok(blocks)

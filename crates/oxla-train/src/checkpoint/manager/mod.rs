@@ -16,7 +16,7 @@ use oxla::pytree::Pytree;
 use super::checkpoint_error;
 use retention::Committed;
 pub use retention::{BestBy, BestMode, Retention};
-use snapshot::Snapshot;
+use snapshot::{HostBuffers, Snapshot};
 
 /// How a [`CheckpointManager`] saves and what it keeps (Orbax's
 /// `CheckpointManagerOptions`).
@@ -30,6 +30,11 @@ pub struct CheckpointManagerOptions {
     /// Write in a background thread (the default), or before `save`
     /// returns.
     pub async_save: bool,
+    /// Keep the host buffers of the last save for the next one (the
+    /// default): a repeated save then copies into memory the process has
+    /// rather than faulting in fresh pages, at the cost of holding one
+    /// step's host copy between saves.
+    pub keep_host_buffers: bool,
 }
 
 impl Default for CheckpointManagerOptions {
@@ -38,6 +43,7 @@ impl Default for CheckpointManagerOptions {
             retention: Retention::default(),
             save_interval_steps: 1,
             async_save: true,
+            keep_host_buffers: true,
         }
     }
 }
@@ -76,6 +82,13 @@ impl CheckpointManagerOptions {
     /// Write before `save` returns (`false`), or in the background.
     pub fn async_save(mut self, async_save: bool) -> Self {
         self.async_save = async_save;
+        self
+    }
+
+    /// Keep the last save's host buffers for the next save (`true`, the
+    /// default), or free them once written.
+    pub fn keep_host_buffers(mut self, keep: bool) -> Self {
+        self.keep_host_buffers = keep;
         self
     }
 }
@@ -120,7 +133,8 @@ impl CheckpointManagerOptions {
 pub struct CheckpointManager {
     root: PathBuf,
     options: CheckpointManagerOptions,
-    in_flight: Option<JoinHandle<Result<()>>>,
+    in_flight: Option<JoinHandle<(Result<()>, Snapshot)>>,
+    buffers: HostBuffers,
 }
 
 impl CheckpointManager {
@@ -134,6 +148,7 @@ impl CheckpointManager {
             root,
             options,
             in_flight: None,
+            buffers: HostBuffers::default(),
         })
     }
 
@@ -173,30 +188,50 @@ impl CheckpointManager {
                 format!("step {step} is already saved"),
             ));
         }
-        let snapshot = Snapshot::take(step, state, metrics)?;
+        let snapshot = Snapshot::take(step, state, metrics, &mut self.buffers);
+        // Kept buffers this state did not use (its shapes changed) go.
+        self.buffers.clear();
+        let snapshot = snapshot?;
         let root = self.root.clone();
         let retention = self.options.retention.clone();
-        let write = move || write_and_commit(&root, &snapshot, &retention);
+        let write = move || {
+            let written = write_and_commit(&root, &snapshot, &retention);
+            (written, snapshot)
+        };
         if self.options.async_save {
             let thread = std::thread::Builder::new()
                 .name(format!("oxla-checkpoint-{step}"))
                 .spawn(write)
                 .map_err(|e| checkpoint_error(&self.root, e))?;
             self.in_flight = Some(thread);
+            Ok(true)
         } else {
-            write()?;
+            let (written, snapshot) = write();
+            self.recycle(snapshot);
+            written.map(|()| true)
         }
-        Ok(true)
     }
 
     /// Blocks until the save in flight, if any, is committed; its error if
     /// it failed.
     pub fn wait_until_finished(&mut self) -> Result<()> {
-        match self.in_flight.take() {
-            None => Ok(()),
-            Some(thread) => thread.join().unwrap_or_else(|_| {
-                Err(checkpoint_error(&self.root, "the background save panicked"))
-            }),
+        let Some(thread) = self.in_flight.take() else {
+            return Ok(());
+        };
+        match thread.join() {
+            Ok((written, snapshot)) => {
+                self.recycle(snapshot);
+                written
+            }
+            Err(_) => Err(checkpoint_error(&self.root, "the background save panicked")),
+        }
+    }
+
+    /// Keeps a written snapshot's host buffers for the next save, if the
+    /// options say so.
+    fn recycle(&mut self, snapshot: Snapshot) {
+        if self.options.keep_host_buffers {
+            self.buffers.keep(snapshot.into_buffers());
         }
     }
 

@@ -4,7 +4,7 @@
 //! and a JSON manifest, and restored block by block onto the template's
 //! shardings, whatever mesh the arrays were saved from.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::Path;
 
@@ -42,6 +42,33 @@ struct LeafSnapshot {
     blocks: Vec<HostShard>,
 }
 
+/// Host buffers of an earlier snapshot, by size, that the next one copies
+/// into: their pages are the process's already, so a repeated save costs a
+/// copy rather than faulting in fresh memory.
+#[derive(Default)]
+pub(super) struct HostBuffers {
+    by_size: HashMap<usize, Vec<Vec<u8>>>,
+}
+
+impl HostBuffers {
+    /// A buffer of `size` bytes, if one is kept.
+    pub fn take(&mut self, size: usize) -> Option<Vec<u8>> {
+        self.by_size.get_mut(&size).and_then(Vec::pop)
+    }
+
+    /// Keeps `buffers` for later snapshots.
+    pub fn keep(&mut self, buffers: impl Iterator<Item = Vec<u8>>) {
+        for buffer in buffers {
+            self.by_size.entry(buffer.len()).or_default().push(buffer);
+        }
+    }
+
+    /// Frees every buffer still kept.
+    pub fn clear(&mut self) {
+        self.by_size.clear();
+    }
+}
+
 /// What `checkpoint.json` says of a step.
 #[derive(Serialize, Deserialize)]
 pub(super) struct Manifest {
@@ -72,8 +99,14 @@ struct BlockEntry {
 
 impl Snapshot {
     /// Copies `tree`'s arrays to the host, each array's distinct blocks
-    /// from the devices that hold them.
-    pub fn take<P: Pytree>(step: u64, tree: &P, metrics: BTreeMap<String, f64>) -> Result<Self> {
+    /// from the devices that hold them, into buffers from `buffers` where
+    /// it has one of the size.
+    pub fn take<P: Pytree>(
+        step: u64,
+        tree: &P,
+        metrics: BTreeMap<String, f64>,
+        buffers: &mut HostBuffers,
+    ) -> Result<Self> {
         let (leaves, def) = tree.flatten();
         let leaves = names_of(&def)
             .into_iter()
@@ -84,7 +117,7 @@ impl Snapshot {
                     name,
                     dtype: leaf.dtype_or_bool(),
                     shape: aval.shape.to_vec(),
-                    blocks: leaf.host_shards()?,
+                    blocks: leaf.host_shards_reusing(&mut |size| buffers.take(size))?,
                 })
             })
             .collect::<Result<_>>()?;
@@ -94,6 +127,13 @@ impl Snapshot {
             leaves,
             metrics,
         })
+    }
+
+    /// The snapshot's host buffers, for the next one.
+    pub fn into_buffers(self) -> impl Iterator<Item = Vec<u8>> {
+        self.leaves
+            .into_iter()
+            .flat_map(|leaf| leaf.blocks.into_iter().map(|b| b.data.bytes))
     }
 
     /// Writes the arrays and the manifest into `dir`, each file synced to
@@ -205,7 +245,13 @@ pub(super) fn restore<P: Pytree>(dir: &Path, like: &P) -> Result<P> {
     let (template, def) = like.flatten();
     let arrays = dir.join(ARRAYS);
     check_structure(&arrays, &manifest.treedef, &def.to_string())?;
-    let bytes = std::fs::read(&arrays).map_err(|e| checkpoint_error(&arrays, e))?;
+    let opened = std::fs::File::open(&arrays).map_err(|e| checkpoint_error(&arrays, e))?;
+    // SAFETY: a committed step's files are never written again (a save
+    // writes a new partial directory; deletion renames the step away
+    // first), so the mapping's bytes do not change under it. Mapped rather
+    // than read, the bytes are copied once, from the page cache into the
+    // arrays.
+    let bytes = unsafe { memmap2::Mmap::map(&opened) }.map_err(|e| checkpoint_error(&arrays, e))?;
     let file = SafeTensors::deserialize(&bytes).map_err(|e| checkpoint_error(&arrays, e))?;
     let names = names_of(&def);
     if names.len() != manifest.leaves.len() {
