@@ -42,15 +42,16 @@ pub(super) fn batch_of(
     let mut x = Vec::with_capacity(rows.len() * features);
     let mut y = Vec::with_capacity(rows.len());
     for &r in rows {
-        x.extend(
-            inputs[r * features..(r + 1) * features]
-                .iter()
-                .map(|&p| f32::from(p) * scale),
-        );
+        x.extend(scaled(&inputs[r * features..(r + 1) * features], scale));
         y.push(i32::from(labels[r]));
     }
     Ok(Batch {
         inputs: Array::from_slice(&x, &[rows.len() as i64, features as i64])?,
         labels: Array::from_slice(&y, &[rows.len() as i64])?,
     })
+}
+
+/// An example's bytes as f32 times `scale` (`1/255` maps pixels to `[0, 1]`).
+pub(crate) fn scaled(bytes: &[u8], scale: f32) -> impl Iterator<Item = f32> + '_ {
+    bytes.iter().map(move |&p| f32::from(p) * scale)
 }

@@ -81,14 +81,16 @@ impl Mnist {
         self.labels(split).dims[0]
     }
 
-    fn images(&self, split: Split) -> &IdxBytes {
+    /// The images of `split`.
+    pub(crate) fn images(&self, split: Split) -> &IdxBytes {
         match split {
             Split::Train => &self.train_images,
             Split::Test => &self.test_images,
         }
     }
 
-    fn labels(&self, split: Split) -> &IdxBytes {
+    /// The labels of `split`.
+    pub(crate) fn labels(&self, split: Split) -> &IdxBytes {
         match split {
             Split::Train => &self.train_labels,
             Split::Test => &self.test_labels,

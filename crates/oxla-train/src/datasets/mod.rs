@@ -2,7 +2,7 @@
 //! SHA-256 in `third_party/datasets.toml`, under
 //! `$OXLA_HOME/datasets/<name>/`): nothing is downloaded at run time.
 
-mod batches;
+pub(crate) mod batches;
 pub mod idx;
 mod mnist;
 mod text;

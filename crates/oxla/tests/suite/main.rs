@@ -20,6 +20,7 @@ mod checkpoints;
 mod complex_numbers;
 mod control;
 mod conv_layers;
+mod data_loader;
 mod datasets;
 mod debug_print;
 mod dispatch;

@@ -1,0 +1,400 @@
+//! oxla_train::data, the Grain-style loader: the same seed gives the same
+//! batches and each epoch is a permutation; the batches do not depend on
+//! the number of workers or on prefetching; shards are disjoint and
+//! complete; filters with batching and drop_remainder; a run resumed from
+//! a JSON state sees the batches of the uninterrupted run; MNIST as a
+//! source matches `Mnist::epoch`; and the error paths (bad options, a
+//! failing or panicking transform named by its record, a foreign state).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use oxla_train::data::{
+    DataError, DataLoader, HostArray, IndexSampler, IteratorState, MapDataset, MnistSource,
+    ShardOptions,
+};
+use oxla_train::datasets::{self, Mnist, Split};
+
+type Record = (Vec<f32>, i32);
+type HostBatch = (HostArray, HostArray);
+
+/// Record `i`: features `[i, 2i, 3i]` and label `i`.
+fn records(n: usize) -> Vec<Record> {
+    (0..n)
+        .map(|i| (vec![i as f32, 2.0 * i as f32, 3.0 * i as f32], i as i32))
+        .collect()
+}
+
+fn sampler(n: usize, seed: u64, epochs: Option<u64>) -> IndexSampler {
+    IndexSampler::new(n, ShardOptions::no_sharding(), true, epochs, seed).unwrap()
+}
+
+/// The labels of a batch.
+fn labels(batch: &HostBatch) -> Vec<i32> {
+    batch
+        .1
+        .bytes
+        .chunks_exact(4)
+        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// A pipeline with host work, a filter and per-record randomness: odd
+/// labels dropped when `filter`, features scaled and jittered.
+fn pipeline(n: usize, filter: bool) -> MapDataset<Record> {
+    MapDataset::source(records(n))
+        .map(|(x, y): Record| (x.iter().map(|v| v / 100.0).collect::<Vec<f32>>(), y))
+        .filter(move |(_, y)| !filter || y % 2 == 0)
+        .random_map(|(mut x, y): Record, rng| {
+            x.iter_mut().for_each(|v| *v += rng.uniform());
+            (x, y)
+        })
+}
+
+/// Every batch of a loader (panics on an error).
+fn collect<B: Send + 'static>(loader: DataLoader<B>) -> Vec<B> {
+    loader.map(|b| b.unwrap()).collect()
+}
+
+fn host_loader(
+    n: usize,
+    seed: u64,
+    epochs: Option<u64>,
+    workers: usize,
+    prefetch: usize,
+    batch: usize,
+) -> DataLoader<HostBatch> {
+    pipeline(n, true)
+        .loader(sampler(n, seed, epochs))
+        .worker_count(workers)
+        .prefetch(prefetch)
+        .batch(batch, true)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_same_seed_gives_the_same_batches_and_each_epoch_is_a_permutation() {
+    let a = collect(host_loader(60, 7, Some(3), 2, 0, 5));
+    let b = collect(host_loader(60, 7, Some(3), 2, 0, 5));
+    let c = collect(host_loader(60, 8, Some(3), 2, 0, 5));
+    assert_eq!(a.len(), 18, "3 epochs of 30 kept records in batches of 5");
+    assert_eq!(a, b);
+    assert_ne!(a, c, "another seed, another order");
+    let epochs: Vec<Vec<i32>> = a
+        .chunks(6)
+        .map(|e| e.iter().flat_map(labels).collect())
+        .collect();
+    let evens: Vec<i32> = (0..60).step_by(2).collect();
+    for order in &epochs {
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(sorted, evens, "an epoch holds every kept record once");
+    }
+    assert_ne!(epochs[0], epochs[1], "epochs are shuffled anew");
+    assert_ne!(epochs[1], epochs[2]);
+    // Without shuffling, the file order.
+    let plain = MapDataset::source(records(10))
+        .loader(IndexSampler::new(10, ShardOptions::no_sharding(), false, Some(1), 7).unwrap())
+        .build()
+        .unwrap();
+    let order: Vec<i32> = collect(plain).into_iter().map(|(_, y)| y).collect();
+    assert_eq!(order, (0..10).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_batches_do_not_depend_on_the_number_of_workers_or_on_prefetching() {
+    let reference = collect(host_loader(101, 3, Some(2), 0, 0, 7));
+    for (workers, prefetch) in [(1, 0), (4, 0), (4, 3), (0, 1)] {
+        assert_eq!(
+            collect(host_loader(101, 3, Some(2), workers, prefetch, 7)),
+            reference,
+            "{workers} workers, prefetch {prefetch}"
+        );
+    }
+}
+
+#[test]
+fn prefetched_device_batches_equal_the_host_batches() {
+    let host = collect(host_loader(50, 11, Some(1), 0, 0, 8));
+    let device = collect(
+        pipeline(50, true)
+            .loader(sampler(50, 11, Some(1)))
+            .worker_count(3)
+            .batch(8, true)
+            .to_device()
+            .prefetch(2)
+            .build()
+            .unwrap(),
+    );
+    assert_eq!(device.len(), host.len());
+    for ((x, y), (hx, hy)) in device.iter().zip(&host) {
+        assert_eq!(x.shape(), [8, 3]);
+        assert_eq!(x.to_host().unwrap(), *hx);
+        assert_eq!(y.to_host().unwrap(), *hy);
+    }
+}
+
+#[test]
+fn shards_are_disjoint_and_together_hold_every_record() {
+    let labels_of = |shard: ShardOptions| -> Vec<i32> {
+        let sampler = IndexSampler::new(10, shard, true, Some(1), 5).unwrap();
+        collect(
+            MapDataset::source(records(10))
+                .loader(sampler)
+                .build()
+                .unwrap(),
+        )
+        .into_iter()
+        .map(|(_, y)| y)
+        .collect()
+    };
+    let shards: Vec<Vec<i32>> = (0..3)
+        .map(|i| labels_of(ShardOptions::new(i, 3, false)))
+        .collect();
+    let mut all: Vec<i32> = shards.concat();
+    all.sort();
+    assert_eq!(all, (0..10).collect::<Vec<_>>(), "{shards:?}");
+    // With drop_remainder every shard has 10 / 3 records, still disjoint.
+    let even: Vec<BTreeSet<i32>> = (0..3)
+        .map(|i| {
+            labels_of(ShardOptions::new(i, 3, true))
+                .into_iter()
+                .collect()
+        })
+        .collect();
+    assert!(even.iter().all(|s| s.len() == 3), "{even:?}");
+    let union: BTreeSet<i32> = even.iter().flatten().copied().collect();
+    assert_eq!(union.len(), 9);
+}
+
+#[test]
+fn filtered_records_batch_with_and_without_drop_remainder() {
+    let batches = |drop_remainder: bool| -> Vec<HostBatch> {
+        collect(
+            pipeline(24, true)
+                .loader(sampler(24, 1, Some(1)))
+                .worker_count(2)
+                .batch(5, drop_remainder)
+                .build()
+                .unwrap(),
+        )
+    };
+    let dropped = batches(true);
+    assert_eq!(
+        dropped.iter().map(|b| labels(b).len()).collect::<Vec<_>>(),
+        [5, 5]
+    );
+    let kept = batches(false);
+    assert_eq!(
+        kept.iter().map(|b| labels(b).len()).collect::<Vec<_>>(),
+        [5, 5, 2]
+    );
+    assert_eq!(kept[..2], dropped[..]);
+    assert_eq!(kept[2].0.dims, [2, 3]);
+    let mut seen: Vec<i32> = kept.iter().flat_map(labels).collect();
+    seen.sort();
+    assert_eq!(seen, (0..24).step_by(2).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_loader_restored_from_a_json_state_yields_the_rest_of_the_run() {
+    // Batches of 4 over epochs of 15 kept records, so they cross epochs;
+    // an endless stream, 20 batches compared.
+    let make = || {
+        pipeline(30, true)
+            .loader(sampler(30, 42, None))
+            .worker_count(3)
+            .prefetch(2)
+            .batch(4, true)
+            .build()
+            .unwrap()
+    };
+    let whole: Vec<HostBatch> = make().take(20).map(Result::unwrap).collect();
+    for k in [0, 3, 7, 11] {
+        let mut first = make();
+        let head: Vec<HostBatch> = first.by_ref().take(k).map(Result::unwrap).collect();
+        assert_eq!(head[..], whole[..k]);
+        let json = first.state().to_json();
+        drop(first);
+        let state = IteratorState::from_json(&json).unwrap();
+        assert_eq!(state.seed, 42);
+        let mut resumed = make();
+        resumed.restore(&state).unwrap();
+        let rest: Vec<HostBatch> = resumed.take(20 - k).map(Result::unwrap).collect();
+        assert_eq!(
+            rest[..],
+            whole[k..],
+            "resumed after {k} batches from {json}"
+        );
+    }
+    // Two epochs in, the state names the epoch.
+    let mut loader = make();
+    loader.by_ref().take(8).for_each(|b| drop(b.unwrap()));
+    let state = loader.state();
+    assert!(state.epoch >= 2, "{state:?}");
+}
+
+#[test]
+fn mnist_as_a_source_gives_the_batches_of_mnist_epoch() {
+    let mnist = Arc::new(Mnist::load(&datasets::dir("mnist")).unwrap());
+    let source = MnistSource::new(mnist.clone(), Split::Test);
+    let sampler =
+        IndexSampler::new(10_000, ShardOptions::no_sharding(), false, Some(1), 0).unwrap();
+    let loader = MapDataset::source(source)
+        .loader(sampler)
+        .worker_count(2)
+        .batch(1000, true)
+        .to_device()
+        .prefetch(1)
+        .build()
+        .unwrap();
+    let expected = mnist.epoch(Split::Test, None, 1000).unwrap();
+    let mut count = 0;
+    for ((x, y), want) in collect(loader).into_iter().zip(expected) {
+        let want = want.unwrap();
+        assert_eq!(
+            x.to_vec::<f32>().unwrap(),
+            want.inputs.to_vec::<f32>().unwrap()
+        );
+        assert_eq!(
+            y.to_vec::<i32>().unwrap(),
+            want.labels.to_vec::<i32>().unwrap()
+        );
+        count += 1;
+    }
+    assert_eq!(count, 10);
+}
+
+#[test]
+fn bad_options_are_errors_naming_the_option_and_the_line() {
+    let e = MapDataset::source(records(4))
+        .loader(sampler(4, 0, Some(1)))
+        .batch(0, true)
+        .build()
+        .err()
+        .unwrap();
+    let text = e.to_string();
+    assert!(matches!(e, DataError::InvalidOption { .. }), "{e:?}");
+    assert!(
+        text.contains("batch size of 0") && text.contains("data_loader.rs"),
+        "{text}"
+    );
+    let e = IndexSampler::new(4, ShardOptions::new(3, 3, false), true, None, 0).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("shard index 3 is not below the shard count 3"),
+        "{e}"
+    );
+    let e = IndexSampler::new(4, ShardOptions::new(0, 0, false), true, None, 0).unwrap_err();
+    assert!(e.to_string().contains("a shard count of 0"), "{e}");
+    let e = MapDataset::source(records(4))
+        .loader(sampler(5, 0, Some(1)))
+        .build()
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .contains("the sampler orders 5 records, the dataset has 4"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_failing_or_panicking_transform_is_an_error_naming_the_record() {
+    for (workers, prefetch) in [(0, 0), (4, 2)] {
+        let mut loader = MapDataset::source(records(20))
+            .try_map(|(x, y): Record| {
+                if y == 13 {
+                    Err(format!("label {y} is unlucky"))
+                } else {
+                    Ok((x, y))
+                }
+            })
+            .loader(IndexSampler::new(20, ShardOptions::no_sharding(), false, Some(1), 0).unwrap())
+            .worker_count(workers)
+            .prefetch(prefetch)
+            .batch(4, true)
+            .build()
+            .unwrap();
+        for _ in 0..3 {
+            loader.next().unwrap().unwrap();
+        }
+        let e = loader.next().unwrap().unwrap_err();
+        assert!(
+            matches!(e, DataError::Record { index: 13, .. }),
+            "{workers} workers: {e:?}"
+        );
+        assert!(
+            e.to_string()
+                .contains("record 13 (epoch 0): try_map (transform 1) failed: label 13 is unlucky"),
+            "{e}"
+        );
+        assert!(loader.next().is_none(), "the iterator ends after an error");
+        // The state is before the failed batch: restoring resumes there.
+        assert_eq!(loader.state().position, 12);
+    }
+    let mut panicking = MapDataset::source(records(8))
+        .map(|(x, y): Record| {
+            assert!(y != 5, "no fives");
+            (x, y)
+        })
+        .loader(IndexSampler::new(8, ShardOptions::no_sharding(), false, Some(1), 0).unwrap())
+        .worker_count(3)
+        .batch(8, false)
+        .build()
+        .unwrap();
+    let e = panicking.next().unwrap().unwrap_err();
+    assert!(
+        e.to_string().contains("record 5") && e.to_string().contains("panicked: no fives"),
+        "{e}"
+    );
+    // Records of different lengths do not stack.
+    let ragged: Vec<Vec<f32>> = vec![vec![1.0; 3], vec![1.0; 2]];
+    let e = MapDataset::source(ragged)
+        .loader(IndexSampler::new(2, ShardOptions::no_sharding(), false, Some(1), 0).unwrap())
+        .batch(2, false)
+        .build()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(e, DataError::Stack { ref indices, .. } if indices == &[0, 1]),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_state_of_another_loader_is_refused() {
+    let mut loader = host_loader(30, 1, Some(1), 0, 0, 4);
+    let mut state = loader.state();
+    state.seed = 2;
+    let e = loader.restore(&state).unwrap_err();
+    assert!(
+        e.to_string().contains("its seed is 2, the loader's 1"),
+        "{e}"
+    );
+    let mut state = loader.state();
+    state.position = 30;
+    assert!(
+        loader
+            .restore(&state)
+            .unwrap_err()
+            .to_string()
+            .contains("past an epoch of 30")
+    );
+    let mut state = loader.state();
+    state.shard_count = 2;
+    assert!(
+        loader
+            .restore(&state)
+            .unwrap_err()
+            .to_string()
+            .contains("shard 0 of 2")
+    );
+    assert!(matches!(
+        IteratorState::from_json("{\"epoch\": 1}"),
+        Err(DataError::StateJson(_))
+    ));
+}
