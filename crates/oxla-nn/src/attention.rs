@@ -16,8 +16,9 @@ use oxla::random::{IntoKey, Key, split};
 /// grouped heads, bias, causal and window masks, is
 /// [`crate::dot_product_attention`]): the query is
 /// divided by `sqrt(depth)`, the logits `[..., heads, q, k]` are set to the
-/// dtype's least finite value where `mask` (bool, broadcast to them) is
-/// false, softmax over `k`; the result is `[..., q, heads, depth]`.
+/// dtype's least finite value where `mask` (broadcast to them; a mask of
+/// numbers is true where nonzero, as `jnp.where` reads it) is false,
+/// softmax over `k`; the result is `[..., q, heads, depth]`.
 #[track_caller]
 pub fn flax_dot_product_attention(
     query: &Array,
@@ -35,25 +36,150 @@ pub fn flax_dot_product_attention(
     let v = jnp::swapaxes(value, -3, -2);
     let mut logits = jnp::matmul(&q, &jnp::swapaxes(&k, -1, -2));
     if let Some(mask) = mask {
+        let mask = match mask.dtype_or_bool() {
+            DType::Bool => mask.clone(),
+            _ => jnp::astype(mask, DType::Bool),
+        };
         let least = oxla::lax::convert_element_type(
             &Array::weak_scalar(logits.dtype_or_bool().float_info().min()),
             logits.dtype_or_bool(),
         );
-        logits = jnp::where_(mask, &logits, &least);
+        logits = jnp::where_(&mask, &logits, &least);
     }
     let weights = softmax(&logits, None);
     jnp::swapaxes(&jnp::matmul(&weights, &v), -3, -2)
 }
 
-/// The causal mask of a sequence of `length`: bool `[1, 1, length, length]`,
-/// true where the key position is at or before the query position (Flax's
-/// `make_causal_mask`, with broadcast batch and head dims).
+/// The mask of attention from `query_input` `[batch..., q_len]` to
+/// `key_input` `[batch..., kv_len]`, as Flax's `make_attention_mask`:
+/// `pairwise_fn(query_input[..., :, None], key_input[..., None, :])` with a
+/// heads axis of 1 inserted before the last two, and `extra_batch_dims`
+/// axes of 1 in front: bool `[1 × extra_batch_dims, batch..., 1, q_len,
+/// kv_len]` (Flax's with `dtype=jnp.bool_`; nonzero is true), one axis more
+/// than the inputs of [`MultiHeadAttention`] it masks. A padding mask is
+/// `make_attention_mask(&(tokens > 0), &(tokens > 0), jnp::logical_and, 0)`.
+///
+/// ```
+/// use oxla::{Array, numpy as jnp};
+/// use oxla_nn::make_attention_mask;
+/// # fn main() -> oxla::Result<()> {
+/// let tokens = Array::from_slice(&[5i32, 7, 0], &[1, 3])?;       // one sequence, padded
+/// let valid = jnp::not_equal(&tokens, &Array::scalar(0i32)?);
+/// let mask = make_attention_mask(&valid, &valid, jnp::logical_and, 0);
+/// assert_eq!(mask.shape(), &[1, 1, 3, 3]);                        // [batch, heads, q, kv]
+/// let rows = mask.to_vec::<bool>()?;
+/// assert_eq!(&rows[..3], &[true, true, false]);                   // nothing attends to padding
+/// assert_eq!(make_attention_mask(&valid, &valid, jnp::logical_and, 2).shape(), &[1, 1, 1, 1, 3, 3]);
+/// # Ok(())
+/// # }
+/// ```
 #[track_caller]
-pub fn make_causal_mask(length: i64) -> Array {
-    let positions = jnp::arange(0.0, length as f64, 1.0, DType::I32);
-    let query = jnp::reshape(&positions, &[1, 1, length, 1]);
-    let key = jnp::reshape(&positions, &[1, 1, 1, length]);
-    jnp::greater_equal(&query, &key)
+pub fn make_attention_mask(
+    query_input: &Array,
+    key_input: &Array,
+    pairwise_fn: impl Fn(&Array, &Array) -> Array,
+    extra_batch_dims: usize,
+) -> Array {
+    let pairs = pairwise_fn(
+        &jnp::expand_dims(query_input, -1),
+        &jnp::expand_dims(key_input, -2),
+    );
+    let mut mask = jnp::expand_dims(&pairs, -3);
+    for _ in 0..extra_batch_dims {
+        mask = jnp::expand_dims(&mask, 0);
+    }
+    jnp::astype(&mask, DType::Bool)
+}
+
+/// The causal mask of self-attention over `x` `[batch..., len]` (only its
+/// shape is read: token ids, say): bool `[batch..., 1, len, len]`, true
+/// where the key position is at or before the query position, as Flax's
+/// `make_causal_mask(x)` (its rank follows `x`, so under
+/// [`vmap`](oxla::vmap) a mask made from one example fits that example).
+/// An `x` without a sequence axis is an error naming the caller's line.
+///
+/// ```
+/// use oxla::{DType, numpy as jnp};
+/// use oxla_nn::make_causal_mask;
+/// # fn main() -> oxla::Result<()> {
+/// let mask = make_causal_mask(&jnp::zeros(&[2, 3], DType::I32));   // 2 sequences of 3
+/// assert_eq!(mask.shape(), &[2, 1, 3, 3]);
+/// assert_eq!(&mask.to_vec::<bool>()?[..9], &[true, false, false, true, true, false, true, true, true]);
+/// # Ok(())
+/// # }
+/// ```
+#[track_caller]
+pub fn make_causal_mask(x: &Array) -> Array {
+    let shape = match x.aval() {
+        Err(e) => return Array::error(e),
+        Ok(a) => a.shape.clone(),
+    };
+    let Some(&length) = shape.last() else {
+        let location = oxla::Location::from_caller(std::panic::Location::caller());
+        return Array::error(oxla::Error::InvalidArgument(format!(
+            "{location}: make_causal_mask of {}: x needs a sequence axis, [batch..., length]",
+            x.aval().map(ToString::to_string).unwrap_or_default()
+        )));
+    };
+    let positions = jnp::broadcast_to(&jnp::arange(0.0, length as f64, 1.0, DType::I32), &shape);
+    make_attention_mask(&positions, &positions, jnp::greater_equal, 0)
+}
+
+/// `Ok` when `mask` fits the attention weights of `inputs_q` over `inputs_kv`
+/// in `heads` heads, `[batch..., heads, q_len, kv_len]`: one axis more than
+/// `inputs_q`, each of size 1 or the weights' (Flax's convention, without
+/// the silent broadcasts of a mask of another rank, as a batch's mask met
+/// by one example under `vmap`); else the error naming `layer`, both
+/// shapes and the caller's line.
+#[track_caller]
+fn check_mask(
+    layer: &str,
+    mask: &Array,
+    inputs_q: &Array,
+    inputs_kv: &Array,
+    heads: i64,
+) -> Result<(), Array> {
+    let (m, q, kv) = match (mask.aval(), inputs_q.aval(), inputs_kv.aval()) {
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Err(Array::error(e)),
+        (Ok(m), Ok(q), Ok(kv)) => (m, q, kv),
+    };
+    let (qs, ks) = (&q.shape, &kv.shape);
+    let mut weights: Vec<i64> = qs[..qs.len() - 2]
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| {
+            if ks.len() == qs.len() && d == 1 {
+                ks[i]
+            } else {
+                d
+            }
+        })
+        .collect();
+    weights.extend([heads, qs[qs.len() - 2], ks[ks.len() - 2]]);
+    let fits = m.shape.len() == weights.len()
+        && m.shape
+            .iter()
+            .zip(&weights)
+            .all(|(&a, &w)| a == 1 || a == w);
+    if fits {
+        return Ok(());
+    }
+    let location = oxla::Location::from_caller(std::panic::Location::caller());
+    let shape = |s: &[i64]| {
+        s.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    Err(Array::error(oxla::Error::InvalidArgument(format!(
+        "{location}: {layer} of {q} with mask {m}: the mask must have one axis more than the \
+         query input, [batch..., heads, q_len, kv_len], each of size 1 or the attention \
+         weights' [{}] (a mask of rank {} does not fit an input of rank {}; under vmap, \
+         make the mask from the example, e.g. make_causal_mask or make_attention_mask)",
+        shape(&weights),
+        m.shape.len(),
+        qs.len(),
+    ))))
 }
 
 /// A projection of Flax's `DenseGeneral`: `kernel` maps the input features
@@ -79,9 +205,13 @@ pub struct Projection {
 /// let attention = MultiHeadAttention::new(Key::new(0), 8, 2); // 2 heads of 4 features
 /// assert_eq!(attention.query.kernel.shape(), &[8, 2, 4]);
 /// let x = jnp::ones(&[3, 5, 8], DType::F32); // [batch, length, features]
-/// let mask = make_causal_mask(5);
+/// let mask = make_causal_mask(&jnp::zeros(&[3, 5], DType::I32)); // [batch, 1, length, length]
 /// let y = attention.apply(&x, Some(&mask));
 /// assert_eq!(y.to_vec::<f32>()?.len(), 3 * 5 * 8);
+/// // A mask must have one axis more than the input: [length, length] is
+/// // not broadcast silently.
+/// let e = attention.apply(&x, Some(&jnp::ones(&[5, 5], DType::Bool))).check().map(|_| ()).unwrap_err();
+/// assert!(e.to_string().contains("MultiHeadAttention.apply of f32[3,5,8] with mask bool[5,5]"));
 /// // A constructor given features that do not split into the heads
 /// // reports that when the layer is used.
 /// let bad = MultiHeadAttention::new(Key::new(0), 10, 3);
@@ -146,18 +276,37 @@ impl MultiHeadAttention {
         }
     }
 
-    /// Self-attention of `x` `[..., length, features]`; `mask` (bool,
-    /// broadcast to `[..., heads, length, length]`) keeps where true, e.g.
-    /// [`make_causal_mask`].
+    /// Self-attention of `x` `[batch..., length, features]`; `mask` keeps
+    /// the weights where true (nonzero) and is `[batch..., heads, length,
+    /// length]`, each axis of size 1 or the weights' (Flax's convention),
+    /// e.g. [`make_causal_mask`] or [`make_attention_mask`] of the tokens.
+    /// A mask of another rank (one made for a batch, met by one example
+    /// under `vmap`, say) or with a size that neither is 1 nor matches is
+    /// an error naming the layer, both shapes and the caller's line, never
+    /// a silent broadcast.
     #[track_caller]
     pub fn apply(&self, x: &Array, mask: Option<&Array>) -> Array {
-        self.apply_cross(x, x, mask)
+        self.attend("MultiHeadAttention.apply", x, x, mask)
     }
 
-    /// Attention of queries from `inputs_q` over keys and values from
-    /// `inputs_kv` (both `[..., length, features]`).
+    /// Attention of queries from `inputs_q` `[batch..., q_len, features]`
+    /// over keys and values from `inputs_kv` `[batch..., kv_len,
+    /// features]`; `mask` as in [`apply`](Self::apply), `[batch..., heads,
+    /// q_len, kv_len]`.
     #[track_caller]
     pub fn apply_cross(&self, inputs_q: &Array, inputs_kv: &Array, mask: Option<&Array>) -> Array {
+        self.attend("MultiHeadAttention.apply_cross", inputs_q, inputs_kv, mask)
+    }
+
+    /// [`apply_cross`](Self::apply_cross), its errors naming `layer`.
+    #[track_caller]
+    fn attend(
+        &self,
+        layer: &str,
+        inputs_q: &Array,
+        inputs_kv: &Array,
+        mask: Option<&Array>,
+    ) -> Array {
         if let Some(e) = super::own_error(self) {
             return e;
         }
@@ -179,6 +328,11 @@ impl MultiHeadAttention {
                     "the inputs need a sequence axis: [..., length, features]",
                 );
             }
+        }
+        if let Some(mask) = mask
+            && let Err(e) = check_mask(layer, mask, inputs_q, inputs_kv, self.num_heads)
+        {
+            return e;
         }
         let into_heads = |p: &Projection, x: &Array| {
             let s = p.kernel.shape_or_empty();

@@ -3,7 +3,7 @@
 use oxla::DType;
 
 use super::initializers::{Distribution, FanMode, Initializer};
-use super::{expect_features, layer_input_error};
+use super::layer_input_error;
 use oxla::Array;
 use oxla::numpy as jnp;
 use oxla::random::{IntoKey, Key};
@@ -82,14 +82,35 @@ impl Embedding {
         }
     }
 
-    /// `query @ embedding.T`: logits over the vocabulary from features
-    /// (Flax's `Embed.attend`, for tied input and output embeddings).
+    /// `query @ embedding.T`: logits `[..., num_embeddings]` over the
+    /// vocabulary from features `query` `[..., features]`, as Flax's
+    /// `Embed.attend` (`jnp.dot` after promoting both to one dtype), for
+    /// tied input and output embeddings (an LM head sharing the table). A
+    /// query of another width is an error naming the shapes and the
+    /// caller's line.
     #[track_caller]
     pub fn attend(&self, query: &Array) -> Array {
-        let features = self.embedding.shape_or_empty().get(1).copied().unwrap_or(0);
-        if let Err(e) = expect_features("Embedding.attend", query, features) {
+        if let Some(e) = super::own_error(self) {
             return e;
         }
-        jnp::matmul(query, &jnp::transpose(&self.embedding, None))
+        let table = self.embedding.shape_or_empty();
+        match query.aval() {
+            Err(e) => Array::error(e),
+            Ok(a) if table.len() == 2 && a.shape.last() == Some(&table[1]) => {
+                jnp::matmul(query, &jnp::transpose(&self.embedding, None))
+            }
+            Ok(a) => {
+                let location = oxla::Location::from_caller(std::panic::Location::caller());
+                let embedding = self
+                    .embedding
+                    .aval()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                Array::error(oxla::Error::InvalidArgument(format!(
+                    "{location}: Embedding.attend of {a}: the query's last dimension must be \
+                     the features of the table {embedding}"
+                )))
+            }
+        }
     }
 }

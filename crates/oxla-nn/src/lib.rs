@@ -9,25 +9,27 @@
 //! parameters from an explicit [`Key`](oxla::random::Key) with Flax's
 //! default initializers; `apply` runs the layer (Flax's `__call__`).
 //!
-//! Layers: [`Linear`], [`Mlp`], [`Conv`] (1-, 2-, 3-D; with its
+//! Layers: [`Linear`], [`Mlp`], the gated [`GluMlp`] (SwiGLU, GeGLU),
+//! [`Sequential`] (a tuple of [`Layer`]s applied in turn), [`Conv`] (1-, 2-, 3-D; with its
 //! [`ConvPadding`] and [`ConvInit`]), [`ConvTranspose`], [`Conv2d`],
 //! [`Embedding`], [`LayerNorm`],
 //! [`RmsNorm`], [`BatchNorm`] (with its [`BatchStats`]), [`GroupNorm`],
 //! [`InstanceNorm`], [`Dropout`], [`MultiHeadAttention`],
 //! [`TransformerBlock`], [`TransformerLm`], the recurrent [`LstmCell`],
 //! [`GruCell`], [`Rnn`] and [`Bidirectional`]; functions: [`relu`], [`gelu`],
-//! [`softmax`], [`log_softmax`], [`dot_product_attention`], [`max_pool`],
+//! [`softmax`], [`log_softmax`], [`dot_product_attention`],
+//! [`make_attention_mask`], [`make_causal_mask`], [`max_pool`],
 //! ... Self-attention over a causal mask, as a decoder does it:
 //!
 //! ```
 //! use oxla_nn::{MultiHeadAttention, make_causal_mask};
 //! use oxla::random::{self, Key};
-//! use oxla::DType;
+//! use oxla::{DType, numpy as jnp};
 //! # fn main() -> oxla::Result<()> {
 //! let attention = MultiHeadAttention::new(Key::new(0), 8, 2);   // 8 features, 2 heads of 4
 //! assert_eq!(attention.query.kernel.shape(), &[8, 2, 4]);
 //! let x = random::normal(Key::new(1), &[3, 5, 8], DType::F32);   // [batch, length, features]
-//! let mask = make_causal_mask(5);                                // position i sees 0..=i
+//! let mask = make_causal_mask(&jnp::zeros(&[3, 5], DType::I32)); // position i sees 0..=i
 //! let y = attention.apply(&x, Some(&mask));
 //! assert_eq!(y.shape(), &[3, 5, 8]);
 //! assert!(y.to_vec::<f32>()?.iter().all(|v| v.is_finite()));
@@ -42,6 +44,7 @@ mod conv;
 mod dot_product_attention;
 mod dropout;
 mod embedding;
+mod glu;
 mod group_norm;
 pub mod initializers;
 mod instance_norm;
@@ -51,6 +54,7 @@ mod norm_stats;
 mod normalization;
 mod pooling;
 mod recurrent;
+mod sequential;
 mod transformer;
 
 pub use activations::{
@@ -59,12 +63,16 @@ pub use activations::{
     relu6, selu, sigmoid, silu, soft_sign, softmax, softplus, sparse_plus, sparse_sigmoid,
     squareplus, standardize, swish, tanh,
 };
-pub use attention::{MultiHeadAttention, Projection, flax_dot_product_attention, make_causal_mask};
+pub use attention::{
+    MultiHeadAttention, Projection, flax_dot_product_attention, make_attention_mask,
+    make_causal_mask,
+};
 pub use batch_norm::{BatchNorm, BatchStats};
 pub use conv::{Conv, Conv2d, ConvInit, ConvPadding, ConvTranspose};
 pub use dot_product_attention::{AttentionOptions, dot_product_attention};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
+pub use glu::GluMlp;
 pub use group_norm::GroupNorm;
 pub use initializers::Initializer;
 pub use instance_norm::InstanceNorm;
@@ -74,6 +82,7 @@ pub use normalization::{LayerNorm, RmsNorm};
 pub use oxla::lax::Padding;
 pub use pooling::{avg_pool, max_pool};
 pub use recurrent::{Bidirectional, GruCell, LstmCell, Rnn, RnnCell, flip_sequences};
+pub use sequential::{Layer, Sequential};
 pub use transformer::{TransformerBlock, TransformerLm};
 
 use oxla::Array;

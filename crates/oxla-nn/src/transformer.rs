@@ -20,11 +20,12 @@ use oxla::random::{IntoKey, Key, split};
 /// ```
 /// use oxla_nn::{TransformerBlock, make_causal_mask};
 /// use oxla::random::{self, Key};
-/// use oxla::DType;
+/// use oxla::{DType, numpy as jnp};
 /// # fn main() -> oxla::Result<()> {
 /// let block = TransformerBlock::new(Key::new(0), 16, 4, 4);   // d_model 16, 4 heads
 /// let x = random::normal(Key::new(1), &[2, 5, 16], DType::F32);   // [batch, length, d_model]
-/// let y = block.apply(&x, Some(&make_causal_mask(5)));
+/// let mask = make_causal_mask(&jnp::zeros(&[2, 5], DType::I32));  // [batch, 1, length, length]
+/// let y = block.apply(&x, Some(&mask));
 /// assert_eq!(y.shape(), &[2, 5, 16]);
 /// assert!(y.to_vec::<f32>()?.iter().all(|v| v.is_finite()));
 /// # Ok(())
@@ -166,7 +167,7 @@ impl TransformerLm {
             None,
         );
         let mut x = self.token_embedding.apply(tokens) + positions;
-        let mask = make_causal_mask(length);
+        let mask = make_causal_mask(tokens);
         for block in &self.blocks {
             x = block.apply(&x, Some(&mask));
         }

@@ -35,6 +35,7 @@ mod fuzz_jit;
 mod general_reduce;
 mod higher_order;
 mod jaxpr_text;
+mod layers_misc;
 mod normalization_layers;
 mod npy;
 mod ops_vs_jax;

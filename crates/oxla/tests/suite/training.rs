@@ -168,11 +168,16 @@ fn attention_matches_flax_with_and_without_a_causal_mask() {
     let c = layer("attention");
     let mha = attention_from(&c["params"]);
     let x = arr(&c["x"]);
-    let mask = nn::make_causal_mask(5);
+    let mask = nn::make_causal_mask(&jnp::zeros(&[1, 5], DType::I32));
     assert_close(&mha.apply(&x, Some(&mask)), &c["output"], "causal");
     assert_close(&mha.apply(&x, None), &c["unmasked"], "unmasked");
     // Under jit too.
-    let f = jit(|(m, x): (MultiHeadAttention, Array)| m.apply(&x, Some(&nn::make_causal_mask(5))));
+    let f = jit(|(m, x): (MultiHeadAttention, Array)| {
+        m.apply(
+            &x,
+            Some(&nn::make_causal_mask(&jnp::zeros(&[1, 5], DType::I32))),
+        )
+    });
     assert_close(&f.call((mha, x)).unwrap(), &c["output"], "jit causal");
 }
 
@@ -183,7 +188,10 @@ fn attention_gradient_matches_jax_and_finite_differences() {
     let x = arr(&c["x"]);
     let loss = |m: MultiHeadAttention| {
         jnp::sum(
-            &jnp::sin(&m.apply(&x, Some(&nn::make_causal_mask(5)))),
+            &jnp::sin(&m.apply(
+                &x,
+                Some(&nn::make_causal_mask(&jnp::zeros(&[1, 5], DType::I32))),
+            )),
             None,
             false,
         )
