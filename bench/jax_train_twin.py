@@ -3,7 +3,8 @@ the same models (crates/oxla/tests/suite/reference/jax_models.py), initial
 parameters (oxla's safetensors checkpoints) and data (.npy) as oxla, timed
 the same way.
 
-Usage: jax_train_twin.py DIR. Prints one JSON line: per model ("mlp", "lm")
+Usage: jax_train_twin.py DIR. Prints one JSON line: per model ("mlp", "lm",
+"small")
 the median µs of trace + lower, the compile ms, the compiled step's peak
 bytes (arguments + outputs - aliased + temporaries), steps/s of a 200-step
 loop feeding a fresh host batch each step, first-call ms cold (empty
@@ -96,6 +97,8 @@ def main():
     x, y = np.load(os.path.join(DIR, "mlp_x.npy")), np.load(os.path.join(DIR, "mlp_y.npy"))
     lm_params = {k: jnp.asarray(v) for k, v in load_file(os.path.join(DIR, "lm.safetensors")).items()}
     tokens = np.load(os.path.join(DIR, "lm_tokens.npy"))
+    small_params = {k: jnp.asarray(v) for k, v in load_file(os.path.join(DIR, "small.safetensors")).items()}
+    sx, sy = np.load(os.path.join(DIR, "small_x.npy")), np.load(os.path.join(DIR, "small_y.npy"))
     layers = lm_layers(lm_params)
     results, steps = {}, {}
     results["mlp"], steps["mlp"] = measure(
@@ -105,6 +108,9 @@ def main():
         "lm", lm_params, lambda p, t: lm_loss(p, t, layers),
         optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(1e-3, weight_decay=1e-2)),
         lambda i: (tokens[i % len(tokens)],))
+    results["small"], steps["small"] = measure(
+        "small", small_params, mlp_loss, optax.adamw(1e-3, weight_decay=1e-4),
+        lambda i: (sx[i % len(sx)], sy[i % len(sy)]))
     tiny = jax.jit(lambda v: v + 1.0)
     x4 = jnp.ones(4, jnp.float32)
     steps["tiny"] = lambda: tiny(x4)

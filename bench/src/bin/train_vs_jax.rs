@@ -3,8 +3,9 @@
 //! safetensors and .npy; bench/jax_train_twin.py reads them):
 //! the MLP training step (784-512-512-10, batch 128, AdamW) and the
 //! transformer training step (2 layers, d_model 256, 4 heads, sequence 128,
-//! batch 16, clip + AdamW). For each: trace + lower, compile, steady-state
-//! step time (blocks of oxla and JAX steps alternate), training-loop
+//! batch 16, clip + AdamW), and a small MLP where dispatch dominates (20
+//! layers of 64: 40 parameter leaves, batch 32, AdamW). For each: trace +
+//! lower, compile, steady-state step time (blocks of oxla and JAX steps alternate), training-loop
 //! throughput with a fresh host batch each step (200 steps), first-call
 //! latency cold (empty persistent cache) and warm (cache filled, in-memory
 //! caches empty), the compiled step's peak bytes; and a tiny function's
@@ -217,6 +218,14 @@ fn main() -> anyhow::Result<()> {
     x.to_npy(path("mlp_x.npy"))?;
     y.to_npy(path("mlp_y.npy"))?;
     tokens.to_npy(path("lm_tokens.npy"))?;
+    // Where dispatch dominates: 20 layers of 64 (40 parameter leaves),
+    // batch 32.
+    let small = Mlp::new(Key::new(5), &[64; 21], Activation::Relu);
+    let sx = unit(Key::new(6), &[BATCHES as i64, 32, 64]);
+    let sy = int(Key::new(7), &[BATCHES as i64, 32], 64);
+    checkpoint::save(path("small.safetensors"), &small)?;
+    sx.to_npy(path("small_x.npy"))?;
+    sy.to_npy(path("small_y.npy"))?;
 
     let (mut twin, jax) = Twin::start_with_args("jax_train_twin.py", &[dir.path()])?;
     let mlp_row = measure(
@@ -233,6 +242,14 @@ fn main() -> anyhow::Result<()> {
         &(optim::clip_by_global_norm(1.0), optim::adamw(1e-3, 1e-2)),
         lm_loss,
         &HostBatches::of(&[&tokens])?,
+        &mut twin,
+    )?;
+    let small_row = measure(
+        "small",
+        &small,
+        &optim::adamw(1e-3, 1e-4),
+        mlp_loss,
+        &HostBatches::of(&[&sx, &sy])?,
         &mut twin,
     )?;
     let tiny = jit(|v: Array| v + 1.0);
@@ -263,7 +280,7 @@ fn main() -> anyhow::Result<()> {
             "loop_steps_per_s",
             "loop_steps_per_s",
             false,
-            ">= 1.2 (MLP)",
+            ">= 1.2 MLP, 1.0 LM, 2 small",
         ),
         (
             "first call, cold (ms)",
@@ -288,11 +305,15 @@ fn main() -> anyhow::Result<()> {
         ),
     ];
     let mut table = serde_json::Map::new();
-    for (model, ours, theirs) in [("mlp", &mlp_row, &jax["mlp"]), ("lm", &lm_row, &jax["lm"])] {
-        let label = if model == "mlp" {
-            "MLP 784-512-512-10"
-        } else {
-            "transformer 2x256"
+    for (model, ours, theirs) in [
+        ("mlp", &mlp_row, &jax["mlp"]),
+        ("lm", &lm_row, &jax["lm"]),
+        ("small", &small_row, &jax["small"]),
+    ] {
+        let label = match model {
+            "mlp" => "MLP 784-512-512-10",
+            "lm" => "transformer 2x256",
+            _ => "MLP 20x64 (40 leaves), batch 32",
         };
         for (measure, our_key, their_key, from_ours, target) in rows {
             let o = ours[our_key].as_f64().unwrap_or(f64::NAN);

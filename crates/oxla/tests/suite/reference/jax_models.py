@@ -60,8 +60,9 @@ def lm_loss(p, tokens, layers):
 
 
 def mlp_loss(p, x, y):
-    """Cross entropy of the 3-layer ReLU MLP's logits."""
-    return cross_entropy(mlp(p, "", x, 3, jax.nn.relu), y)
+    """Cross entropy of the ReLU MLP's logits (as many layers as `p` has)."""
+    layers = 1 + max(int(k.split("]")[0].split("[")[1]) for k in p if k.startswith("layers["))
+    return cross_entropy(mlp(p, "", x, layers, jax.nn.relu), y)
 
 
 def lm_layers(p):
