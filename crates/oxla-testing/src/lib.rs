@@ -15,11 +15,13 @@ pub use compare::{Tolerance, assert_matches_jax, compare};
 pub use fuzz::{FuzzBudget, fuzz};
 
 /// Points this test process (and the processes it starts) at a compile
-/// cache of its own, `<target_tmpdir>/compile-cache/<binary>`, so that tests
-/// never write into the user's `~/.cache/oxla/compile`; an `OXLA_CACHE_DIR`
-/// the user set is kept. Call it from a `#[ctor::ctor(unsafe)]` function of
-/// the test binary (before any thread starts), with
-/// `env!("CARGO_TARGET_TMPDIR")`.
+/// cache of its own, `<root>/compile-cache/<binary>`, so that tests never
+/// write into the user's `~/.cache/oxla/compile`. The root is
+/// [`TEST_CACHE_ROOT`] when set (CI keeps the tests' executables between
+/// runs of fresh clones there, as a JAX user keeps a persistent cache),
+/// else `target_tmpdir`; an `OXLA_CACHE_DIR` the user set is kept. Call it
+/// from a `#[ctor::ctor(unsafe)]` function of the test binary (before any
+/// thread starts), with `env!("CARGO_TARGET_TMPDIR")`.
 ///
 /// # Safety
 /// Changes the process environment: only while no other thread runs.
@@ -27,9 +29,23 @@ pub unsafe fn isolate_compile_cache(target_tmpdir: &str, binary: &str) {
     if std::env::var_os("OXLA_CACHE_DIR").is_some() {
         return;
     }
-    let dir = Path::new(target_tmpdir).join("compile-cache").join(binary);
+    let dir = test_cache_root(target_tmpdir)
+        .join("compile-cache")
+        .join(binary);
     // SAFETY: the caller runs this before any other thread exists.
     unsafe { std::env::set_var("OXLA_CACHE_DIR", dir) };
+}
+
+/// The variable naming where test binaries keep their compile caches
+/// instead of the target directory (`.ci/run` sets it, outside the clone).
+pub const TEST_CACHE_ROOT: &str = "OXLA_TEST_CACHE_ROOT";
+
+/// Where test binaries keep their compile caches: [`TEST_CACHE_ROOT`] when
+/// set, else `target_tmpdir`.
+pub fn test_cache_root(target_tmpdir: &str) -> PathBuf {
+    std::env::var_os(TEST_CACHE_ROOT)
+        .filter(|root| !root.is_empty())
+        .map_or_else(|| PathBuf::from(target_tmpdir), PathBuf::from)
 }
 
 /// Aborts this test process, naming it, if it still runs after
