@@ -210,13 +210,13 @@ pub fn within<T: Send + 'static>(
 /// [`process_timeout`]), its JAX on oxla's [`platform`]; panics with its
 /// stderr if it fails, returns its stdout.
 pub fn run_python(script: &Path, args: &[&Path]) -> Vec<u8> {
-    let out = output_within(
-        Command::new(python())
-            .arg(script)
-            .args(args)
-            .env("JAX_PLATFORMS", platform().jax_platforms()),
-        process_timeout(),
-    );
+    let mut command = Command::new(python());
+    command
+        .arg(script)
+        .args(args)
+        .env("JAX_PLATFORMS", platform().jax_platforms());
+    keep_jax_compiles(&mut command);
+    let out = output_within(&mut command, process_timeout());
     assert!(
         out.status.success(),
         "{} failed: {}",
@@ -224,6 +224,27 @@ pub fn run_python(script: &Path, args: &[&Path]) -> Vec<u8> {
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
+}
+
+/// Where [`TEST_CACHE_ROOT`] is set (CI), the reference JAX keeps its
+/// compiled programs there too (JAX's persistent compilation cache, every
+/// program however small), so a later run's references skip XLA's
+/// compiles as oxla's tests do; a `JAX_COMPILATION_CACHE_DIR` already set
+/// is kept.
+fn keep_jax_compiles(command: &mut Command) {
+    let Some(root) = std::env::var_os(TEST_CACHE_ROOT).filter(|r| !r.is_empty()) else {
+        return;
+    };
+    if std::env::var_os("JAX_COMPILATION_CACHE_DIR").is_some() {
+        return;
+    }
+    command
+        .env(
+            "JAX_COMPILATION_CACHE_DIR",
+            Path::new(&root).join("jax-compile-cache"),
+        )
+        .env("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+        .env("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0");
 }
 
 /// The lines of a command's stderr without the plugins' own C++ log lines
