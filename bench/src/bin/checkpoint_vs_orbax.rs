@@ -7,7 +7,8 @@
 //! until `save` returns (when the train step may go on), until the save is
 //! committed, and to restore every array; the rise of the process's peak
 //! resident memory from before the first save (the peak reset then) to
-//! the end of the last save (restores come after); the bytes on disk.
+//! the end of the last save (restores come after), oxla's side in a
+//! process of its own; the bytes on disk.
 //! Prints a markdown table with ratios and writes
 //! target/bench/checkpoint_vs_orbax.json.
 //!
@@ -84,27 +85,20 @@ fn numbers(v: &Value) -> anyhow::Result<Vec<f64>> {
         .collect()
 }
 
-fn main() -> anyhow::Result<()> {
-    let dir = tempfile::tempdir()?;
-    let state = state()?;
-    let parameters: usize = oxla::pytree::tree_leaves(&state.0)
-        .iter()
-        .map(|l| l.shape().iter().product::<i64>() as usize)
-        .sum();
-    let state_file = dir.path().join("state.safetensors");
-    checkpoint::save(&state_file, &state)?;
-    let rounds = ROUNDS.to_string();
-    let (_twin, orbax) = Twin::start_with_args(
-        "orbax_checkpoint_twin.py",
-        &[&state_file, dir.path(), Path::new(&rounds)],
-    )?;
+/// The flag that makes this binary the oxla side, in a process of its
+/// own whose memory holds nothing but the state (the parent's host copies,
+/// freed, would stay resident in its heap and hide the saves' memory).
+const OXLA_SIDE: &str = "--oxla-side";
 
+/// The oxla side: saves and restores in `root`, printing its measurements
+/// as one JSON line.
+fn oxla_side(root: &Path) -> anyhow::Result<()> {
+    let state = state()?;
     let like = self::state()?;
-    let root = dir.path().join("oxla");
     let mut manager =
-        CheckpointManager::open(&root, CheckpointManagerOptions::default().max_to_keep(2))?;
+        CheckpointManager::open(root, CheckpointManagerOptions::default().max_to_keep(2))?;
     let mut ours: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    // Peak memory: the rise over the whole run from before the first save
+    // Peak memory: the rise over the saves from before the first one
     // (buffers a library keeps between saves count).
     reset_peak()?;
     let baseline = status_kb("VmRSS")?;
@@ -135,6 +129,42 @@ fn main() -> anyhow::Result<()> {
             .or_default()
             .push(start.elapsed().as_secs_f64() * 1e3);
     }
+    println!("{}", serde_json::to_string(&ours)?);
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, root] = args.as_slice()
+        && flag == OXLA_SIDE
+    {
+        return oxla_side(Path::new(root));
+    }
+    let dir = tempfile::tempdir()?;
+    let state = state()?;
+    let parameters: usize = oxla::pytree::tree_leaves(&state.0)
+        .iter()
+        .map(|l| l.shape().iter().product::<i64>() as usize)
+        .sum();
+    let state_file = dir.path().join("state.safetensors");
+    checkpoint::save(&state_file, &state)?;
+    drop(state);
+    let rounds = ROUNDS.to_string();
+    let (_twin, orbax) = Twin::start_with_args(
+        "orbax_checkpoint_twin.py",
+        &[&state_file, dir.path(), Path::new(&rounds)],
+    )?;
+    let root = dir.path().join("oxla");
+    let side = std::process::Command::new(std::env::current_exe()?)
+        .args([OXLA_SIDE.as_ref(), root.as_os_str()])
+        .output()?;
+    anyhow::ensure!(
+        side.status.success(),
+        "the oxla side failed: {}",
+        String::from_utf8_lossy(&side.stderr)
+    );
+    let ours: BTreeMap<String, Vec<f64>> = serde_json::from_slice(&side.stdout)
+        .with_context(|| String::from_utf8_lossy(&side.stdout).into_owned())?;
     let our_bytes = disk_bytes(&root.join(ROUNDS.to_string()))?;
 
     println!(
