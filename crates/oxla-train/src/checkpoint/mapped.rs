@@ -10,7 +10,10 @@ use std::path::Path;
 use oxla::pytree::Pytree;
 use oxla::{Array, Aval, Result};
 
+use std::collections::BTreeMap;
+
 use super::files::HostTensor;
+#[cfg(feature = "safetensors")]
 use super::safetensors_format::read_safetensors;
 use super::{checkpoint_error, names_of};
 
@@ -138,13 +141,25 @@ pub struct LoadReport {
 /// # Ok(())
 /// # }
 /// ```
+#[cfg(feature = "safetensors")]
 pub fn load_safetensors_mapped<P: Pytree>(
     path: impl AsRef<Path>,
     like: &P,
     options: &LoadOptions<'_>,
 ) -> Result<(P, LoadReport)> {
     let path = path.as_ref();
-    let (mut tensors, _) = read_safetensors(path)?;
+    let (tensors, _) = read_safetensors(path)?;
+    fill_mapped(path, like, tensors, options)
+}
+
+/// `like` with each leaf from the tensor of `tensors` that `options` names
+/// for it (see [`LoadOptions`]); errors name the checkpoint `path`.
+pub(super) fn fill_mapped<P: Pytree>(
+    path: &Path,
+    like: &P,
+    mut tensors: BTreeMap<String, HostTensor>,
+    options: &LoadOptions<'_>,
+) -> Result<(P, LoadReport)> {
     let (template, def) = like.flatten();
     let mut report = LoadReport::default();
     let mut leaves = Vec::with_capacity(template.len());

@@ -21,21 +21,26 @@ use std::path::Path;
 use oxla::pytree::{Pytree, TreeDef};
 use oxla::{Error, Result};
 
-#[cfg(any(feature = "safetensors", feature = "npz"))]
+#[cfg(any(feature = "safetensors", feature = "npz", feature = "orbax"))]
+#[cfg_attr(not(any(feature = "safetensors", feature = "npz")), allow(dead_code))]
 mod files;
 #[cfg(feature = "safetensors")]
 mod manager;
-#[cfg(feature = "safetensors")]
+#[cfg(any(feature = "safetensors", feature = "orbax"))]
 mod mapped;
 #[cfg(feature = "npz")]
 mod npz;
+#[cfg(feature = "orbax")]
+pub mod orbax;
 #[cfg(feature = "safetensors")]
 mod safetensors_format;
 
 #[cfg(feature = "safetensors")]
 pub use manager::{BestBy, BestMode, CheckpointManager, CheckpointManagerOptions, Retention};
 #[cfg(feature = "safetensors")]
-pub use mapped::{LoadOptions, LoadReport, TensorSource, load_safetensors_mapped};
+pub use mapped::load_safetensors_mapped;
+#[cfg(any(feature = "safetensors", feature = "orbax"))]
+pub use mapped::{LoadOptions, LoadReport, TensorSource};
 #[cfg(feature = "npz")]
 pub use npz::{load_npz, save_npz};
 #[cfg(feature = "safetensors")]

@@ -160,7 +160,11 @@ fn tests_compile_into_their_own_cache() {
         "{}",
         cache.dir().display()
     );
-    assert!(!cache.dir().starts_with(oxla_pjrt::oxla_home().join("compile")));
+    assert!(
+        !cache
+            .dir()
+            .starts_with(oxla_pjrt::oxla_home().join("compile"))
+    );
 }
 
 #[test]

@@ -41,6 +41,7 @@ mod npy;
 mod ops_vs_jax;
 mod optimizer_wrappers;
 mod optimizers;
+mod orbax_checkpoints;
 mod parity;
 mod precision_and_summary;
 mod profiler;
