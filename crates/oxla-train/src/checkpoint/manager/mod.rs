@@ -258,33 +258,22 @@ impl CheckpointManager {
         let Some(best) = &self.options.retention.best else {
             return Ok(steps.last().copied());
         };
-        let mut best_step = None;
-        for step in &steps {
-            let Some(value) = self.metrics(*step)?.get(&best.metric).copied() else {
-                continue;
-            };
-            let better = match best_step {
-                None => !value.is_nan(),
-                Some((v, _)) => match best.mode {
-                    BestMode::Min => value <= v,
-                    BestMode::Max => value >= v,
-                },
-            };
-            if better {
-                best_step = Some((value, *step));
+        let mut ranked = Vec::with_capacity(steps.len());
+        for &step in &steps {
+            if let Some(&value) = self.metrics(step)?.get(&best.metric) {
+                ranked.push((value, step));
             }
         }
+        let best_step = ranked
+            .into_iter()
+            .filter(|(value, _)| !value.is_nan())
+            .min_by(|a, b| best.rank(*a, *b));
         Ok(best_step.map(|(_, s)| s).or(steps.last().copied()))
     }
 
     /// The metrics saved with `step` (a non-finite value reads as NaN).
     pub fn metrics(&self, step: u64) -> Result<BTreeMap<String, f64>> {
-        let manifest = snapshot::read_manifest(&layout::step_dir(&self.root, step))?;
-        Ok(manifest
-            .metrics
-            .into_iter()
-            .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
-            .collect())
+        step_metrics(&self.root, step)
     }
 
     /// The state saved at `step`, shaped and placed like `like`: each leaf
@@ -322,6 +311,17 @@ impl Drop for CheckpointManager {
     }
 }
 
+/// The metrics saved with committed step `step` under `root` (a
+/// non-finite value reads as NaN).
+fn step_metrics(root: &Path, step: u64) -> Result<BTreeMap<String, f64>> {
+    let manifest = snapshot::read_manifest(&layout::step_dir(root, step))?;
+    Ok(manifest
+        .metrics
+        .into_iter()
+        .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
+        .collect())
+}
+
 /// Writes `snapshot` under a partial name, commits it, then deletes what
 /// the retention no longer keeps.
 fn write_and_commit(root: &Path, snapshot: &Snapshot, retention: &Retention) -> Result<()> {
@@ -335,10 +335,7 @@ fn write_and_commit(root: &Path, snapshot: &Snapshot, retention: &Retention) -> 
         .map(|&step| {
             let metric = match &retention.best {
                 None => None,
-                Some(best) => snapshot::read_manifest(&layout::step_dir(root, step))?
-                    .metrics
-                    .get(&best.metric)
-                    .map(|v| v.unwrap_or(f64::NAN)),
+                Some(best) => step_metrics(root, step)?.get(&best.metric).copied(),
             };
             Ok(Committed { step, metric })
         })

@@ -1,6 +1,7 @@
 //! Which committed steps a [`CheckpointManager`](super::CheckpointManager)
 //! keeps: Orbax's `max_to_keep`, `best_fn`/`best_mode` and `keep_period`.
 
+use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 /// Whether a larger or a smaller metric is better.
@@ -21,6 +22,22 @@ pub struct BestBy {
     pub metric: String,
     /// Whether larger or smaller is better.
     pub mode: BestMode,
+}
+
+impl BestBy {
+    /// The order of two `(metric, step)` pairs, the better first: by the
+    /// metric as `mode` says, NaN last in either mode, and of equal
+    /// metrics the later step first.
+    pub(super) fn rank(&self, (a, step_a): (f64, u64), (b, step_b): (f64, u64)) -> Ordering {
+        let by_metric = match self.mode {
+            BestMode::Min => a.total_cmp(&b),
+            BestMode::Max => b.total_cmp(&a),
+        };
+        a.is_nan()
+            .cmp(&b.is_nan())
+            .then(by_metric)
+            .then(step_b.cmp(&step_a))
+    }
 }
 
 /// What to keep.
@@ -71,14 +88,7 @@ impl Retention {
                         }
                     }
                 }
-                ranked.sort_by(|(a, sa), (b, sb)| {
-                    let by_metric = match best.mode {
-                        BestMode::Min => a.total_cmp(b),
-                        BestMode::Max => b.total_cmp(a),
-                    };
-                    // NaN last in either mode; a tie keeps the later step.
-                    a.is_nan().cmp(&b.is_nan()).then(by_metric).then(sb.cmp(sa))
-                });
+                ranked.sort_by(|a, b| best.rank(*a, *b));
                 keep.extend(ranked.into_iter().take(max).map(|(_, s)| s));
             }
         }
