@@ -31,15 +31,15 @@ pub const MESH_SYMBOL: &str = "mesh";
 /// platform: linear algebra calls LAPACK on the CPU.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Platform {
-    /// Any: portable StableHLO where StableHLO has an op (`cholesky`,
-    /// `triangular_solve`); the decompositions it lacks call LAPACK.
+    /// Any (a program for several platforms): portable StableHLO, with
+    /// the decompositions StableHLO lacks as XLA's own expansions (which
+    /// every XLA compiler runs); eig alone calls LAPACK.
     #[default]
     Any,
     /// The CPU: JAX's CPU lowering, LAPACK's `lapack_*_ffi` calls.
     Cpu,
-    /// NVIDIA or AMD GPUs, or TPUs: StableHLO's ops; the decompositions
-    /// StableHLO lacks (LU, QR, eigh, SVD, eig) are an error, since their
-    /// solver kernels are not registered by oxla.
+    /// NVIDIA or AMD GPUs, or TPUs: StableHLO's ops, and XLA's expansions
+    /// of QR, eigh, LU and SVD (as JAX's TPU lowering); eig is an error.
     Accelerator,
 }
 

@@ -45,6 +45,18 @@ impl Tolerance {
         "one program compiled by two XLA builds, which fuse and order its dots and reductions differently",
     );
 
+    /// f32 contractions (dots, convolutions) at the default precision on
+    /// a GPU, compared across programs: 2 ulps of TensorFloat-32's 10-bit
+    /// mantissa, in f32 epsilons. See [`contraction_tolerance`].
+    pub const TENSOR_FLOAT_32: Tolerance = Tolerance::chain(
+        16384.0,
+        16384.0,
+        "f32 dots and convolutions at the default precision run in TensorFloat-32 on GPUs, and \
+         two programs (oxla's and JAX's, or the same dot in another program) may get kernels that \
+         round differently (seen on an H200: JAX's jvp of matmul differs from its plain matmul by \
+         8e-4)",
+    );
+
     /// A [`Tolerance::Chain`].
     pub const fn chain(relative: f64, absolute: f64, reason: &'static str) -> Tolerance {
         Tolerance::Chain {
@@ -307,6 +319,18 @@ pub fn assert_matches_jax(got: &HostArray, want: &HostArray, tolerance: Toleranc
             }
         }
         Err(why) => panic!("{what}: {why}"),
+    }
+}
+
+/// How closely f32 contractions (dots, convolutions) of two programs
+/// agree on oxla's test platform: `cpu` on the CPU, where they run in
+/// f32; [`Tolerance::TENSOR_FLOAT_32`] elsewhere.
+pub fn contraction_tolerance(cpu: Tolerance) -> Tolerance {
+    match crate::platform() {
+        oxla_pjrt::Platform::Cpu => cpu,
+        oxla_pjrt::Platform::Cuda | oxla_pjrt::Platform::Rocm | oxla_pjrt::Platform::Tpu => {
+            Tolerance::TENSOR_FLOAT_32
+        }
     }
 }
 

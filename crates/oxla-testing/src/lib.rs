@@ -11,7 +11,7 @@ pub mod compare;
 pub mod etcd;
 pub mod fuzz;
 
-pub use compare::{Tolerance, assert_matches_jax, compare};
+pub use compare::{Tolerance, assert_matches_jax, compare, contraction_tolerance};
 pub use fuzz::{FuzzBudget, fuzz};
 
 /// Points this test process (and the processes it starts) at a compile

@@ -11,7 +11,7 @@ use oxla::{Array, DType, Pytree, grad, jit, numpy as jnp};
 use oxla_nn::{Conv, Conv2d, ConvInit, ConvPadding, ConvTranspose};
 use serde_json::Value;
 
-use crate::reference::{self, assert_close};
+use crate::reference::{self, assert_contraction_close as assert_close};
 
 fn case(name: &str) -> &'static Value {
     &reference::script("conv_layers.py")[name]

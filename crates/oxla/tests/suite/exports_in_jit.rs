@@ -115,6 +115,13 @@ fn a_jax_mlp_fine_tunes_in_oxla_through_its_exported_vjp_as_in_jax() {
 /// the export's vjp, as JAX computes the value and gradient.
 #[test]
 fn a_jax_linear_algebra_export_runs_and_differentiates_inside_jit() {
+    if oxla_testing::platform() != oxla_pjrt::Platform::Cpu {
+        // JAX's exports for a GPU call cusolver kernels (cusolver_geqrf_ffi,
+        // ...) that jaxlib's Python extensions register in JAX's process;
+        // oxla does not load them (docs/gpu.md).
+        eprintln!("skipped off the CPU: JAX's GPU linear algebra calls jaxlib's cusolver kernels");
+        return;
+    }
     let loss = load("linalg.jaxexport");
     assert!(loss.has_vjp());
     let (a, b) = (npy("linalg.a.npy"), npy("linalg.b.npy"));
@@ -162,17 +169,20 @@ fn a_shape_polymorphic_export_trains_at_any_batch_size_inside_jit() {
         let (value, grads) = step.call((params.clone(), xs, ys)).unwrap();
         let want = &fixture().1["poly_mlp"][rows.to_string()];
         let what = format!("batch {rows}");
+        // The MLP's dots: TensorFloat-32 on GPUs, in kernels each program
+        // picks for itself.
+        let tolerance = oxla_testing::contraction_tolerance(Tolerance::OTHER_XLA_BUILD);
         assert_close(
             &value,
             &[want["value"].as_f64().unwrap() as f32],
-            Tolerance::OTHER_XLA_BUILD,
+            tolerance,
             &what,
         );
         for n in names {
             assert_close(
                 &grads[n],
                 &floats(&want["grads"][n]),
-                Tolerance::OTHER_XLA_BUILD,
+                tolerance,
                 &format!("{what} grad {n}"),
             );
         }

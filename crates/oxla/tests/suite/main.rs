@@ -43,6 +43,7 @@ mod optimizer_wrappers;
 mod optimizers;
 mod orbax_checkpoints;
 mod parity;
+mod portable_linalg;
 mod precision_and_summary;
 mod profiler;
 mod promotion;

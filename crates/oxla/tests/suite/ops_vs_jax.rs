@@ -23,6 +23,15 @@ const ROW_MASK: [bool; 3] = [true, false, true];
 const COLUMN_MASK: [bool; 4] = [true, false, true, true];
 
 /// A concrete boolean mask (a constant even inside a traced case).
+/// `v` with each vector along `axis` (columns: -2, rows: -1) times the
+/// sign of its largest entry, as reference/ops.py's `canonical_signs`:
+/// eigen- and singular vectors are defined up to a sign, which LAPACK, a
+/// GPU's solvers and XLA's expansions choose differently.
+fn canonical_signs(v: &Array, axis: i64) -> Array {
+    let largest = jnp::expand_dims(&jnp::argmax(&jnp::abs(v), Some(axis)), axis);
+    v * &jnp::sign(&jnp::take_along_axis(v, &largest, axis))
+}
+
 fn mask(values: &[bool], shape: &[i64]) -> Array {
     Array::from_slice(values, shape).unwrap()
 }
@@ -868,13 +877,13 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "la_qr_complete_r" => la::qr(x(), la::QrMode::Complete).1,
         "la_qr_mode_r" => la::qr_r(x()),
         "la_eigh_w" | "la_eigh_complex_w" => la::eigh(x(), false, true).0,
-        "la_eigh_v" => la::eigh(x(), false, true).1,
-        "la_eigh_upper_v" => la::eigh(x(), true, true).1,
+        "la_eigh_v" => canonical_signs(&la::eigh(x(), false, true).1, -2),
+        "la_eigh_upper_v" => canonical_signs(&la::eigh(x(), true, true).1, -2),
         "la_eigvalsh_batch" | "la_eigvalsh_nan" => la::eigvalsh(x(), false),
         "la_svd_s" => la::svd(x(), false, false).1,
-        "la_svd_u" | "la_svd_wide_u" => la::svd(x(), false, false).0,
-        "la_svd_vh" => la::svd(x(), false, false).2,
-        "la_svd_full_u" => la::svd(x(), true, false).0,
+        "la_svd_u" | "la_svd_wide_u" => canonical_signs(&la::svd(x(), false, false).0, -2),
+        "la_svd_vh" => canonical_signs(&la::svd(x(), false, false).2, -1),
+        "la_svd_full_u" => canonical_signs(&la::svd(x(), true, false).0, -2),
         "la_svd_complex_s" | "la_svdvals_batch" => la::svdvals(x(), false),
         "la_svd_hermitian_s" => la::svd(x(), true, true).1,
         "la_eigvals" | "la_eigvals_complex" => la::eigvals(x()),
@@ -1370,21 +1379,11 @@ pub(crate) fn tolerance_of(name: &str) -> Tolerance {
 /// The cases that are chains of ops or sums, with why they may differ
 /// from JAX's rounding; every other case is one primitive.
 fn chain_tolerance(name: &str) -> Option<Tolerance> {
-    let contraction = match oxla_testing::platform() {
-        oxla_pjrt::Platform::Cpu => Tolerance::chain(
-            8.0,
-            8.0,
-            "a contraction's sum order is the kernel's choice (the plugin's dot emitter, jaxlib's Eigen/YNNPACK)",
-        ),
-        // 2 ulps of TF32's 10-bit mantissa, in f32 epsilons.
-        _ => Tolerance::chain(
-            16384.0,
-            16384.0,
-            "f32 dots at the default precision run in TensorFloat-32 on GPUs, or in f32 when XLA \
-             picks another kernel for the same dot in another program (seen on an H200: JAX's jvp \
-             of matmul differs from its plain matmul by 8e-4)",
-        ),
-    };
+    let contraction = oxla_testing::contraction_tolerance(Tolerance::chain(
+        8.0,
+        8.0,
+        "a contraction's sum order is the kernel's choice (the plugin's dot emitter, jaxlib's Eigen/YNNPACK)",
+    ));
     const LOG_SUMS: Tolerance = Tolerance::chain(
         8.0,
         2.0,

@@ -99,6 +99,11 @@ fn data_sized_results_match_jax_eagerly() {
         "trim_zeros 2-d",
     );
     let p = Array::from_slice(&[0.0f32, 0.0, 1.0, -3.0, 2.0], &[5]).unwrap();
+    if oxla_testing::platform() != oxla_pjrt::Platform::Cpu {
+        // roots are a companion matrix's eigenvalues: eig, CPU-only in oxla.
+        eprintln!("roots skipped off the CPU: eig runs on the CPU only");
+        return;
+    }
     let found = oxla::lax::real(&jnp::roots(&p, true));
     let (got, expected) = (values(&found), floats(&want["roots_real"]));
     assert_eq!(got.len(), expected.len(), "roots: {got:?} vs {expected:?}");

@@ -134,6 +134,15 @@ pub fn assert_close(got: &Array, want: &serde_json::Value, what: &str) {
     oxla_testing::assert_matches_jax(&got, &host(want), CHAIN, what);
 }
 
+/// [`assert_close`] for results of f32 dots or convolutions: within
+/// [`CHAIN`] on the CPU, TensorFloat-32's tolerance on GPUs
+/// (`oxla_testing::contraction_tolerance`).
+pub fn assert_contraction_close(got: &Array, want: &serde_json::Value, what: &str) {
+    let got = got.to_host().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let tolerance = oxla_testing::contraction_tolerance(CHAIN);
+    oxla_testing::assert_matches_jax(&got, &host(want), tolerance, what);
+}
+
 /// [`assert_close`] over a list.
 pub fn assert_all_close(got: &[Array], want: &serde_json::Value, what: &str) {
     let want = want.as_array().unwrap();

@@ -680,6 +680,15 @@ def spd(*batch, n=3, dtype=np.float32):
 
 
 SPD3, SPDB, HPD3 = spd(), spd(2), spd(dtype=np.complex64)
+
+
+def canonical_signs(v, axis):
+    """`v` with each vector along `axis` (columns: -2, rows: -1) times the
+    sign of its largest entry: eigen- and singular vectors are defined up
+    to a sign, which LAPACK, a GPU's solvers and XLA's expansions choose
+    differently (ops_vs_jax.rs applies the same)."""
+    largest = jnp.expand_dims(jnp.argmax(jnp.abs(v), axis=axis), axis)
+    return v * jnp.sign(jnp.take_along_axis(v, largest, axis=axis))
 LOW3 = (np.tril(normal(3, 3)) + 3 * np.eye(3)).astype(np.float32)
 LOWB = (np.tril(normal(2, 3, 3)) + 3 * np.eye(3)).astype(np.float32)
 CLOW3 = (np.tril(cnormal(3, 3)) + 3 * np.eye(3)).astype(np.complex64)
@@ -742,15 +751,15 @@ CASES.update({
     "la_qr_complete_r": (lambda a: jnp.linalg.qr(a, mode="complete")[1], [TALL]),
     "la_qr_wide_q": (lambda a: jnp.linalg.qr(a)[0], [WIDE]), "la_qr_wide_r": (lambda a: jnp.linalg.qr(a)[1], [WIDE]),
     "la_qr_complex_r": (lambda a: jnp.linalg.qr(a)[1], [TALLC]), "la_qr_mode_r": (lambda a: jnp.linalg.qr(a, mode="r"), [GA4]),
-    "la_eigh_w": (lambda a: jnp.linalg.eigh(a)[0], [SYM4]), "la_eigh_v": (lambda a: jnp.linalg.eigh(a)[1], [SYM4]),
-    "la_eigh_upper_v": (lambda a: jnp.linalg.eigh(a, UPLO="U")[1], [SYM4]),
+    "la_eigh_w": (lambda a: jnp.linalg.eigh(a)[0], [SYM4]), "la_eigh_v": (lambda a: canonical_signs(jnp.linalg.eigh(a)[1], -2), [SYM4]),
+    "la_eigh_upper_v": (lambda a: canonical_signs(jnp.linalg.eigh(a, UPLO="U")[1], -2), [SYM4]),
     "la_eigvalsh_batch": (jnp.linalg.eigvalsh, [SPDB]),
     "la_eigh_complex_w": (lambda a: jnp.linalg.eigh(a)[0], [HPD3]),
     "la_svd_s": (lambda a: jnp.linalg.svd(a, full_matrices=False)[1], [TALL]),
-    "la_svd_u": (lambda a: jnp.linalg.svd(a, full_matrices=False)[0], [TALL]),
-    "la_svd_vh": (lambda a: jnp.linalg.svd(a, full_matrices=False)[2], [TALL]),
-    "la_svd_wide_u": (lambda a: jnp.linalg.svd(a, full_matrices=False)[0], [WIDE]),
-    "la_svd_full_u": (lambda a: jnp.linalg.svd(a)[0], [GA4]),
+    "la_svd_u": (lambda a: canonical_signs(jnp.linalg.svd(a, full_matrices=False)[0], -2), [TALL]),
+    "la_svd_vh": (lambda a: canonical_signs(jnp.linalg.svd(a, full_matrices=False)[2], -1), [TALL]),
+    "la_svd_wide_u": (lambda a: canonical_signs(jnp.linalg.svd(a, full_matrices=False)[0], -2), [WIDE]),
+    "la_svd_full_u": (lambda a: canonical_signs(jnp.linalg.svd(a)[0], -2), [GA4]),
     "la_svd_complex_s": (lambda a: jnp.linalg.svd(a, compute_uv=False), [TALLC]),
     "la_svdvals_batch": (jnp.linalg.svdvals, [GAB]),
     "la_svd_hermitian_s": (lambda a: jnp.linalg.svd(a, hermitian=True)[1], [SYM4 - 5 * np.eye(4, dtype=np.float32)]),

@@ -9,12 +9,25 @@ use oxla_core::{Aval, DType, Scalar};
 use super::{LowerArgs, Values, first_result};
 use crate::emit::{Emitter, LowerError};
 
-/// The StableHLO of a primitive of this family: `stablehlo.cholesky` and
-/// `stablehlo.triangular_solve`, as JAX lowers them on GPUs and TPUs (its
-/// CPU lowering calls LAPACK instead; XLA expands these ops on the CPU).
-/// The decompositions StableHLO has no op for (LU, QR, eigh, SVD, eig)
-/// are JAX's CPU lowering: `lapack_*_ffi` custom calls, which oxla-pjrt
-/// handles with the system's LAPACK (`Client::enable_lapack`).
+mod portable;
+
+/// Which kernels the decompositions StableHLO lacks are lowered to.
+#[derive(Debug, Clone, Copy)]
+enum Kernels {
+    /// LAPACK's, through `lapack_*_ffi` custom calls (the CPU).
+    Lapack,
+    /// XLA's own expansions and StableHLO loops ([`portable`]).
+    Expanded,
+}
+
+/// The StableHLO of a primitive of this family. `cholesky` and
+/// `triangular_solve` are StableHLO's ops, as JAX lowers them on GPUs and
+/// TPUs (its CPU lowering calls LAPACK, and so does oxla's there). The
+/// decompositions StableHLO has no op for (LU, QR, eigh, SVD, eig) are
+/// JAX's CPU lowering on the CPU: `lapack_*_ffi` custom calls, which
+/// oxla-pjrt handles with the system's LAPACK (`Client::enable_lapack`).
+/// Elsewhere (accelerators, and programs for several platforms) they are
+/// the [`portable`] forms XLA expands itself; eig has none, as in JAX.
 pub(crate) fn lower<'c, 'a>(
     op: &Op,
     e: &mut Emitter<'c, 'a>,
@@ -33,15 +46,14 @@ pub(crate) fn lower<'c, 'a>(
         DType::F32 | DType::F64 | DType::C64 | DType::C128
     );
     let on_cpu = e.platform() == crate::Platform::Cpu && lapack_type;
-    if e.platform() == crate::Platform::Accelerator
-        && matches!(
-            op,
-            Op::Lu | Op::Qr { .. } | Op::Eigh { .. } | Op::Svd { .. } | Op::Eig { .. }
-        )
-    {
+    let kernels = match e.platform() {
+        crate::Platform::Cpu => Kernels::Lapack,
+        crate::Platform::Accelerator | crate::Platform::Any => Kernels::Expanded,
+    };
+    if e.platform() == crate::Platform::Accelerator && matches!(op, Op::Eig { .. }) {
         return Err(LowerError::Mlir(format!(
-            "{} runs on the CPU only: oxla lowers it to LAPACK, as JAX's CPU lowering does, and \
-             does not register the GPU solver kernels JAX's GPU lowering calls",
+            "{} runs on the CPU only: oxla lowers it to LAPACK's geev and has no kernel for it \
+             elsewhere",
             op.name()
         )));
     }
@@ -57,32 +69,47 @@ pub(crate) fn lower<'c, 'a>(
             &[("lower", "true".to_string())],
             loc,
         ),
-        Op::Lu => lu(e, inputs[0], in_avals[0], out_avals, loc),
-        Op::Qr { full_matrices } => qr(e, inputs[0], in_avals[0], *full_matrices, out_avals, loc),
-        Op::Eigh {
-            lower,
-            sort_eigenvalues,
-        } => eigh(
-            e,
-            inputs[0],
-            in_avals[0],
-            *lower,
-            *sort_eigenvalues,
-            out_avals,
-            loc,
-        ),
-        Op::Svd {
-            full_matrices,
-            compute_uv,
-        } => svd(
+        Op::Lu => match kernels {
+            Kernels::Lapack => lu(e, inputs[0], in_avals[0], out_avals, loc),
+            Kernels::Expanded => portable::lu(e, inputs[0], in_avals[0], out_avals[1], loc),
+        },
+        Op::Qr { full_matrices } => qr(
             e,
             inputs[0],
             in_avals[0],
             *full_matrices,
-            *compute_uv,
             out_avals,
+            kernels,
             loc,
         ),
+        Op::Eigh {
+            lower,
+            sort_eigenvalues,
+        } => match kernels {
+            Kernels::Lapack => eigh(e, inputs[0], in_avals[0], *lower, out_avals, loc),
+            Kernels::Expanded => {
+                let (v, w) =
+                    portable::eigh(e, inputs[0], in_avals[0], *lower, *sort_eigenvalues, loc)?;
+                Ok(vec![v, w])
+            }
+        },
+        Op::Svd {
+            full_matrices,
+            compute_uv,
+        } => match kernels {
+            Kernels::Lapack => svd(
+                e,
+                inputs[0],
+                in_avals[0],
+                *full_matrices,
+                *compute_uv,
+                out_avals,
+                loc,
+            ),
+            Kernels::Expanded => {
+                portable::svd(e, inputs[0], in_avals[0], *full_matrices, *compute_uv, loc)
+            }
+        },
         Op::Eig {
             compute_left_eigenvectors,
             compute_right_eigenvectors,
@@ -373,7 +400,7 @@ fn upper_triangle<'c, 'a>(
     Ok(e.op("stablehlo.select", &[below, zero, x], &[aval], &[], loc)?[0])
 }
 
-/// QR as JAX's `_qr_lowering`: `geqrf`, then Q from the reflectors
+/// QR as JAX's `_qr_lowering`: `geqrf` (LAPACK's or XLA's `Qr`), then Q from the reflectors
 /// (`orgqr`/`ungqr`) of the leading square block (m < n), of the
 /// reflectors padded to m columns (complete, m ≥ n) or of the reflectors
 /// themselves (reduced, with R's leading n×n block); R is the upper
@@ -384,20 +411,24 @@ fn qr<'c, 'a>(
     x_aval: &Aval,
     full_matrices: bool,
     out_avals: &[&Aval],
+    kernels: Kernels,
     loc: Location<'c>,
 ) -> Result<Values<'c, 'a>, LowerError> {
     let rank = x_aval.shape.len();
     let (m, n) = (x_aval.shape[rank - 2], x_aval.shape[rank - 1]);
     let taus_aval = Aval::new(x_aval.dtype, &batch_shape(x_aval, 2, &[m.min(n)]));
-    let outs = lapack_call(
-        e,
-        "geqrf",
-        x_aval.dtype,
-        &[(x, x_aval, true)],
-        &[(x_aval, true), (&taus_aval, false)],
-        &[],
-        loc,
-    )?;
+    let outs = match kernels {
+        Kernels::Lapack => lapack_call(
+            e,
+            "geqrf",
+            x_aval.dtype,
+            &[(x, x_aval, true)],
+            &[(x_aval, true), (&taus_aval, false)],
+            &[],
+            loc,
+        )?,
+        Kernels::Expanded => portable::geqrf(e, x, x_aval, &taus_aval, loc)?,
+    };
     let (mut r, taus) = (outs[0], outs[1]);
     let mut r_aval = x_aval.clone();
     let reflectors = if m < n {
@@ -424,18 +455,23 @@ fn qr<'c, 'a>(
     } else {
         (r, x_aval.clone())
     };
-    let q = lapack_call(
-        e,
-        "orgqr",
-        x_aval.dtype,
-        &[
-            (reflectors.0, &reflectors.1, true),
-            (taus, &taus_aval, false),
-        ],
-        &[(out_avals[0], true)],
-        &[],
-        loc,
-    )?[0];
+    let q = match kernels {
+        Kernels::Lapack => lapack_call(
+            e,
+            "orgqr",
+            x_aval.dtype,
+            &[
+                (reflectors.0, &reflectors.1, true),
+                (taus, &taus_aval, false),
+            ],
+            &[(out_avals[0], true)],
+            &[],
+            loc,
+        )?[0],
+        Kernels::Expanded => {
+            portable::householder_product(e, (reflectors.0, taus), &taus_aval, out_avals[0], loc)?
+        }
+    };
     if m >= n && !full_matrices {
         (r, r_aval) = leading_block(e, r, x_aval, n, n, loc)?;
     }
@@ -461,11 +497,10 @@ fn eigh<'c, 'a>(
     x: Value<'c, 'a>,
     x_aval: &Aval,
     lower: bool,
-    _sort_eigenvalues: bool,
     out_avals: &[&Aval],
     loc: Location<'c>,
 ) -> Result<Values<'c, 'a>, LowerError> {
-    // LAPACK's eigenvalues are ascending: sorting them is already done.
+    // LAPACK's eigenvalues are ascending: sorting is already done.
     let batch_rank = x_aval.shape.len() - 2;
     let info_aval = Aval::new(DType::I32, &batch_shape(x_aval, 2, &[]));
     let outs = lapack_call(
