@@ -1,19 +1,24 @@
 //! The on-disk entry: a header (magic, format version, key, body checksum,
-//! compile time, body length) and the deflate-compressed serialized
-//! executable.
+//! compile time, body length), the deflate-compressed serialized
+//! executable, and an authentication tag: HMAC-SHA256 of all before it
+//! under a shared cache's key (zeros in a private cache, which does not
+//! read it).
 
 use std::io::{Read, Write};
 
 use sha2::{Digest, Sha256};
 
 use crate::key::Key;
+use crate::sharing::CacheKey;
 
 /// The first bytes of every entry.
 pub const MAGIC: &[u8; 8] = b"OXLACC\x00\x01";
 /// The entry format; part of every key too, so a new format never reads an old entry.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes before the body: magic, version, key, checksum, compile nanos, length.
 pub(crate) const HEADER_LEN: usize = 8 + 4 + 32 + 32 + 8 + 8;
+/// Bytes of the authentication tag after the body.
+const TAG_LEN: usize = 32;
 /// Where the header's compile nanoseconds start.
 const COMPILE_NANOS_AT: usize = 76;
 
@@ -51,10 +56,16 @@ pub enum EntryError {
     /// The body does not decompress.
     #[error("its contents do not decompress: {0}")]
     Decompress(String),
+    /// A shared cache's entry whose tag is not the key's: written by
+    /// someone without the key, or altered since.
+    #[error(
+        "its authentication tag is not the shared cache key's (written without the key, or altered)"
+    )]
+    Unauthenticated,
 }
 
-/// Encodes an entry.
-pub fn encode(entry: &Entry) -> Vec<u8> {
+/// Encodes an entry, tagged under `key` (a shared cache's) or with zeros.
+pub fn encode(entry: &Entry, key: Option<&CacheKey>) -> Vec<u8> {
     let mut compressed = Vec::new();
     {
         let mut encoder =
@@ -71,6 +82,8 @@ pub fn encode(entry: &Entry) -> Vec<u8> {
     out.extend_from_slice(&entry.compile_nanos.to_le_bytes());
     out.extend_from_slice(&(compressed.len() as u64).to_le_bytes());
     out.extend_from_slice(&compressed);
+    let tag = key.map_or([0; TAG_LEN], |k| k.tag(&out));
+    out.extend_from_slice(&tag);
     out
 }
 
@@ -79,23 +92,33 @@ pub fn header_compile_nanos(bytes: &[u8]) -> Option<u64> {
     (bytes.len() >= HEADER_LEN && bytes.starts_with(MAGIC)).then(|| u64_at(bytes, COMPILE_NANOS_AT))
 }
 
-/// Decodes and checks an entry read for `expected` (any key when `None`).
-pub fn decode(bytes: &[u8], expected: Option<Key>) -> Result<Entry, EntryError> {
-    if bytes.len() < HEADER_LEN || !bytes.starts_with(MAGIC) {
+/// Decodes and checks an entry read for `expected` (any key when `None`);
+/// with a shared cache's `key`, its tag first, so that nothing an
+/// unauthenticated entry holds is decompressed or handed on.
+pub fn decode(
+    bytes: &[u8],
+    expected: Option<Key>,
+    key: Option<&CacheKey>,
+) -> Result<Entry, EntryError> {
+    if bytes.len() < HEADER_LEN + TAG_LEN || !bytes.starts_with(MAGIC) {
         return Err(EntryError::Malformed);
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
     if version != FORMAT_VERSION {
         return Err(EntryError::ForeignVersion(version));
     }
-    let key = Key(bytes[12..44].try_into().expect("32 bytes"));
-    if expected.is_some_and(|k| k != key) {
+    let (tagged, tag) = bytes.split_at(bytes.len() - TAG_LEN);
+    if key.is_some_and(|k| !k.verifies(tagged, tag)) {
+        return Err(EntryError::Unauthenticated);
+    }
+    let entry_key = Key(bytes[12..44].try_into().expect("32 bytes"));
+    if expected.is_some_and(|k| k != entry_key) {
         return Err(EntryError::WrongKey);
     }
     let checksum = &bytes[44..76];
     let compile_nanos = u64_at(bytes, COMPILE_NANOS_AT);
     let length = u64_at(bytes, COMPILE_NANOS_AT + 8);
-    let body = &bytes[HEADER_LEN..];
+    let body = &tagged[HEADER_LEN..];
     if body.len() as u64 != length {
         return Err(EntryError::Malformed);
     }
@@ -107,7 +130,7 @@ pub fn decode(bytes: &[u8], expected: Option<Key>) -> Result<Entry, EntryError> 
         .read_to_end(&mut executable)
         .map_err(|e| EntryError::Decompress(e.to_string()))?;
     Ok(Entry {
-        key,
+        key: entry_key,
         compile_nanos,
         executable,
     })
@@ -128,24 +151,57 @@ mod tests {
     #[test]
     fn entries_round_trip_and_damage_is_detected() {
         let e = entry();
-        let bytes = encode(&e);
+        let bytes = encode(&e, None);
         assert!(bytes.len() < e.executable.len(), "compressed");
-        assert_eq!(decode(&bytes, Some(e.key)).unwrap(), e);
+        assert_eq!(decode(&bytes, Some(e.key), None).unwrap(), e);
         assert_eq!(header_compile_nanos(&bytes), Some(1234));
         assert_eq!(
-            decode(&bytes[..bytes.len() - 1], None),
+            decode(&bytes[..bytes.len() - 1], None, None),
             Err(EntryError::Malformed)
         );
-        assert_eq!(decode(&bytes[..20], None), Err(EntryError::Malformed));
+        assert_eq!(decode(&bytes[..20], None, None), Err(EntryError::Malformed));
         assert_eq!(
-            decode(&bytes, Some(Key([8; 32]))),
+            decode(&bytes, Some(Key([8; 32])), None),
             Err(EntryError::WrongKey)
         );
         let mut flipped = bytes.clone();
-        *flipped.last_mut().unwrap() ^= 1;
-        assert_eq!(decode(&flipped, None), Err(EntryError::Checksum));
+        flipped[HEADER_LEN + 3] ^= 1;
+        assert_eq!(decode(&flipped, None, None), Err(EntryError::Checksum));
         let mut foreign = bytes.clone();
         foreign[8] = 9;
-        assert_eq!(decode(&foreign, None), Err(EntryError::ForeignVersion(9)));
+        assert_eq!(
+            decode(&foreign, None, None),
+            Err(EntryError::ForeignVersion(9))
+        );
+    }
+
+    #[test]
+    fn a_shared_entry_needs_the_keys_tag() {
+        let e = entry();
+        let key = CacheKey::new(*b"sixteen byte key").unwrap();
+        let tagged = encode(&e, Some(&key));
+        assert_eq!(decode(&tagged, Some(e.key), Some(&key)).unwrap(), e);
+        let other = CacheKey::new(*b"another 16B key!").unwrap();
+        assert_eq!(
+            decode(&tagged, Some(e.key), Some(&other)),
+            Err(EntryError::Unauthenticated)
+        );
+        // Untagged (a private cache's) and altered entries are refused,
+        // the altered one before its checksum is read.
+        let untagged = encode(&e, None);
+        assert_eq!(
+            decode(&untagged, Some(e.key), Some(&key)),
+            Err(EntryError::Unauthenticated)
+        );
+        let mut altered = tagged.clone();
+        altered[HEADER_LEN + 3] ^= 1;
+        assert_eq!(
+            decode(&altered, Some(e.key), Some(&key)),
+            Err(EntryError::Unauthenticated)
+        );
+        assert_eq!(
+            CacheKey::new(*b"short").unwrap_err().to_string(),
+            "a shared cache's key needs at least 16 bytes, this one has 5"
+        );
     }
 }

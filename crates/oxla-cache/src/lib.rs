@@ -6,7 +6,9 @@
 
 mod entry;
 mod key;
+mod sharing;
 mod store;
+mod trust;
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +16,7 @@ use oxla_pjrt::{Client, CompileOptions, LoadedExecutable, Program};
 
 pub use entry::{Entry, EntryError, FORMAT_VERSION};
 pub use key::{Key, PlatformIdentity, canonical_module, key};
+pub use sharing::{CacheKey, KeyError, MIN_KEY_BYTES, Sharing};
 pub use store::{DEFAULT_MAX_BYTES, DiskCache, Listed, Lookup, StoreError};
 
 /// Where an executable came from.
@@ -54,7 +57,12 @@ pub fn compile(
     cache: Option<&DiskCache>,
 ) -> oxla_pjrt::Result<Compiled> {
     let mut warnings = Vec::new();
-    let Some(cache) = cache else {
+    if let Some(problem) = cache.and_then(DiskCache::unusable)
+        && cache.is_some_and(DiskCache::first_warning)
+    {
+        warnings.push(format!("oxla: {problem}; compiling without it"));
+    }
+    let Some(cache) = cache.filter(|c| c.unusable().is_none()) else {
         let start = Instant::now();
         let executable = client.compile(program, options)?;
         return Ok(Compiled {
@@ -97,6 +105,15 @@ pub fn compile(
             "oxla: ignored damaged cache entry {} ({problem}); compiling again",
             key.hex()
         )),
+        Lookup::Untrusted(why) => {
+            if cache.first_warning() {
+                warnings.push(format!(
+                    "oxla: not using the compile cache: {why}, so another user could have \
+                     written its code; compiling (make it this user's with mode 700, or share it \
+                     with OXLA_CACHE_SHARED and a key)"
+                ));
+            }
+        }
         Lookup::Miss => {}
     }
     let start = Instant::now();

@@ -1,6 +1,8 @@
 //! The cache directory: one file per key, written to a temporary file and
 //! renamed (readers never see half an entry, a killed writer leaves only a
-//! temporary file), least-recently-used eviction past a size limit.
+//! temporary file), least-recently-used eviction past a size limit. A
+//! private cache trusts only its user's files (`trust`); a shared one only
+//! entries tagged under its key (`sharing`).
 
 use std::fs;
 use std::io::Write;
@@ -10,6 +12,7 @@ use std::time::SystemTime;
 
 use crate::entry::{self, Entry, EntryError};
 use crate::key::Key;
+use crate::sharing::{KeyError, Sharing};
 
 const ENTRY_SUFFIX: &str = "oxc";
 const TEMP_SUFFIX: &str = "tmp";
@@ -25,6 +28,12 @@ pub enum StoreError {
         /// The error.
         source: std::io::Error,
     },
+    /// A private cache's directory that another user could have written.
+    #[error("not writing the compile cache: {0}")]
+    Untrusted(String),
+    /// A shared cache without a usable key.
+    #[error("the shared compile cache is off: {0}")]
+    NoKey(String),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -43,6 +52,9 @@ pub enum Lookup {
     Miss,
     /// An entry that cannot be used (removed; the caller compiles again).
     Corrupt(EntryError),
+    /// A private cache's entry, or its directory, that another user could
+    /// have written (left alone; the caller compiles again): why.
+    Untrusted(String),
 }
 
 /// One line of `list`.
@@ -63,6 +75,9 @@ pub struct Listed {
 pub struct DiskCache {
     dir: PathBuf,
     max_bytes: u64,
+    sharing: Sharing,
+    /// Why the cache cannot be used at all (a shared cache without a key).
+    unusable: Option<String>,
     warned: AtomicBool,
 }
 
@@ -70,17 +85,44 @@ pub struct DiskCache {
 pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 
 impl DiskCache {
-    /// A cache in `dir` (created on first write) holding at most `max_bytes`.
+    /// This user's private cache in `dir` (created on first write)
+    /// holding at most `max_bytes`.
     pub fn new(dir: impl Into<PathBuf>, max_bytes: u64) -> Self {
+        Self::with_sharing(dir, max_bytes, Sharing::Private)
+    }
+
+    /// A cache in `dir` holding at most `max_bytes`, shared as `sharing` says.
+    pub fn with_sharing(dir: impl Into<PathBuf>, max_bytes: u64, sharing: Sharing) -> Self {
         Self {
             dir: dir.into(),
             max_bytes,
+            sharing,
+            unusable: None,
             warned: AtomicBool::new(false),
         }
     }
 
+    /// A cache in `dir` shared as the environment says ([`Sharing::from_env`]);
+    /// when it asks for sharing without a usable key, a cache that reads
+    /// and writes nothing and says why ([`DiskCache::unusable`]).
+    pub fn with_env_sharing(dir: impl Into<PathBuf>, max_bytes: u64) -> Self {
+        match Sharing::from_env() {
+            Ok(sharing) => Self::with_sharing(dir, max_bytes, sharing),
+            Err(e) => Self::without_key(dir, max_bytes, &e),
+        }
+    }
+
+    fn without_key(dir: impl Into<PathBuf>, max_bytes: u64, problem: &KeyError) -> Self {
+        Self {
+            unusable: Some(problem.to_string()),
+            ..Self::with_sharing(dir, max_bytes, Sharing::Private)
+        }
+    }
+
     /// The cache the environment asks for: `OXLA_CACHE_DIR` (`off` for
-    /// none), else `<oxla home>/compile`; `OXLA_CACHE_MAX_BYTES` sets the limit.
+    /// none), else `<oxla home>/compile`; `OXLA_CACHE_MAX_BYTES` sets the
+    /// limit; `OXLA_CACHE_SHARED` and its key the sharing
+    /// ([`DiskCache::with_env_sharing`]).
     pub fn from_env() -> Option<Self> {
         let dir = match std::env::var_os("OXLA_CACHE_DIR") {
             Some(v)
@@ -94,7 +136,7 @@ impl DiskCache {
             Some(v) => PathBuf::from(v),
             None => oxla_pjrt::oxla_home().join("compile"),
         };
-        Some(Self::new(dir, Self::max_bytes_from_env()))
+        Some(Self::with_env_sharing(dir, Self::max_bytes_from_env()))
     }
 
     /// The size limit the environment asks for: `OXLA_CACHE_MAX_BYTES`,
@@ -116,6 +158,33 @@ impl DiskCache {
         self.max_bytes
     }
 
+    /// How the cache is shared.
+    pub fn sharing(&self) -> &Sharing {
+        &self.sharing
+    }
+
+    /// Why the cache reads and writes nothing, if so (a shared cache
+    /// without a usable key).
+    pub fn unusable(&self) -> Option<&str> {
+        self.unusable.as_deref()
+    }
+
+    /// Why this user's private cache cannot trust `path`, if it cannot: the
+    /// directory's and the file's owner, mode and type. A shared cache
+    /// trusts tags instead.
+    fn distrust(&self, path: Option<&Path>) -> Option<String> {
+        if matches!(self.sharing, Sharing::Shared(_)) {
+            return None;
+        }
+        std::iter::once(self.dir.as_path())
+            .chain(path)
+            .find_map(|p| {
+                fs::symlink_metadata(p)
+                    .ok()
+                    .and_then(|meta| crate::trust::distrust(p, &meta))
+            })
+    }
+
     fn path(&self, key: &Key) -> PathBuf {
         self.dir.join(format!("{}.{ENTRY_SUFFIX}", key.hex()))
     }
@@ -126,14 +195,26 @@ impl DiskCache {
         !self.warned.swap(true, Ordering::SeqCst)
     }
 
-    /// Reads the entry of `key`. A damaged entry is removed and reported as
-    /// [`Lookup::Corrupt`]; a hit marks the entry as recently used.
+    /// Reads the entry of `key`. A damaged entry (or, in a shared cache,
+    /// one without the key's tag) is removed and reported as
+    /// [`Lookup::Corrupt`]; in a private cache, an entry or directory
+    /// another user could have written is [`Lookup::Untrusted`] and left
+    /// alone; a hit marks the entry as recently used.
     pub fn load(&self, key: &Key) -> Lookup {
+        if self.unusable.is_some() {
+            return Lookup::Miss;
+        }
         let path = self.path(key);
+        if fs::symlink_metadata(&path).is_err() {
+            return Lookup::Miss;
+        }
+        if let Some(why) = self.distrust(Some(&path)) {
+            return Lookup::Untrusted(why);
+        }
         let Ok(bytes) = fs::read(&path) else {
             return Lookup::Miss;
         };
-        match entry::decode(&bytes, Some(*key)) {
+        match entry::decode(&bytes, Some(*key), self.sharing.key()) {
             Ok(entry) => {
                 if let Ok(file) = fs::File::options().append(true).open(&path) {
                     let _ = file.set_modified(SystemTime::now());
@@ -153,10 +234,22 @@ impl DiskCache {
     }
 
     /// Writes an entry (temporary file + rename), then evicts the least
-    /// recently used entries past the size limit.
+    /// recently used entries past the size limit. A private cache's
+    /// directory is created with mode 700 and refused if another user
+    /// could write it; its entries get mode 600 (a shared cache's 770 and 644).
     pub fn store(&self, entry: &Entry) -> Result<(), StoreError> {
-        fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
-        let bytes = entry::encode(entry);
+        if let Some(problem) = &self.unusable {
+            return Err(StoreError::NoKey(problem.clone()));
+        }
+        let (dir_mode, file_mode) = match self.sharing {
+            Sharing::Private => (0o700, 0o600),
+            Sharing::Shared(_) => (0o770, 0o644),
+        };
+        create_dir(&self.dir, dir_mode).map_err(io(&self.dir))?;
+        if let Some(why) = self.distrust(None) {
+            return Err(StoreError::Untrusted(why));
+        }
+        let bytes = entry::encode(entry, self.sharing.key());
         let nanos = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
@@ -167,7 +260,7 @@ impl DiskCache {
             std::process::id()
         ));
         let write = || -> std::io::Result<()> {
-            let mut file = fs::File::create(&temp)?;
+            let mut file = create_file(&temp, file_mode)?;
             file.write_all(&bytes)?;
             file.sync_all()
         };
@@ -266,12 +359,34 @@ impl DiskCache {
         for e in self.list()? {
             let path = self.path(&e.key);
             let bytes = fs::read(&path).map_err(io(&path))?;
-            if let Err(problem) = entry::decode(&bytes, Some(e.key)) {
+            if let Err(problem) = entry::decode(&bytes, Some(e.key), self.sharing.key()) {
                 bad.push((e.key, problem));
             }
         }
         Ok(bad)
     }
+}
+
+/// Creates `dir` and its missing parents with `mode` (before the umask).
+fn create_dir(dir: &Path, mode: u32) -> std::io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    builder.create(dir)
+}
+
+/// Creates the new file `path` with `mode` (before the umask).
+fn create_file(path: &Path, mode: u32) -> std::io::Result<fs::File> {
+    let mut options = fs::File::options();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    options.open(path)
 }
 
 /// `OXLA_CACHE_FAULT=pause-before-rename:MS` holds a writer between writing

@@ -129,7 +129,9 @@ fn damaged_entry_is_reported_once_and_rewritten(damage: impl Fn(&mut Vec<u8>), r
 fn a_corrupt_entry_is_reported_ignored_and_rewritten() {
     damaged_entry_is_reported_once_and_rewritten(
         |b| {
-            let last = b.len() - 1;
+            // The body's last byte, before the 32-byte tag (which a
+            // private cache does not read).
+            let last = b.len() - 33;
             b[last] ^= 0xff;
         },
         "checksum does not match",
@@ -267,4 +269,76 @@ fn the_cache_can_be_turned_off() {
         .output_bounded();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("the compile cache is off"));
+}
+
+/// A cache directory others may write is refused with one warning naming
+/// it: the program is compiled, nothing is read or written there.
+#[test]
+#[cfg(unix)]
+fn a_cache_directory_others_may_write_is_refused_with_one_warning() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    run(dir.path());
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    for _ in 0..2 {
+        let o = run(dir.path());
+        let refused: Vec<String> = oxla_lines(&o)
+            .into_iter()
+            .filter(|l| l.contains("not using the compile cache"))
+            .collect();
+        assert_eq!(refused.len(), 1, "{:?}", oxla_lines(&o));
+        assert!(
+            refused[0].contains(&dir.path().display().to_string())
+                && refused[0].contains("writable by its group and others"),
+            "{refused:?}"
+        );
+        assert!(compiled(&o) && !hit(&o));
+    }
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert!(hit(&run(dir.path())));
+}
+
+/// `OXLA_CACHE_SHARED=1` with `OXLA_CACHE_KEY`: processes holding the key
+/// share entries; one with another key refuses them (and rewrites its
+/// own); sharing without a key is one warning and no disk cache.
+#[test]
+fn a_shared_cache_takes_the_entries_of_its_key_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = [
+        ("OXLA_CACHE_SHARED", "1"),
+        ("OXLA_CACHE_KEY", "a key every sharer of this cache holds"),
+    ];
+    let shared_run = |env: &[(&str, &str)]| {
+        let o = oxla(dir.path(), &["run", example().to_str().unwrap()], env);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    assert!(compiled(&shared_run(&key)));
+    assert!(hit(&shared_run(&key)));
+    // A process with another key refuses the entry, compiles, and writes
+    // its own.
+    let other = [
+        ("OXLA_CACHE_SHARED", "1"),
+        ("OXLA_CACHE_KEY", "another key, held by someone else"),
+    ];
+    let o = shared_run(&other);
+    assert!(
+        oxla_lines(&o)
+            .iter()
+            .any(|l| l.contains("ignored damaged cache entry") && l.contains("authentication tag")),
+        "{:?}",
+        oxla_lines(&o)
+    );
+    assert!(compiled(&o));
+    assert!(hit(&shared_run(&other)));
+    // No key: one warning, and the disk cache is not used.
+    let o = shared_run(&[("OXLA_CACHE_SHARED", "1")]);
+    let lines = oxla_lines(&o);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("OXLA_CACHE_SHARED is set but neither OXLA_CACHE_KEY")),
+        "{lines:?}"
+    );
+    assert!(compiled(&o) && !hit(&o));
 }

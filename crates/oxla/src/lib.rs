@@ -52,9 +52,9 @@ pub use index::{IndexItem, NEW_AXIS};
 pub use jit::{CacheKey, CompileReport, Jit, Traced, jit, make_jaxpr};
 pub use operators::WeakScalar;
 pub use ops::{at_caller_location, eager_cache_size, set_eager_cache_capacity};
-/// The persistent compile cache ([`disk_cache`] returns it).
-pub use oxla_cache::DiskCache;
 pub use oxla_cache::Source as CompileSource;
+/// The persistent compile cache ([`disk_cache`] returns it).
+pub use oxla_cache::{CacheKey as CacheSecret, DiskCache, Sharing as CacheSharing};
 pub use oxla_core::RematPolicy;
 pub use oxla_core::VmapMethod;
 pub use oxla_core::{Aval, DType, Jaxpr, Location};
@@ -68,7 +68,10 @@ pub use pytree::{
     Pytree, Static, TreeDef, tree_leaves, tree_map, tree_map_n, tree_map_named, tree_map2,
     tree_map3, tree_reduce, tree_structure, tree_unflatten, tree_zip,
 };
-pub use runtime::{client, compile_jaxpr, disk_cache, set_compile_cache_dir, set_cpu_device_count};
+pub use runtime::{
+    client, compile_jaxpr, disk_cache, set_compile_cache, set_compile_cache_dir,
+    set_cpu_device_count,
+};
 pub use sharding::{Mesh, NamedSharding, PartitionSpec, device_put, with_sharding_constraint};
 pub use vmap::{Vmap, vmap};
 

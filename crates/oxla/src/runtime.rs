@@ -202,15 +202,25 @@ pub fn disk_cache() -> Option<Arc<oxla_cache::DiskCache>> {
 
 /// Moves the persistent compile cache to `dir`, or turns it off with `None`
 /// (the default is `OXLA_CACHE_DIR`, else `<oxla home>/compile`). The size
-/// limit stays `OXLA_CACHE_MAX_BYTES`'s.
+/// limit stays `OXLA_CACHE_MAX_BYTES`'s, the sharing the environment's
+/// (`OXLA_CACHE_SHARED`; see [`set_compile_cache`]).
 pub fn set_compile_cache_dir(dir: Option<PathBuf>) {
+    let max_bytes = oxla_cache::DiskCache::max_bytes_from_env();
+    set_cache(dir.map(|d| oxla_cache::DiskCache::with_env_sharing(d, max_bytes)));
+}
+
+/// Moves the persistent compile cache to `dir` (or turns it off with
+/// `None`), shared as `sharing` says: [`oxla_cache::Sharing::Private`]
+/// trusts only this user's files, [`oxla_cache::Sharing::Shared`] only
+/// entries tagged (HMAC-SHA256) under its key.
+pub fn set_compile_cache(dir: Option<PathBuf>, sharing: oxla_cache::Sharing) {
+    let max_bytes = oxla_cache::DiskCache::max_bytes_from_env();
+    set_cache(dir.map(|d| oxla_cache::DiskCache::with_sharing(d, max_bytes, sharing)));
+}
+
+fn set_cache(cache: Option<oxla_cache::DiskCache>) {
     if let Ok(mut slot) = disk_cache_slot().lock() {
-        *slot = dir.map(|d| {
-            Arc::new(oxla_cache::DiskCache::new(
-                d,
-                oxla_cache::DiskCache::max_bytes_from_env(),
-            ))
-        });
+        *slot = cache.map(Arc::new);
     }
 }
 
