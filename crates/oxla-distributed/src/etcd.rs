@@ -12,6 +12,7 @@ use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOpt
 use tokio::runtime::Runtime;
 
 use crate::error::{DistributedError, Result};
+use crate::security::{CoordinatorTls, CoordinatorUser};
 
 /// A connection to an etcd cluster holding this process's lease.
 pub struct EtcdStore {
@@ -41,6 +42,20 @@ impl EtcdStore {
         connect_timeout: Duration,
         heartbeat_timeout: Duration,
     ) -> Result<EtcdStore> {
+        EtcdStore::connect_secured(coordinator, connect_timeout, heartbeat_timeout, None, None)
+    }
+
+    /// [`connect`](Self::connect) over TLS (`tls`: the endpoint is then
+    /// `https`) and as an etcd `user`, each when given. A refusal names
+    /// what the connection presented (CA, client certificate, user) and
+    /// the server's or the transport's reason.
+    pub fn connect_secured(
+        coordinator: &str,
+        connect_timeout: Duration,
+        heartbeat_timeout: Duration,
+        tls: Option<&CoordinatorTls>,
+        user: Option<&CoordinatorUser>,
+    ) -> Result<EtcdStore> {
         let failed = |operation: &str, e: &dyn std::fmt::Display| DistributedError::Coordinator {
             coordinator: coordinator.to_string(),
             operation: operation.to_string(),
@@ -53,9 +68,14 @@ impl EtcdStore {
             .build()
             .map_err(|e| failed("starting the client's runtime", &e))?;
         let ttl_seconds = heartbeat_timeout.as_secs().max(1) as i64;
-        let options = ConnectOptions::new()
-            .with_connect_timeout(connect_timeout)
-            .with_timeout(connect_timeout.max(Duration::from_secs(1)));
+        let (options, how) = crate::security::secure(
+            ConnectOptions::new()
+                .with_connect_timeout(connect_timeout)
+                .with_timeout(connect_timeout.max(Duration::from_secs(1))),
+            tls,
+            user,
+        )?;
+        let connecting = format!("connecting {how}");
         let (client, lease) = runtime.block_on(async {
             let mut client = tokio::time::timeout(
                 connect_timeout,
@@ -64,15 +84,20 @@ impl EtcdStore {
             .await
             .map_err(|_| {
                 failed(
-                    "connecting",
+                    &connecting,
                     &format!("no answer within {connect_timeout:?}"),
                 )
             })?
-            .map_err(|e| failed("connecting", &e))?;
+            .map_err(|e| failed(&connecting, &crate::security::with_sources(&e)))?;
             let lease = client
                 .lease_grant(ttl_seconds, None)
                 .await
-                .map_err(|e| failed("granting the process's lease", &e))?
+                .map_err(|e| {
+                    failed(
+                        &format!("granting the process's lease ({how})"),
+                        &crate::security::with_sources(&e),
+                    )
+                })?
                 .id();
             Ok::<_, DistributedError>((client, lease))
         })?;

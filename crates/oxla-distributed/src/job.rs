@@ -21,6 +21,7 @@ use oxla_pjrt::{ErrorCode, KeyValueError, KeyValueStore};
 
 use crate::error::{DistributedError, Result};
 use crate::etcd::EtcdStore;
+use crate::security::{CoordinatorTls, CoordinatorUser};
 
 /// How to join a job (JAX's `jax.distributed.initialize` arguments).
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +43,10 @@ pub struct JobOptions {
     pub heartbeat_timeout: Duration,
     /// How long connecting to the coordinator may take.
     pub connect_timeout: Duration,
+    /// TLS to the coordinator (a secured etcd), if any.
+    pub tls: Option<CoordinatorTls>,
+    /// The etcd user this process authenticates as (etcd's auth), if any.
+    pub user: Option<CoordinatorUser>,
 }
 
 impl JobOptions {
@@ -57,6 +62,8 @@ impl JobOptions {
             initialization_timeout: Duration::from_secs(300),
             heartbeat_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(10),
+            tls: None,
+            user: None,
         }
     }
 
@@ -159,10 +166,12 @@ impl Job {
     /// [`exchange`](Self::exchange)).
     pub fn join(options: JobOptions) -> Result<Job> {
         options.check()?;
-        let store = EtcdStore::connect(
+        let store = EtcdStore::connect_secured(
             &options.coordinator,
             options.connect_timeout,
             options.heartbeat_timeout,
+            options.tls.as_ref(),
+            options.user.as_ref(),
         )?;
         let root = format!("oxla/jobs/{}/", options.job);
         let member = format!("{root}members/{}", options.process_id);

@@ -14,9 +14,11 @@
 mod error;
 mod etcd;
 mod job;
+mod security;
 mod topology;
 
 pub use error::{DistributedError, Result};
 pub use etcd::EtcdStore;
 pub use job::{Job, JobOptions};
+pub use security::{CoordinatorTls, CoordinatorUser};
 pub use topology::{GlobalDevice, GlobalTopology, LocalDevice, ProcessTopology};

@@ -53,16 +53,39 @@ fn healthy(port: u16) -> bool {
     answer.contains("\"health\":\"true\"")
 }
 
+/// The PEM files of a server that speaks TLS to its clients.
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// The server's certificate.
+    pub certificate: std::path::PathBuf,
+    /// Its private key.
+    pub key: std::path::PathBuf,
+    /// The CA whose certificates clients must present
+    /// (`--client-cert-auth`), if clients must present one.
+    pub client_ca: Option<std::path::PathBuf>,
+}
+
 impl EtcdServer {
     /// Starts etcd on two free loopback ports and waits (up to 30 s) until
     /// it is healthy, on other ports again (three tries) if it exits at
     /// start because another process took one. Panics, saying how to
     /// install it, when `etcd` is not on the PATH.
     pub fn start() -> EtcdServer {
+        EtcdServer::start_with(None)
+    }
+
+    /// [`start`](Self::start) serving clients over TLS with `tls`'s
+    /// certificate (an `https://` endpoint), checking their certificates
+    /// when it names a client CA.
+    pub fn start_tls(tls: &ServerTls) -> EtcdServer {
+        EtcdServer::start_with(Some(tls))
+    }
+
+    fn start_with(tls: Option<&ServerTls>) -> EtcdServer {
         let mut tries = 0;
         loop {
             tries += 1;
-            match EtcdServer::try_start() {
+            match EtcdServer::try_start(tls) {
                 Ok(server) => return server,
                 Err(status) if tries < 3 => {
                     eprintln!("etcd exited at start ({status}); trying other ports");
@@ -74,17 +97,38 @@ impl EtcdServer {
 
     /// One try of [`EtcdServer::start`]: the server, or how its process
     /// ended at start.
-    fn try_start() -> Result<EtcdServer, std::process::ExitStatus> {
+    fn try_start(tls: Option<&ServerTls>) -> Result<EtcdServer, std::process::ExitStatus> {
         let data_dir = tempfile::Builder::new()
             .prefix("oxla-etcd-")
             .tempdir()
             .expect("a temporary directory for etcd's data");
         let client_port = free_port();
         let peer_port = free_port();
-        let client = format!("http://127.0.0.1:{client_port}");
+        // The health check is plain HTTP on a port of its own.
+        let health_port = free_port();
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let client = format!("{scheme}://127.0.0.1:{client_port}");
         let peer = format!("http://127.0.0.1:{peer_port}");
-        let child = Command::new("etcd")
+        let mut command = Command::new("etcd");
+        if let Some(tls) = tls {
+            command
+                .arg("--cert-file")
+                .arg(&tls.certificate)
+                .arg("--key-file")
+                .arg(&tls.key);
+            if let Some(ca) = &tls.client_ca {
+                command
+                    .arg("--client-cert-auth")
+                    .arg("--trusted-ca-file")
+                    .arg(ca);
+            }
+        }
+        let child = command
             .args(["--name", "oxla-test"])
+            .args([
+                "--listen-metrics-urls",
+                &format!("http://127.0.0.1:{health_port}"),
+            ])
             .arg("--data-dir")
             .arg(data_dir.path())
             .args(["--listen-client-urls", &client])
@@ -108,7 +152,7 @@ impl EtcdServer {
             _data_dir: data_dir,
         };
         let start = Instant::now();
-        while !healthy(client_port) {
+        while !healthy(health_port) {
             if let Ok(Some(status)) = server.child.try_wait() {
                 return Err(status);
             }
@@ -126,7 +170,7 @@ impl EtcdServer {
         Ok(server)
     }
 
-    /// The client URL (`http://127.0.0.1:<port>`).
+    /// The client URL (`http://127.0.0.1:<port>`, `https://` with TLS).
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }

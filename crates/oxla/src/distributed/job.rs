@@ -4,7 +4,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 pub use oxla_distributed::{
-    DistributedError, GlobalDevice, GlobalTopology, Job, JobOptions, LocalDevice, ProcessTopology,
+    CoordinatorTls, CoordinatorUser, DistributedError, GlobalDevice, GlobalTopology, Job,
+    JobOptions, LocalDevice, ProcessTopology,
 };
 
 use crate::error::{Error, Result};

@@ -28,8 +28,9 @@ mod job;
 
 #[cfg(feature = "distributed")]
 pub use job::{
-    DistributedError, GlobalDevice, GlobalTopology, Job, JobOptions, LocalDevice, ProcessTopology,
-    barrier, global_devices, initialize, initialize_with, job, shutdown,
+    CoordinatorTls, CoordinatorUser, DistributedError, GlobalDevice, GlobalTopology, Job,
+    JobOptions, LocalDevice, ProcessTopology, barrier, global_devices, initialize, initialize_with,
+    job, shutdown,
 };
 
 /// Whether this process joined a job.
