@@ -171,14 +171,13 @@ fn a_process_with_the_right_certificate_and_user_joins_and_meets_the_barrier() {
     assert!(!format!("{user:?}").contains(JOB_PASSWORD), "{user:?}");
     let handles: Vec<_> = (0..2)
         .map(|id| {
-            let options = options(
-                &server,
-                JOB,
-                2,
-                id,
-                pki.tls("ca.pem", Some("")),
-                user.clone(),
-            );
+            // One process checks the server's certificate for its name
+            // rather than the endpoint's address.
+            let tls = match id {
+                0 => pki.tls("ca.pem", Some("")),
+                _ => pki.tls("ca.pem", Some("")).with_server_name("localhost"),
+            };
+            let options = options(&server, JOB, 2, id, tls, user.clone());
             thread::spawn(move || {
                 let job = Job::join(options).unwrap();
                 let timeout = Duration::from_secs(20);
@@ -250,6 +249,21 @@ fn a_missing_certificate_another_ca_or_a_wrong_password_is_refused_by_name() {
     eprintln!("other client certificate: {text}");
     assert!(
         text.contains("other-client.pem") && text.contains("transport error"),
+        "{text}"
+    );
+    // The server's certificate checked for a name it does not carry.
+    let text = refusal(options(
+        &server,
+        JOB,
+        1,
+        0,
+        pki.tls("ca.pem", Some(""))
+            .with_server_name("elsewhere.example"),
+        user.clone(),
+    ));
+    eprintln!("other server name: {text}");
+    assert!(
+        text.contains("server name elsewhere.example") && text.contains("NotValidForName"),
         "{text}"
     );
     // A wrong password: etcd's authentication fails, the password unsaid.
