@@ -363,6 +363,35 @@ fn leading_block<'c, 'a>(
     Ok((value, out))
 }
 
+/// `x` (of `aval`) with zero columns appended up to `columns`, and its type.
+fn pad_columns<'c, 'a>(
+    e: &mut Emitter<'c, 'a>,
+    x: Value<'c, 'a>,
+    aval: &Aval,
+    columns: i64,
+    loc: Location<'c>,
+) -> Result<(Value<'c, 'a>, Aval), LowerError> {
+    let rank = aval.shape.len();
+    let mut shape = aval.shape.to_vec();
+    let mut high = vec![0i64; rank];
+    high[rank - 1] = columns - shape[rank - 1];
+    shape[rank - 1] = columns;
+    let padded = aval.with_shape(&shape);
+    let zero = e.constant(&Aval::new(aval.dtype, &[]), zero_of(aval.dtype), loc)?;
+    let value = e.op(
+        "stablehlo.pad",
+        &[x, zero],
+        &[&padded],
+        &[
+            ("edge_padding_low", crate::attrs::i64_array(&vec![0; rank])),
+            ("edge_padding_high", crate::attrs::i64_array(&high)),
+            ("interior_padding", crate::attrs::i64_array(&vec![0; rank])),
+        ],
+        loc,
+    )?[0];
+    Ok((value, padded))
+}
+
 /// `x`'s upper triangle (zeros below the diagonal), as JAX's `_triu`.
 fn upper_triangle<'c, 'a>(
     e: &mut Emitter<'c, 'a>,
@@ -434,24 +463,7 @@ fn qr<'c, 'a>(
     let reflectors = if m < n {
         leading_block(e, r, x_aval, m, m, loc)?
     } else if full_matrices {
-        let mut shape = x_aval.shape.to_vec();
-        shape[rank - 1] = m;
-        let padded = x_aval.with_shape(&shape);
-        let zero = e.constant(&Aval::new(x_aval.dtype, &[]), zero_of(x_aval.dtype), loc)?;
-        let mut high = vec![0i64; rank];
-        high[rank - 1] = m - n;
-        let value = e.op(
-            "stablehlo.pad",
-            &[r, zero],
-            &[&padded],
-            &[
-                ("edge_padding_low", crate::attrs::i64_array(&vec![0; rank])),
-                ("edge_padding_high", crate::attrs::i64_array(&high)),
-                ("interior_padding", crate::attrs::i64_array(&vec![0; rank])),
-            ],
-            loc,
-        )?[0];
-        (value, padded)
+        pad_columns(e, r, x_aval, m, loc)?
     } else {
         (r, x_aval.clone())
     };

@@ -19,7 +19,7 @@
 use melior::ir::{Location, Value};
 use oxla_core::{Aval, DType, Scalar};
 
-use super::{batch_shape, layout, leading_block, zero_of};
+use super::{batch_shape, layout, leading_block, pad_columns, zero_of};
 use crate::attrs;
 use crate::emit::{Emitter, LowerError};
 
@@ -635,30 +635,15 @@ fn orthonormal_columns<'c, 'a>(
     loc: Location<'c>,
 ) -> Result<Value<'c, 'a>, LowerError> {
     let rank = aval.shape.len();
-    let (p, q) = (aval.shape[rank - 2], aval.shape[rank - 1]);
+    let q = aval.shape[rank - 1];
     let taus_aval = aval.with_shape(&batch_shape(aval, 2, &[q]));
     let factors = geqrf(e, x, aval, &taus_aval, loc)?;
     let (packed, taus) = (factors[0], factors[1]);
-    let reflectors = if columns > q {
-        let padded = aval.with_shape(&batch_shape(aval, 2, &[p, columns]));
-        let zero = e.constant(&Aval::new(aval.dtype, &[]), zero_of(aval.dtype), loc)?;
-        let mut high = vec![0i64; rank];
-        high[rank - 1] = columns - q;
-        e.op(
-            "stablehlo.pad",
-            &[packed, zero],
-            &[&padded],
-            &[
-                ("edge_padding_low", attrs::i64_array(&vec![0; rank])),
-                ("edge_padding_high", attrs::i64_array(&high)),
-                ("interior_padding", attrs::i64_array(&vec![0; rank])),
-            ],
-            loc,
-        )?[0]
+    let (reflectors, reflectors_aval) = if columns > q {
+        pad_columns(e, packed, aval, columns, loc)?
     } else {
-        packed
+        (packed, aval.clone())
     };
-    let reflectors_aval = aval.with_shape(&batch_shape(aval, 2, &[p, columns]));
     let q_matrix = householder_product(e, (reflectors, taus), &taus_aval, &reflectors_aval, loc)?;
 
     // R's diagonal, as the phase of each column (1 where it is zero).
