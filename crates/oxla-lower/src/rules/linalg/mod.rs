@@ -9,6 +9,7 @@ use oxla_core::{Aval, DType, Scalar};
 use super::{LowerArgs, Values, first_result};
 use crate::emit::{Emitter, LowerError};
 
+mod ops;
 mod portable;
 
 /// Which kernels the decompositions StableHLO lacks are lowered to.
@@ -254,15 +255,8 @@ fn nan_unless<'c, 'a>(
     batch_rank: usize,
     loc: Location<'c>,
 ) -> Result<Value<'c, 'a>, LowerError> {
-    let mask = aval.with_dtype(DType::Bool);
     let dims: Vec<i64> = (0..batch_rank as i64).collect();
-    let ok = e.op(
-        "stablehlo.broadcast_in_dim",
-        &[ok],
-        &[&mask],
-        &[("broadcast_dimensions", crate::attrs::i64_array(&dims))],
-        loc,
-    )?[0];
+    let ok = ops::broadcast(e, ok, &aval.with_dtype(DType::Bool), &dims, loc)?;
     let nan = if aval.dtype.is_complex() {
         Scalar::Complex(f64::NAN, f64::NAN)
     } else {
@@ -282,19 +276,7 @@ fn info_is<'c, 'a>(
     loc: Location<'c>,
 ) -> Result<Value<'c, 'a>, LowerError> {
     let zero = e.constant(info_aval, Scalar::Int(0), loc)?;
-    Ok(e.op(
-        "stablehlo.compare",
-        &[info, zero],
-        &[&info_aval.with_dtype(DType::Bool)],
-        &[
-            (
-                "comparison_direction",
-                format!("#stablehlo<comparison_direction {direction}>"),
-            ),
-            ("compare_type", "#stablehlo<comparison_type SIGNED>".into()),
-        ],
-        loc,
-    )?[0])
+    ops::compare(e, info, zero, info_aval, direction, loc)
 }
 
 /// LU as JAX's `_lu_cpu_gpu_lowering`: `getrf`, its 1-based pivots made
@@ -345,22 +327,10 @@ fn leading_block<'c, 'a>(
     loc: Location<'c>,
 ) -> Result<(Value<'c, 'a>, Aval), LowerError> {
     let rank = aval.shape.len();
-    let mut limit = aval.shape.to_vec();
-    limit[rank - 2] = rows;
-    limit[rank - 1] = cols;
-    let out = aval.with_shape(&limit);
-    let value = e.op(
-        "stablehlo.slice",
-        &[x],
-        &[&out],
-        &[
-            ("start_indices", crate::attrs::i64_array(&vec![0; rank])),
-            ("limit_indices", crate::attrs::i64_array(&limit)),
-            ("strides", crate::attrs::i64_array(&vec![1; rank])),
-        ],
-        loc,
-    )?[0];
-    Ok((value, out))
+    let mut limits = aval.shape.to_vec();
+    limits[rank - 2] = rows;
+    limits[rank - 1] = cols;
+    ops::slice(e, x, aval, &vec![0; rank], &limits, loc)
 }
 
 /// `x` (of `aval`) with zero columns appended up to `columns`, and its type.
@@ -400,31 +370,9 @@ fn upper_triangle<'c, 'a>(
     loc: Location<'c>,
 ) -> Result<Value<'c, 'a>, LowerError> {
     let rank = aval.shape.len();
-    let index = aval.with_dtype(DType::I32);
-    let iota = |e: &mut Emitter<'c, 'a>, d: usize| {
-        e.op(
-            "stablehlo.iota",
-            &[],
-            &[&index],
-            &[("iota_dimension", format!("{d} : i64"))],
-            loc,
-        )
-        .map(|v| v[0])
-    };
-    let (rows, cols) = (iota(e, rank - 2)?, iota(e, rank - 1)?);
-    let below = e.op(
-        "stablehlo.compare",
-        &[rows, cols],
-        &[&aval.with_dtype(DType::Bool)],
-        &[
-            (
-                "comparison_direction",
-                "#stablehlo<comparison_direction GT>".into(),
-            ),
-            ("compare_type", "#stablehlo<comparison_type SIGNED>".into()),
-        ],
-        loc,
-    )?[0];
+    let rows = ops::iota(e, &aval.shape, rank - 2, loc)?;
+    let cols = ops::iota(e, &aval.shape, rank - 1, loc)?;
+    let below = ops::compare(e, rows, cols, &aval.with_dtype(DType::I32), "GT", loc)?;
     let zero = e.constant(aval, zero_of(aval.dtype), loc)?;
     Ok(e.op("stablehlo.select", &[below, zero, x], &[aval], &[], loc)?[0])
 }
@@ -497,6 +445,15 @@ fn zero_of(dtype: DType) -> Scalar {
         Scalar::Complex(0.0, 0.0)
     } else {
         Scalar::Float(0.0)
+    }
+}
+
+/// One of `dtype` (a float or complex type).
+fn one_of(dtype: DType) -> Scalar {
+    if dtype.is_complex() {
+        Scalar::Complex(1.0, 0.0)
+    } else {
+        Scalar::Float(1.0)
     }
 }
 

@@ -19,78 +19,10 @@
 use melior::ir::{Location, Value};
 use oxla_core::{Aval, DType, Scalar};
 
-use super::{batch_shape, layout, leading_block, pad_columns, zero_of};
+use super::ops::{broadcast, compare, elementwise, iota, slice};
+use super::{batch_shape, layout, leading_block, one_of, pad_columns, zero_of};
 use crate::attrs;
 use crate::emit::{Emitter, LowerError};
-
-/// `stablehlo.compare` of two values of type `operand`.
-fn compare<'c, 'a>(
-    e: &mut Emitter<'c, 'a>,
-    lhs: Value<'c, 'a>,
-    rhs: Value<'c, 'a>,
-    operand: &Aval,
-    direction: &str,
-    loc: Location<'c>,
-) -> Result<Value<'c, 'a>, LowerError> {
-    Ok(e.op(
-        "stablehlo.compare",
-        &[lhs, rhs],
-        &[&operand.with_dtype(DType::Bool)],
-        &[
-            (
-                "comparison_direction",
-                format!("#stablehlo<comparison_direction {direction}>"),
-            ),
-            ("compare_type", attrs::compare_type(operand.dtype).into()),
-        ],
-        loc,
-    )?[0])
-}
-
-/// An elementwise op of `operands`, all of type `aval` (`out` for the result).
-fn elementwise<'c, 'a>(
-    e: &mut Emitter<'c, 'a>,
-    name: &str,
-    operands: &[Value<'c, 'a>],
-    out: &Aval,
-    loc: Location<'c>,
-) -> Result<Value<'c, 'a>, LowerError> {
-    Ok(e.op(name, operands, &[out], &[], loc)?[0])
-}
-
-/// `stablehlo.iota` of i32 with `shape`, counting along `dimension`.
-fn iota<'c, 'a>(
-    e: &mut Emitter<'c, 'a>,
-    shape: &[i64],
-    dimension: usize,
-    loc: Location<'c>,
-) -> Result<Value<'c, 'a>, LowerError> {
-    Ok(e.op(
-        "stablehlo.iota",
-        &[],
-        &[&Aval::new(DType::I32, shape)],
-        &[("iota_dimension", attrs::i64_attr(dimension as i64))],
-        loc,
-    )?[0])
-}
-
-/// `stablehlo.broadcast_in_dim` of `x` to `out`, `x`'s dimensions landing
-/// on `dimensions`.
-fn broadcast<'c, 'a>(
-    e: &mut Emitter<'c, 'a>,
-    x: Value<'c, 'a>,
-    out: &Aval,
-    dimensions: &[i64],
-    loc: Location<'c>,
-) -> Result<Value<'c, 'a>, LowerError> {
-    Ok(e.op(
-        "stablehlo.broadcast_in_dim",
-        &[x],
-        &[out],
-        &[("broadcast_dimensions", attrs::i64_array(dimensions))],
-        loc,
-    )?[0])
-}
 
 /// `x` (of `aval`) reduced over `dimensions` with the binary op `combine`
 /// from `identity`.
@@ -174,26 +106,11 @@ fn slice_along<'c, 'a>(
     (start, limit): (i64, i64),
     loc: Location<'c>,
 ) -> Result<(Value<'c, 'a>, Aval), LowerError> {
-    let rank = aval.shape.len();
-    let mut starts = vec![0; rank];
+    let mut starts = vec![0; aval.shape.len()];
     let mut limits = aval.shape.to_vec();
     starts[dimension] = start;
     limits[dimension] = limit;
-    let mut shape = aval.shape.to_vec();
-    shape[dimension] = limit - start;
-    let out = aval.with_shape(&shape);
-    let value = e.op(
-        "stablehlo.slice",
-        &[x],
-        &[&out],
-        &[
-            ("start_indices", attrs::i64_array(&starts)),
-            ("limit_indices", attrs::i64_array(&limits)),
-            ("strides", attrs::i64_array(&vec![1; rank])),
-        ],
-        loc,
-    )?[0];
-    Ok((value, out))
+    slice(e, x, aval, &starts, &limits, loc)
 }
 
 /// `x` (of `aval`) reversed along its last dimension.
@@ -658,12 +575,7 @@ fn orthonormal_columns<'c, 'a>(
     let phase = phase(e, diagonal, &diagonal_aval, loc)?;
     let phase = if columns > q {
         let ones_aval = aval.with_shape(&batch_shape(aval, 2, &[columns - q]));
-        let one = if aval.dtype.is_complex() {
-            Scalar::Complex(1.0, 0.0)
-        } else {
-            Scalar::Float(1.0)
-        };
-        let ones = e.constant(&ones_aval, one, loc)?;
+        let ones = e.constant(&ones_aval, one_of(aval.dtype), loc)?;
         let all = aval.with_shape(&batch_shape(aval, 2, &[columns]));
         concatenate(e, &[phase, ones], &all, rank - 2, loc)?
     } else {
@@ -705,11 +617,6 @@ fn phase<'c, 'a>(
         divisor
     };
     let unit = elementwise(e, "stablehlo.divide", &[x, divisor], aval, loc)?;
-    let one = if aval.dtype.is_complex() {
-        Scalar::Complex(1.0, 0.0)
-    } else {
-        Scalar::Float(1.0)
-    };
-    let one = e.constant(aval, one, loc)?;
+    let one = e.constant(aval, one_of(aval.dtype), loc)?;
     elementwise(e, "stablehlo.select", &[is_zero, one, unit], aval, loc)
 }
