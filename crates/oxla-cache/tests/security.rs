@@ -31,6 +31,16 @@ fn key(text: &[u8]) -> CacheKey {
     CacheKey::new(text).unwrap()
 }
 
+/// The one file in a cache directory.
+fn only_entry(dir: &Path) -> PathBuf {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
 }
@@ -85,12 +95,7 @@ fn a_private_cache_is_made_for_its_user_alone() {
     let cache = DiskCache::new(&dir, 1 << 30);
     cache.store(&entry(1)).unwrap();
     assert_eq!(mode(&dir), 0o700 & !umask());
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let file = only_entry(&dir);
     assert_eq!(mode(&file), 0o600 & !umask());
     assert!(matches!(cache.load(&Key([1; 32])), Lookup::Hit(_)));
 }
@@ -125,12 +130,7 @@ fn a_group_or_world_writable_directory_or_entry_is_refused() {
     set_mode(&dir, 0o700);
     assert!(matches!(cache.load(&key), Lookup::Hit(_)));
     // An entry others may write.
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let file = only_entry(&dir);
     set_mode(&file, 0o646);
     let why = untrusted(cache.load(&key));
     assert!(why.contains("writable by others"), "{why}");
@@ -152,12 +152,7 @@ fn a_cache_directory_another_user_owns_is_refused() {
     let dir = root.path().join("compile");
     let cache = DiskCache::new(&dir, 1 << 30);
     cache.store(&entry(4)).unwrap();
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let file = only_entry(&dir);
     // The entry becomes the other user's: even root does not run it.
     std::os::unix::fs::chown(&file, Some(uid), Some(gid)).unwrap();
     let why = untrusted(cache.load(&Key([4; 32])));
@@ -184,12 +179,7 @@ fn a_tampered_shared_entry_with_a_valid_checksum_is_refused() {
     DiskCache::with_sharing(&dir, 1 << 30, Sharing::Shared(wrong))
         .store(&entry(6))
         .unwrap();
-    let path = std::fs::read_dir(&dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let path = only_entry(&dir);
     let planted = std::fs::read(&path).unwrap();
     assert!(matches!(
         in_a_private_cache(&planted, &path),
@@ -332,12 +322,7 @@ fn the_shared_mode_works_across_users_and_processes() {
         status.success(),
         "the second user's process failed: {status}"
     );
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let file = only_entry(&dir);
     assert_eq!(std::fs::metadata(&file).unwrap().uid(), uid);
     assert_eq!(mode(&file) & 0o044, 0o044, "readable by the other sharers");
     // With the key, this process loads what the other user wrote.
