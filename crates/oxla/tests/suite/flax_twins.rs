@@ -1,7 +1,7 @@
 //! The Flax NNX + Optax + Orbax twins of the examples (`examples/flax/`,
 //! the programs the examples' line counts are compared with) still run:
-//! each in its short mode in the reference venv, the CNN also stopped and
-//! resumed from its Orbax checkpoint.
+//! each in its short mode in the reference venv, the CNN and the GPT also
+//! stopped and resumed from their Orbax checkpoints.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -66,4 +66,45 @@ fn the_flax_cnn_twin_trains_stops_and_resumes_from_its_checkpoint() {
         out.path(),
     );
     assert!(resumed.contains("resumed from step 10"), "{resumed}");
+}
+
+#[test]
+fn the_flax_gpt_twin_trains_to_its_bar_and_resumes_exactly_from_its_checkpoint() {
+    let out = tempfile::tempdir().unwrap();
+    // The short preset: 20 steps, checkpoints every 4 (the last 2 kept),
+    // the run failing unless the final held-out loss is below 6.3.
+    let straight = run("gpt.py", &["--short"], out.path());
+    assert!(
+        straight.contains("byte-level BPE of 1024 tokens (trained"),
+        "{straight}"
+    );
+    assert!(straight.contains("FSDP over 8 CPU devices"), "{straight}");
+    assert!(straight.contains("< 6.3 (the bar)"), "{straight}");
+    let checkpoints = out.path().join("checkpoints");
+    let names = |dir: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names(&checkpoints), ["16", "20"]);
+    assert!(names(&out.path().join("tb"))[0].starts_with("events.out.tfevents."));
+    // As if killed after step 16's checkpoint: the resumed run reads the
+    // cached tokenizer and the loader's position, and ends as the
+    // uninterrupted one did.
+    std::fs::remove_dir_all(checkpoints.join("20")).unwrap();
+    let resumed = run("gpt.py", &["--short", "--resume"], out.path());
+    assert!(resumed.contains("(cached in"), "{resumed}");
+    assert!(
+        resumed.contains("resumed from step 16 (loader state {'next_index': 32})"),
+        "{resumed}"
+    );
+    let last = |stdout: &str| {
+        let line = stdout.lines().find(|l| l.starts_with("trained ")).unwrap();
+        line.split("; ").skip(1).collect::<Vec<_>>().join("; ")
+    };
+    assert_eq!(last(&resumed), last(&straight), "{straight}\n{resumed}");
+    assert_eq!(names(&checkpoints), ["16", "20"]);
 }
