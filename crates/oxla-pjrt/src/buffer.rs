@@ -1,6 +1,7 @@
 //! `PJRT_Buffer`: an array on a device.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::api::pjrt_call;
@@ -21,6 +22,12 @@ pub struct Buffer {
     /// Element type and dims, asked of the plugin once (they never change),
     /// so that checking arguments before an execution costs no C call.
     array_type: OnceLock<(ElementType, Vec<i64>)>,
+    /// Whether this buffer answers for work that may still be running and
+    /// that nothing else waits for: the execution (or copy) that defines it.
+    /// Cleared once its readiness is seen or a later execution takes it as
+    /// an argument; a buffer dropped while set hands its ready event to the
+    /// thread's work in flight (see `in_flight`).
+    unsettled: AtomicBool,
 }
 
 // SAFETY: PjRtBuffer is thread-safe.
@@ -37,7 +44,37 @@ impl Buffer {
             client,
             raw,
             array_type: OnceLock::new(),
+            unsettled: AtomicBool::new(false),
         })
+    }
+
+    /// Wraps a buffer whose definition may still be running (an execution's
+    /// output, a copy): it answers for that work until it is settled.
+    pub(crate) fn from_raw_unsettled(
+        client: Arc<ClientInner>,
+        raw: *mut ffi::PJRT_Buffer,
+    ) -> Result<Buffer> {
+        let buffer = Buffer::from_raw(client, raw)?;
+        buffer.unsettled.store(true, Ordering::Relaxed);
+        Ok(buffer)
+    }
+
+    /// Marks the work that defines this buffer as answered for elsewhere:
+    /// it is done, or an execution that takes this buffer (and so waits for
+    /// it) answers for it now.
+    pub(crate) fn settle(&self) {
+        self.unsettled.store(false, Ordering::Relaxed);
+    }
+
+    /// When the buffer still answers for its definition, hands that work to
+    /// the current thread's work in flight, so that the thread's end (and
+    /// the process's exit) waits for it; called before the handle goes.
+    fn hand_over_unsettled_work(&self) {
+        if self.unsettled.swap(false, Ordering::Relaxed)
+            && let Ok(ready) = self.ready_event()
+        {
+            crate::in_flight::track(ready);
+        }
     }
 
     /// The element type and dims (cached after the first call).
@@ -111,7 +148,8 @@ impl Buffer {
         args.buffer = self.raw;
         args.dst_device = device.raw();
         pjrt_call!(&self.client.api, PJRT_Buffer_CopyToDevice, &mut args)?;
-        Buffer::from_raw(self.client.clone(), args.dst_buffer)
+        // The copy may still be running: the new buffer answers for it.
+        Buffer::from_raw_unsettled(self.client.clone(), args.dst_buffer)
     }
 
     /// An event that is ready when the buffer's value is computed (or failed).
@@ -123,10 +161,21 @@ impl Buffer {
             .ok_or_else(|| Error::Protocol("PJRT_Buffer_ReadyEvent returned no event".into()))
     }
 
+    /// Whether the buffer's value is computed (or failed), without waiting.
+    pub fn is_ready(&self) -> Result<bool> {
+        let ready = self.ready_event()?.is_ready()?;
+        if ready {
+            self.settle();
+        }
+        Ok(ready)
+    }
+
     /// Waits until the buffer's value is computed; returns the error of the
     /// computation that produced it, if it failed.
     pub fn block_until_ready(&self) -> Result<()> {
-        self.ready_event()?.wait()
+        self.ready_event()?.wait()?;
+        self.settle();
+        Ok(())
     }
 
     /// Copies the value to the host as row-major bytes. Waits for the value
@@ -177,10 +226,12 @@ impl Buffer {
         args.dst = dst.as_mut_ptr().cast();
         args.dst_size = dst.len();
         pjrt_call!(&self.client.api, PJRT_Buffer_ToHostBuffer, &mut args)?;
-        match Event::from_raw(self.client.api.clone(), args.event) {
-            Some(done) => done.wait(),
-            None => Ok(()),
+        if let Some(done) = Event::from_raw(self.client.api.clone(), args.event) {
+            done.wait()?;
         }
+        // The copy waited for the value: its definition is done.
+        self.settle();
+        Ok(())
     }
 
     /// Copies the value to the host as `T`s; an error if `T` is not the
@@ -198,6 +249,7 @@ impl Buffer {
 
     /// Frees the device memory now; the handle stays, and using it is an error.
     pub fn delete(&self) -> Result<()> {
+        self.hand_over_unsettled_work();
         let mut args = ffi::PJRT_Buffer_Delete_Args::new();
         args.buffer = self.raw;
         pjrt_call!(&self.client.api, PJRT_Buffer_Delete, &mut args)
@@ -223,6 +275,7 @@ impl fmt::Debug for Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
+        self.hand_over_unsettled_work();
         let mut args = ffi::PJRT_Buffer_Destroy_Args::new();
         args.buffer = self.raw;
         let _ = (|| pjrt_call!(&self.client.api, PJRT_Buffer_Destroy, &mut args))();

@@ -411,13 +411,9 @@ impl Client {
             self.inner.api.clone(),
             args.done_with_host_buffer,
         ));
-        let buffer = Buffer::from_raw(self.inner.clone(), args.buffer)?;
-        // The copy to the device may still be running (GPUs): this thread's
-        // work until the buffer is ready (see `in_flight`).
-        if let Ok(ready) = buffer.ready_event() {
-            crate::in_flight::track(ready);
-        }
-        Ok(buffer)
+        // The copy to the device may still be running (GPUs): the buffer
+        // answers for it until it is settled (see `in_flight`).
+        Buffer::from_raw_unsettled(self.inner.clone(), args.buffer)
     }
 
     /// Copies a slice of host values into a new buffer of shape `dims`.

@@ -469,9 +469,11 @@ impl LoadedExecutable {
         raw_options.non_donatable_input_indices = options.non_donatable_input_indices.as_ptr();
         raw_options.num_non_donatable_input_indices = options.non_donatable_input_indices.len();
 
-        // One completion event per device, counted as this thread's work
-        // until it is ready (see `in_flight`: a thread, or the process,
-        // that ends waits for it).
+        // Work in flight (see `in_flight`: a thread, or the process, that
+        // ends waits for it). Each device's first output answers for its
+        // execution (the outputs of one execution are defined together),
+        // so no event is asked for; a program without outputs asks for one
+        // completion event per device, kept as this thread's work.
         let mut complete: SmallVec<[*mut ffi::PJRT_Event; 4]> =
             smallvec::smallvec![std::ptr::null_mut(); num_devices];
 
@@ -482,7 +484,9 @@ impl LoadedExecutable {
         exec_args.num_devices = num_devices;
         exec_args.num_args = num_args;
         exec_args.output_lists = out_lists.as_ptr();
-        exec_args.device_complete_events = complete.as_mut_ptr();
+        if num_outputs == 0 {
+            exec_args.device_complete_events = complete.as_mut_ptr();
+        }
         pjrt_call!(
             &inner.client.api,
             PJRT_LoadedExecutable_Execute,
@@ -493,6 +497,13 @@ impl LoadedExecutable {
                 crate::in_flight::track(event);
             }
         }
+        // This execution waits for its arguments' definitions, so whatever
+        // answers for it (its outputs, or its events) answers for them too.
+        for list in args {
+            for buffer in list.as_ref() {
+                buffer.borrow().settle();
+            }
+        }
         Ok(out_ptrs)
     }
 
@@ -501,8 +512,15 @@ impl LoadedExecutable {
     fn wrap_outputs(&self, raw: &[*mut ffi::PJRT_Buffer]) -> Result<Vec<Buffer>> {
         let mut buffers = Vec::with_capacity(raw.len());
         let mut missing = false;
-        for &handle in raw {
-            match Buffer::from_raw(self.inner.client.clone(), handle) {
+        let per_device = self.inner.num_outputs;
+        for (i, &handle) in raw.iter().enumerate() {
+            // Each device's first output answers for its execution.
+            let wrap = if i % per_device == 0 {
+                Buffer::from_raw_unsettled
+            } else {
+                Buffer::from_raw
+            };
+            match wrap(self.inner.client.clone(), handle) {
                 Ok(buffer) => buffers.push(buffer),
                 Err(_) => missing = true,
             }

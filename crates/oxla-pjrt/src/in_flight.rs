@@ -15,19 +15,31 @@
 //! What runs before every exit handler is the exiting thread's
 //! thread-local destructors (glibc's `exit()` calls them first, for a
 //! return from `main` and `std::process::exit` alike). So each thread
-//! keeps the completion events of the executions and transfers it started
+//! keeps the events of the work it started and nothing else waits for
 //! until they are ready, and its thread-local [`ThreadWork`] waits for them
 //! when the thread ends: at process exit for the exiting thread, at thread
 //! exit for the others (so a thread joined before `main` returns has waited
 //! too). The wait is bounded by [`WAIT_LIMIT`], so that a computation that
 //! never ends (one waiting for data that never comes) cannot hang the exit.
 //!
-//! Keeping events costs no callback on the hot path: ready ones are
-//! dropped from the front as new ones come, and all are checked when the
-//! list doubles.
+//! Asking the plugin for an event on every execution costs more than the
+//! rest of oxla's dispatch, so the work is found through its results
+//! instead: each device's first output of an execution (and a buffer
+//! copied to a device) is *unsettled* until its readiness is seen
+//! (`block_until_ready`, a copy to the host) or a later execution takes it
+//! as an argument (that execution waits for it, and its own outputs answer
+//! for both). A buffer dropped or deleted while unsettled hands its ready
+//! event to this list first. A training loop, whose outputs feed the next
+//! step or are read, asks for no event at all. Only a program without
+//! outputs asks for completion events, and those go here too. What this
+//! does not see: an unsettled buffer that is never dropped (leaked, or held
+//! in a `static`) when the process exits.
+//!
+//! Keeping events costs no C call on the hot path: all kept events are
+//! checked, and the ready ones dropped, when the list reaches
+//! [`CHECK_ALL_AT`] or twice the count that stayed after the last check.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -37,8 +49,8 @@ use crate::event::Event;
 /// How long a thread's end waits for the work it started.
 const WAIT_LIMIT: Duration = Duration::from_secs(600);
 
-/// Below this many kept events, only the oldest are checked.
-const CHECK_ALL_AT: usize = 64;
+/// Below this many kept events, none are checked.
+const CHECK_ALL_AT: usize = 32;
 
 /// One thread's work in flight; waits for it when the thread ends.
 #[derive(Default)]
@@ -51,22 +63,20 @@ struct ThreadWork {
 
 #[derive(Default)]
 struct Events {
-    pending: VecDeque<Event>,
+    pending: Vec<Event>,
     /// Check every kept event once there are this many.
     check_all_at: usize,
 }
 
 impl Events {
-    /// Drops the events that are ready: the oldest, then all of them
-    /// when the list has grown to `check_all_at`.
-    fn drop_ready(&mut self) {
-        while self.pending.front().is_some_and(is_done) {
-            self.pending.pop_front();
-        }
+    /// Keeps `event`, first dropping the kept events that are ready when
+    /// the list has grown to `check_all_at`.
+    fn keep(&mut self, event: Event) {
         if self.pending.len() >= self.check_all_at.max(CHECK_ALL_AT) {
             self.pending.retain(|e| !is_done(e));
             self.check_all_at = 2 * self.pending.len();
         }
+        self.pending.push(event);
     }
 }
 
@@ -109,9 +119,9 @@ thread_local! {
 pub(crate) fn track(event: Event) {
     let mut event = Some(event);
     let _ = THREAD_WORK.try_with(|work| {
-        let mut events = work.events.borrow_mut();
-        events.drop_ready();
-        events.pending.extend(event.take());
+        if let Some(event) = event.take() {
+            work.events.borrow_mut().keep(event);
+        }
     });
     if let Some(event) = event {
         // Its result is its owner's to report (a buffer's readiness, a wait).

@@ -437,13 +437,13 @@ impl Array {
         match self.sharded() {
             Some(s) => {
                 for shard in &s.shards {
-                    if !shard.ready_event()?.is_ready()? {
+                    if !shard.is_ready()? {
                         return Ok(false);
                     }
                 }
                 Ok(true)
             }
-            None => Ok(self.buffer()?.get().ready_event()?.is_ready()?),
+            None => Ok(self.buffer()?.get().is_ready()?),
         }
     }
 
