@@ -6,21 +6,38 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use super::error::{BoxError, DataError, panic_message};
+use super::philox::PhiloxStart;
 use super::rng::Rng;
+use super::seed_sequence;
 use super::source::RandomAccessSource;
 
-/// Where a record is read: its index in the source, the epoch, and the
-/// seed of its `random_map` generator.
+/// How the `random_map` stages of one record share its generator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Draws {
+    /// One generator per record, each stage drawing on where the last
+    /// stopped (Grain's `DataLoader`: every `RandomMapTransform` gets the
+    /// record's `metadata.rng`).
+    Shared,
+    /// Each stage starts the generator afresh (Grain's
+    /// `MapDataset.random_map(.., seed=)`, whose stages each reset theirs
+    /// to the record's index).
+    PerStage,
+}
+
+/// Where a record is read: its index in the source, the epoch, and where
+/// its `random_map` generator starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct At {
     pub index: usize,
     pub epoch: u64,
-    pub rng_seed: u64,
+    pub rng: PhiloxStart,
+    pub draws: Draws,
 }
 
-/// A record's value after the transforms so far: `None` when a filter
-/// dropped it.
-type Read<T> = Arc<dyn Fn(At) -> Result<Option<T>, DataError> + Send + Sync>;
+/// A record's value after the transforms so far (`None` when a filter
+/// dropped it), given where it is and the generator its `random_map`
+/// stages draw from.
+type Read<T> = Arc<dyn Fn(At, &mut Rng) -> Result<Option<T>, DataError> + Send + Sync>;
 
 /// A source with per-record transforms, `T` the records they make.
 /// Transforms run where the loader reads the record (a worker thread);
@@ -75,7 +92,7 @@ impl<T: Send + 'static> MapDataset<T> {
     /// The records of `source`, untransformed.
     pub fn source<S: RandomAccessSource<Record = T>>(source: S) -> MapDataset<T> {
         let len = source.len();
-        let read: Read<T> = Arc::new(move |at: At| {
+        let read: Read<T> = Arc::new(move |at: At, _: &mut Rng| {
             guarded(
                 at,
                 || "reading the source".to_string(),
@@ -100,8 +117,12 @@ impl<T: Send + 'static> MapDataset<T> {
         self.len == 0
     }
 
-    /// Record `index` with its transforms applied (`None`: filtered out);
-    /// `random_map` draws from the generator of `seed` and `index`.
+    /// Record `index` with its transforms applied (`None`: filtered out),
+    /// as Grain's `MapDataset.source(..)` with the same transforms, each
+    /// `random_map` given `seed=seed`, returns `ds[index]`: every
+    /// `random_map` stage draws from a fresh
+    /// `np.random.Generator(np.random.Philox(seed))` whose counter is
+    /// `[0, 0, 0, index]`.
     pub fn get(&self, index: usize, seed: u64) -> Result<Option<T>, DataError> {
         if index >= self.len {
             return Err(DataError::option(
@@ -109,28 +130,34 @@ impl<T: Send + 'static> MapDataset<T> {
                 format!("index {index} is not below the length {}", self.len),
             ));
         }
-        (self.read)(At {
+        let at = At {
             index,
             epoch: 0,
-            rng_seed: Rng::derive(seed, &[index as u64]).next_u64(),
-        })
+            rng: PhiloxStart {
+                key: seed_sequence::philox_key(seed),
+                counter: [0, 0, 0, index as u64],
+            },
+            draws: Draws::PerStage,
+        };
+        (self.read)(at, &mut Rng::start(at.rng))
     }
 
-    /// Adds a stage: `f` gets the record so far, where it is, and the
-    /// stage's number.
+    /// Adds a stage: `f` gets the record so far, where it is and the
+    /// record's generator; a failure names the stage by `name` and its
+    /// number.
     fn then<U: Send + 'static>(
         self,
         name: &'static str,
-        f: impl Fn(T, At) -> Result<Option<U>, BoxError> + Send + Sync + 'static,
+        f: impl Fn(T, At, &mut Rng) -> Result<Option<U>, BoxError> + Send + Sync + 'static,
     ) -> MapDataset<U> {
         let number = self.transforms + 1;
         let previous = self.read;
-        let read: Read<U> = Arc::new(move |at: At| match previous(at)? {
+        let read: Read<U> = Arc::new(move |at: At, rng: &mut Rng| match previous(at, rng)? {
             None => Ok(None),
             Some(record) => guarded(
                 at,
                 || format!("{name} (transform {number})"),
-                || f(record, at),
+                || f(record, at, rng),
             ),
         });
         MapDataset {
@@ -145,7 +172,7 @@ impl<T: Send + 'static> MapDataset<T> {
         self,
         f: impl Fn(T) -> U + Send + Sync + 'static,
     ) -> MapDataset<U> {
-        self.then("map", move |r, _| Ok(Some(f(r))))
+        self.then("map", move |r, _, _| Ok(Some(f(r))))
     }
 
     /// Applies `f` to each record; an error fails the record.
@@ -153,31 +180,40 @@ impl<T: Send + 'static> MapDataset<T> {
         self,
         f: impl Fn(T) -> Result<U, E> + Send + Sync + 'static,
     ) -> MapDataset<U> {
-        self.then("try_map", move |r, _| f(r).map(Some).map_err(Into::into))
+        self.then("try_map", move |r, _, _| f(r).map(Some).map_err(Into::into))
     }
 
     /// Keeps the records for which `keep` is true (a filter that keeps
     /// nothing of an endless stream leaves `next` searching forever, as in
     /// Grain).
     pub fn filter(self, keep: impl Fn(&T) -> bool + Send + Sync + 'static) -> MapDataset<T> {
-        self.then("filter", move |r, _| Ok(keep(&r).then_some(r)))
+        self.then("filter", move |r, _, _| Ok(keep(&r).then_some(r)))
     }
 
-    /// Applies `f` to each record with a generator of its own, seeded from
-    /// the sampler's seed and the record's position in the stream (as
-    /// Grain's `RandomMapTransform`): the same record at the same position
-    /// draws the same numbers whichever worker computes it.
+    /// Applies `f` to each record with the record's generator, as Grain's
+    /// `RandomMapTransform`: in a loader, the generator Grain's
+    /// `IndexSampler` gives the record at its position
+    /// (`np.random.Philox(key=seed + global_index)`, see
+    /// [`IndexSampler`](super::IndexSampler)), shared by the record's
+    /// `random_map` stages in turn; so the same record at the same
+    /// position draws the same numbers whichever worker computes it, and
+    /// the numbers Grain draws there.
     pub fn random_map<U: Send + 'static>(
         self,
         f: impl Fn(T, &mut Rng) -> U + Send + Sync + 'static,
     ) -> MapDataset<U> {
-        self.then("random_map", move |r, at| {
-            Ok(Some(f(r, &mut Rng::new(at.rng_seed))))
+        self.then("random_map", move |r, at, rng| {
+            match at.draws {
+                Draws::Shared => {}
+                Draws::PerStage => *rng = Rng::start(at.rng),
+            }
+            Ok(Some(f(r, rng)))
         })
     }
 
-    /// Reads record `at` (the loader's workers call this).
+    /// Reads record `at` (the loader's workers call this), its
+    /// `random_map` stages drawing from a generator started at `at.rng`.
     pub(crate) fn read(&self, at: At) -> Result<Option<T>, DataError> {
-        (self.read)(at)
+        (self.read)(at, &mut Rng::start(at.rng))
     }
 }

@@ -321,11 +321,11 @@ impl<B: Send + 'static> DataLoader<B> {
             .checked_mul(epoch_len)
             .and_then(|p| p.checked_add(state.position))
             .ok_or_else(|| mismatch("the position overflows".into()))?;
-        if let Some(epochs) = self.sampler.num_epochs()
-            && state.epoch > epochs
+        if let Some(len) = self.sampler.len()
+            && position > len
         {
             return Err(mismatch(format!(
-                "epoch {} is past the sampler's {epochs} epochs",
+                "position {position} of the stream (epoch {}) is past its end at {len}",
                 state.epoch
             )));
         }

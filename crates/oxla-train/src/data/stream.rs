@@ -7,9 +7,9 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::dataset::{At, MapDataset};
+use super::dataset::{At, Draws, MapDataset};
 use super::error::DataError;
-use super::sampler::IndexSampler;
+use super::sampler::{EpochOrder, IndexSampler};
 
 /// A record's place: its position in the stream and what to read.
 #[derive(Debug, Clone, Copy)]
@@ -80,7 +80,7 @@ pub(crate) struct RecordStream<T> {
     dataset: MapDataset<T>,
     sampler: IndexSampler,
     epoch_len: u64,
-    order: Option<(u64, Arc<Vec<usize>>)>,
+    order: Option<(u64, EpochOrder)>,
     next_dispatch: u64,
     next_emit: u64,
     pool: Option<Pool<T>>,
@@ -119,20 +119,23 @@ impl<T: Send + 'static> RecordStream<T> {
     /// The job of `position` (which is not past the end).
     fn job(&mut self, position: u64) -> Job {
         let epoch = position / self.epoch_len;
-        let order = match &self.order {
-            Some((e, order)) if *e == epoch => order.clone(),
-            _ => {
-                let order = Arc::new(self.sampler.epoch_order(epoch));
-                self.order = Some((epoch, order.clone()));
-                order
+        let in_epoch = (position % self.epoch_len) as usize;
+        let index = match &self.order {
+            Some((e, order)) if *e == epoch => order.get(in_epoch),
+            Some(_) | None => {
+                let order = self.sampler.epoch(epoch);
+                let index = order.get(in_epoch);
+                self.order = Some((epoch, order));
+                index
             }
         };
         Job {
             position,
             at: At {
-                index: order[(position % self.epoch_len) as usize],
+                index,
                 epoch,
-                rng_seed: self.sampler.record_seed(position),
+                rng: self.sampler.record_rng(position),
+                draws: Draws::Shared,
             },
         }
     }

@@ -1,19 +1,27 @@
-//! oxla_train::data, the Grain-style loader: the same seed gives the same
+//! oxla_train::data, the Grain-style loader: against pip's grain 0.2.18
+//! (reference/grain_sampler.py, run once per test binary), its
+//! `index_shuffle`, `IndexSampler` orders per seed, shard and epoch, the
+//! records and `random_map` draws of its `DataLoader`, `MapDataset`'s
+//! `shuffle().repeat()` and `random_map`, and numpy's Philox generator,
+//! index for index; and its properties: the same seed gives the same
 //! batches and each epoch is a permutation; the batches do not depend on
-//! the number of workers or on prefetching; shards are disjoint and
-//! complete; filters with batching and drop_remainder; a run resumed from
-//! a JSON state sees the batches of the uninterrupted run; MNIST as a
-//! source matches `Mnist::epoch`; and the error paths (bad options, a
-//! failing or panicking transform named by its record, a foreign state).
+//! the number of workers or on prefetching; shards are disjoint and read
+//! the same number of records; filters with batching and drop_remainder; a
+//! run resumed from a JSON state sees the batches of the uninterrupted
+//! run; MNIST as a source matches `Mnist::epoch`; and the error paths (bad
+//! options, a failing or panicking transform named by its record, a
+//! foreign state).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 use oxla_train::data::{
-    DataError, DataLoader, HostArray, IndexSampler, IteratorState, MapDataset, MnistSource,
-    ShardOptions,
+    DataError, DataLoader, HostArray, IndexSampler, IteratorState, MapDataset, MnistSource, Rng,
+    ShardOptions, index_shuffle,
 };
 use oxla_train::datasets::{self, Mnist, Split};
+use serde_json::Value;
 
 type Record = (Vec<f32>, i32);
 type HostBatch = (HostArray, HostArray);
@@ -136,9 +144,9 @@ fn prefetched_device_batches_equal_the_host_batches() {
 }
 
 #[test]
-fn shards_are_disjoint_and_together_hold_every_record() {
-    let labels_of = |shard: ShardOptions| -> Vec<i32> {
-        let sampler = IndexSampler::new(10, shard, true, Some(1), 5).unwrap();
+fn shards_are_disjoint_and_read_the_same_number_of_records() {
+    let labels_of = |shard: ShardOptions, epochs: u64| -> Vec<i32> {
+        let sampler = IndexSampler::new(10, shard, true, Some(epochs), 5).unwrap();
         collect(
             MapDataset::source(records(10))
                 .loader(sampler)
@@ -149,16 +157,36 @@ fn shards_are_disjoint_and_together_hold_every_record() {
         .map(|(_, y)| y)
         .collect()
     };
-    let shards: Vec<Vec<i32>> = (0..3)
-        .map(|i| labels_of(ShardOptions::new(i, 3, false)))
+    // Grain's even split: 4, 3 and 3 records, the first shard one more.
+    let ranges: Vec<_> = (0..3)
+        .map(|i| ShardOptions::new(i, 3, false).range(10))
         .collect();
-    let mut all: Vec<i32> = shards.concat();
-    all.sort();
-    assert_eq!(all, (0..10).collect::<Vec<_>>(), "{shards:?}");
+    assert_eq!(ranges, [0..4, 4..7, 7..10]);
+    // Every shard reads 1 * 10 / 3 = 3 records of its own, so shard 0
+    // leaves one of its 4 unread in one epoch.
+    let shards: Vec<Vec<i32>> = (0..3)
+        .map(|i| labels_of(ShardOptions::new(i, 3, false), 1))
+        .collect();
+    for (shard, range) in shards.iter().zip(&ranges) {
+        assert_eq!(shard.len(), 3, "{shards:?}");
+        assert!(
+            shard.iter().all(|&y| range.contains(&(y as usize))),
+            "{shards:?}"
+        );
+    }
+    // In 3 epochs, 30 / 3 = 10 each: shard 0 stops inside its third epoch,
+    // shards 1 and 2 read one record of a fourth.
+    for (i, range) in ranges.iter().enumerate() {
+        let shard = labels_of(ShardOptions::new(i, 3, false), 3);
+        assert_eq!(shard.len(), 10, "shard {i}: {shard:?}");
+        let whole: BTreeSet<i32> = shard.iter().copied().collect();
+        assert_eq!(whole.len(), range.len(), "shard {i} reads all its records");
+        assert!(whole.iter().all(|&y| range.contains(&(y as usize))));
+    }
     // With drop_remainder every shard has 10 / 3 records, still disjoint.
     let even: Vec<BTreeSet<i32>> = (0..3)
         .map(|i| {
-            labels_of(ShardOptions::new(i, 3, true))
+            labels_of(ShardOptions::new(i, 3, true), 1)
                 .into_iter()
                 .collect()
         })
@@ -288,6 +316,35 @@ fn bad_options_are_errors_naming_the_option_and_the_line() {
     );
     let e = IndexSampler::new(4, ShardOptions::new(0, 0, false), true, None, 0).unwrap_err();
     assert!(e.to_string().contains("a shard count of 0"), "{e}");
+    // Grain's other refusals: no records, 0 epochs, a seed of 33 bits;
+    // and a shard with no records of its own.
+    let refused = |n: usize, shard: ShardOptions, epochs: Option<u64>, seed: u64| {
+        let e = IndexSampler::new(n, shard, true, epochs, seed).unwrap_err();
+        assert!(matches!(e, DataError::InvalidOption { .. }), "{e:?}");
+        e.to_string()
+    };
+    let none = ShardOptions::no_sharding();
+    assert!(refused(0, none, None, 0).contains("0 records"));
+    assert!(refused(4, none, Some(0), 0).contains("0 epochs"));
+    let e = refused(4, none, None, 1 << 32);
+    assert!(e.contains("the seed 4294967296 is not below 2^32"), "{e}");
+    IndexSampler::new(4, none, true, None, u64::from(u32::MAX)).unwrap();
+    let e = refused(2, ShardOptions::new(2, 3, false), Some(1), 0);
+    assert!(
+        e.contains("shard 2 of 3 holds none of the 2 records"),
+        "{e}"
+    );
+    let e = refused(5, ShardOptions::new(0, 8, true), Some(1), 0);
+    assert!(e.contains("(drop_remainder)"), "{e}");
+    let e = refused(3, none, Some(u64::MAX), 0);
+    assert!(e.contains("overflow"), "{e}");
+    let e = index_shuffle(5, 4, 0, 4).unwrap_err();
+    assert!(
+        e.to_string().contains("index 5 is above max_index 4"),
+        "{e}"
+    );
+    let e = index_shuffle(0, 4, 0, 3).unwrap_err();
+    assert!(e.to_string().contains("not 3"), "{e}");
     let e = MapDataset::source(records(4))
         .loader(sampler(5, 0, Some(1)))
         .build()
@@ -397,4 +454,242 @@ fn a_state_of_another_loader_is_refused() {
         IteratorState::from_json("{\"epoch\": 1}"),
         Err(DataError::StateJson(_))
     ));
+}
+
+/// grain_sampler.py's output: Grain's and numpy's orders and draws.
+fn grain() -> &'static Value {
+    static REFERENCE: OnceLock<Value> = OnceLock::new();
+    REFERENCE.get_or_init(|| {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite/reference/grain_sampler.py");
+        serde_json::from_slice(&oxla_testing::run_python(&script, &[])).unwrap()
+    })
+}
+
+fn u64_of(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
+}
+
+fn usize_of(v: &Value) -> usize {
+    u64_of(v) as usize
+}
+
+fn list(v: &Value) -> &Vec<Value> {
+    v.as_array().unwrap_or_else(|| panic!("not a list: {v}"))
+}
+
+/// The sampler of a case's options (as grain_sampler.py's `options`).
+fn sampler_of(case: &Value) -> IndexSampler {
+    IndexSampler::new(
+        usize_of(&case["num_records"]),
+        ShardOptions::new(
+            usize_of(&case["shard_index"]),
+            usize_of(&case["shard_count"]),
+            case["drop_remainder"].as_bool().unwrap(),
+        ),
+        case["shuffle"].as_bool().unwrap(),
+        case["num_epochs"].as_u64(),
+        u64_of(&case["seed"]),
+    )
+    .unwrap()
+}
+
+/// A case's options, to name it in a failure.
+fn name(case: &Value) -> String {
+    let keys = [
+        "num_records",
+        "shard_index",
+        "shard_count",
+        "drop_remainder",
+        "num_epochs",
+        "seed",
+        "shuffle",
+    ];
+    keys.iter()
+        .filter(|k| !case[**k].is_null() || **k == "num_epochs")
+        .map(|k| format!("{k}={}", case[*k]))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn index_shuffle_matches_grains() {
+    let rows = list(&grain()["index_shuffle"]);
+    assert!(rows.len() > 500, "{} rows", rows.len());
+    let mut mismatches = Vec::new();
+    for row in rows {
+        let r: Vec<u64> = list(row).iter().map(u64_of).collect();
+        let (index, max_index, seed, rounds, want) = (r[0], r[1], r[2] as u32, r[3] as u32, r[4]);
+        let got = index_shuffle(index, max_index, seed, rounds).unwrap();
+        if got != want {
+            mismatches.push(format!(
+                "index_shuffle({index}, {max_index}, seed {seed}, {rounds} rounds): oxla {got}, grain {want}"
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+fn sampler_orders_match_grains_index_sampler() {
+    let cases = list(&grain()["samplers"]);
+    assert!(cases.len() > 80, "{} cases", cases.len());
+    let mut compared = 0;
+    for case in cases {
+        let sampler = sampler_of(case);
+        assert_eq!(sampler.len(), case["len"].as_u64(), "{}", name(case));
+        for pair in list(&case["records"]) {
+            let (position, want) = (u64_of(&pair[0]), usize_of(&pair[1]));
+            assert_eq!(
+                sampler.record(position),
+                Some(want),
+                "{} at position {position}",
+                name(case)
+            );
+            compared += 1;
+        }
+        if let Some(len) = sampler.len() {
+            assert_eq!(sampler.record(len), None, "{}", name(case));
+        }
+    }
+    assert!(compared > 10_000, "{compared} positions");
+    // Grain's quirk, kept: with 2^16 + 1 records the block is one bit
+    // short, so the last index lands where index 0 does and an epoch
+    // repeats one record and skips another.
+    let quirk = IndexSampler::new(65537, ShardOptions::no_sharding(), true, Some(1), 7).unwrap();
+    let order = quirk.epoch_order(0);
+    assert_eq!(order[0], order[65536]);
+    assert_eq!(order.iter().collect::<BTreeSet<_>>().len(), 65536);
+}
+
+#[test]
+fn mapdataset_shuffle_and_repeat_match_grains_dataset_api() {
+    // MapDataset.source(range(n)).shuffle(seed=).repeat(E) is the order of
+    // an unsharded, shuffled IndexSampler of E epochs.
+    for case in list(&grain()["datasets"]) {
+        let n = usize_of(&case["num_records"]);
+        let epochs = u64_of(&case["num_epochs"]);
+        let sampler = IndexSampler::new(
+            n,
+            ShardOptions::no_sharding(),
+            true,
+            Some(epochs),
+            u64_of(&case["seed"]),
+        )
+        .unwrap();
+        let got: Vec<usize> = (0..sampler.len().unwrap())
+            .map(|p| sampler.record(p).unwrap())
+            .collect();
+        let want: Vec<usize> = list(&case["records"]).iter().map(usize_of).collect();
+        assert_eq!(got, want, "n={n} seed={} epochs={epochs}", case["seed"]);
+    }
+}
+
+/// Grain's `Draw` then `DrawMore` (grain_sampler.py): a record, then the
+/// draws of its two `random_map` stages from one generator.
+fn draws(dataset: MapDataset<i64>) -> MapDataset<Vec<u64>> {
+    dataset
+        .random_map(|x: i64, rng: &mut Rng| {
+            vec![
+                x as u64,
+                rng.next_u64(),
+                u64::from(rng.uniform().to_bits()),
+                rng.below(1000),
+            ]
+        })
+        .random_map(|mut v: Vec<u64>, rng: &mut Rng| {
+            v.push(rng.below(1 << 40));
+            v.push(rng.uniform_f64().to_bits());
+            v
+        })
+}
+
+fn expected_items(case: &Value) -> Vec<Vec<u64>> {
+    list(&case["items"])
+        .iter()
+        .map(|item| list(item).iter().map(u64_of).collect())
+        .collect()
+}
+
+#[test]
+fn loader_records_and_random_map_draws_match_grains_data_loader() {
+    for case in list(&grain()["loaders"]) {
+        let n = usize_of(&case["num_records"]);
+        let want = expected_items(case);
+        for (workers, prefetch) in [(0, 0), (3, 2)] {
+            let source = MapDataset::source((0..n as i64).collect::<Vec<i64>>());
+            let source = if case["filter"].as_bool().unwrap() {
+                source.filter(|x| x % 2 == 0)
+            } else {
+                source
+            };
+            let loader = draws(source)
+                .loader(sampler_of(case))
+                .worker_count(workers)
+                .prefetch(prefetch)
+                .build()
+                .unwrap();
+            let got: Vec<Vec<u64>> = loader.take(want.len() + 1).map(Result::unwrap).collect();
+            assert_eq!(
+                got.len(),
+                if case["num_epochs"].is_null() {
+                    want.len() + 1
+                } else {
+                    want.len()
+                },
+                "{}",
+                name(case)
+            );
+            assert_eq!(
+                got[..want.len()],
+                want[..],
+                "{} ({workers} workers)",
+                name(case)
+            );
+        }
+    }
+}
+
+#[test]
+fn mapdataset_random_map_matches_grains_dataset_api() {
+    for case in list(&grain()["dataset_random_maps"]) {
+        let n = usize_of(&case["num_records"]);
+        let seed = u64_of(&case["seed"]);
+        let dataset = draws(MapDataset::source((0..n as i64).collect::<Vec<i64>>()));
+        let got: Vec<Vec<u64>> = (0..n)
+            .map(|i| dataset.get(i, seed).unwrap().unwrap())
+            .collect();
+        assert_eq!(got, expected_items(case), "n={n} seed={seed}");
+    }
+}
+
+#[test]
+fn rng_matches_numpys_philox_generator() {
+    for case in list(&grain()["generators"]) {
+        let mut rng = match case["key"].as_u64() {
+            Some(key) => Rng::new(key),
+            None => Rng::from_seed(u64_of(&case["seed"])),
+        };
+        for (k, row) in list(&case["draws"]).iter().enumerate() {
+            let row = list(row);
+            let at = format!(
+                "{case_name} draw {k} ({row:?})",
+                case_name = case.get("key").unwrap_or(&case["seed"])
+            );
+            match row[0].as_str().unwrap() {
+                "raw" => assert_eq!(rng.next_u64(), u64_of(&row[1]), "{at}"),
+                "u32" => assert_eq!(u64::from(rng.next_u32()), u64_of(&row[1]), "{at}"),
+                "f32" => assert_eq!(u64::from(rng.uniform().to_bits()), u64_of(&row[1]), "{at}"),
+                "f64" => assert_eq!(rng.uniform_f64().to_bits(), u64_of(&row[1]), "{at}"),
+                "below" => assert_eq!(rng.below(u64_of(&row[1])), u64_of(&row[2]), "{at}"),
+                "shuffle" => {
+                    let mut values: Vec<u64> = (0..u64_of(&row[1])).collect();
+                    rng.shuffle(&mut values);
+                    let want: Vec<u64> = list(&row[2]).iter().map(u64_of).collect();
+                    assert_eq!(values, want, "{at}");
+                }
+                other => panic!("unknown draw {other}"),
+            }
+        }
+    }
 }
