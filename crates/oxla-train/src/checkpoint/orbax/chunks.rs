@@ -1,9 +1,10 @@
-//! Decoding a zarr chunk's stored bytes by its codec chain, and placing
-//! chunks into the whole array (C order, little-endian elements).
+//! Decoding a zarr chunk's stored bytes by its codec chain, and moving
+//! blocks between a chunk and the whole array (C order, little-endian
+//! elements): placed in when reading, cut out when writing.
 
 use oxla::DType;
 
-use super::ocdbt::zstd_decode;
+use super::record::zstd_decode;
 use super::zarr::{Codec, Problem};
 
 /// The elements (C order, little-endian) of a chunk of `shape` stored as
@@ -195,13 +196,30 @@ pub(super) fn copy_region(
     origin: &[usize],
     item: usize,
 ) {
-    let rank = dst_shape.len();
+    for_each_run(dst_shape, src_shape, origin, item, |block, array, n| {
+        dst[array..array + n].copy_from_slice(&src[block..block + n]);
+    });
+}
+
+/// Calls `run(block_offset, array_offset, bytes)` for each contiguous run
+/// of the part of a block of `block_shape`, placed at `origin` in an array
+/// of `array_shape`, that lies inside the array: where the run starts in
+/// the block's bytes and in the array's (both C order, elements of `item`
+/// bytes). Reading a chunk copies runs one way, writing one the other.
+pub(super) fn for_each_run(
+    array_shape: &[usize],
+    block_shape: &[usize],
+    origin: &[usize],
+    item: usize,
+    mut run: impl FnMut(usize, usize, usize),
+) {
+    let rank = array_shape.len();
     if rank == 0 {
-        dst[..item].copy_from_slice(&src[..item]);
+        run(0, 0, item);
         return;
     }
     let extent: Vec<usize> = (0..rank)
-        .map(|d| src_shape[d].min(dst_shape[d].saturating_sub(origin[d])))
+        .map(|d| block_shape[d].min(array_shape[d].saturating_sub(origin[d])))
         .collect();
     if extent.contains(&0) {
         return;
@@ -213,17 +231,17 @@ pub(super) fn copy_region(
         }
         s
     };
-    let (src_strides, dst_strides) = (strides(src_shape), strides(dst_shape));
+    let (block_strides, array_strides) = (strides(block_shape), strides(array_shape));
     let row = extent[rank - 1] * item;
     let rows = element_count(&extent[..rank - 1]).unwrap_or(0);
     for r in 0..rows {
         let at = unravel(r, &extent[..rank - 1]);
-        let (mut s, mut d) = (0, origin[rank - 1]);
+        let (mut b, mut a) = (0, origin[rank - 1]);
         for axis in 0..rank - 1 {
-            s += at[axis] * src_strides[axis];
-            d += (origin[axis] + at[axis]) * dst_strides[axis];
+            b += at[axis] * block_strides[axis];
+            a += (origin[axis] + at[axis]) * array_strides[axis];
         }
-        dst[d * item..d * item + row].copy_from_slice(&src[s * item..s * item + row]);
+        run(b * item, a * item, row);
     }
 }
 

@@ -1,6 +1,7 @@
-//! Reading checkpoints that Python's Orbax wrote with its defaults
-//! (`ocp.StandardCheckpointer().save(path, pytree)`, `PyTreeCheckpointer`;
-//! the `orbax` feature), so weights trained in JAX load into oxla pytrees.
+//! Checkpoints in Python Orbax's default format (the `orbax` feature):
+//! reading those Orbax wrote (`ocp.StandardCheckpointer().save(path,
+//! pytree)`, `PyTreeCheckpointer`), so weights trained in JAX load into
+//! oxla pytrees, and writing them, so Python restores what oxla trained.
 //!
 //! Such a checkpoint is a directory: Orbax's JSON files (`_METADATA`,
 //! `_CHECKPOINT_METADATA`, `_sharding`) beside a TensorStore OCDBT
@@ -20,10 +21,20 @@
 //! for bit. The OCDBT format is read from TensorStore's published
 //! description, every record's length, magic and CRC-32C checked, so a
 //! damaged checkpoint is an error naming the file and what is wrong.
+//!
+//! [`save`] writes a pytree in the layout Orbax's defaults give (zarr 2,
+//! zstd, OCDBT as one process leaves it, Orbax's metadata), atomically
+//! (a temporary directory renamed into place); [`save_with`] takes
+//! [`SaveOptions`] (compression, chunk sizes). Python's
+//! `ocp.StandardCheckpointer().restore(path)` and `PyTreeCheckpointer`
+//! restore it bit for bit, with a target or without.
 
 mod chunks;
 mod cursor;
+mod encoder;
 mod ocdbt;
+mod record;
+mod write;
 mod zarr;
 
 use std::collections::BTreeMap;
@@ -38,6 +49,8 @@ use super::mapped::{LoadOptions, LoadReport, TensorSource, fill_mapped};
 use chunks::{copy_region, decode_chunk, element_count, unravel};
 use ocdbt::Database;
 use zarr::ArrayMeta;
+
+pub use write::{SaveError, SaveOptions, save, save_with};
 
 /// The arrays of the Orbax checkpoint `path` (its directory): each
 /// parameter's name (`params.Dense_0.kernel`), dtype and shape, by name.

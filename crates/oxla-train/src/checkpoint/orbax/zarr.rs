@@ -2,7 +2,8 @@
 //! TensorStore writes them for Orbax: the metadata as a dtype, a shape, a
 //! regular chunk grid, a fill value and a codec chain; chunks decoded by
 //! that chain (raw little- or big-endian bytes, zstd, CRC-32C, and zarr
-//! 3's `sharding_indexed`) and assembled in C order.
+//! 3's `sharding_indexed`) and assembled in C order. Zarr 2's dtype names
+//! serve the writer too.
 
 use oxla::DType;
 use serde_json::Value as Json;
@@ -206,32 +207,42 @@ fn compressor_codec(json: &Json) -> Result<Codec, Problem> {
 /// A zarr 2 dtype string (`<f4`, `|b1`, `bfloat16`) as a dtype and
 /// whether it is big-endian.
 fn v2_dtype(text: &str) -> Result<(DType, bool), Problem> {
+    let named = |name: &str| DType::ALL.into_iter().find(|&d| v2_dtype_name(d) == name);
     if let Some(d) = DType::ALL.into_iter().find(|d| d.numpy_name() == text) {
         return Ok((d, false));
     }
     let unknown = || format!("dtype {text:?} has no oxla dtype");
     let (order, code) = text.split_at_checked(1).ok_or_else(unknown)?;
-    let dtype = match code {
-        "b1" => DType::Bool,
-        "i1" => DType::I8,
-        "i2" => DType::I16,
-        "i4" => DType::I32,
-        "i8" => DType::I64,
-        "u1" => DType::U8,
-        "u2" => DType::U16,
-        "u4" => DType::U32,
-        "u8" => DType::U64,
-        "f2" => DType::F16,
-        "f4" => DType::F32,
-        "f8" => DType::F64,
-        "c8" => DType::C64,
-        "c16" => DType::C128,
-        _ => return Err(unknown()),
-    };
+    // The little-endian (or byte-sized, `|`) spelling of the same type.
+    let dtype = named(&format!("<{code}"))
+        .or_else(|| named(&format!("|{code}")))
+        .ok_or_else(unknown)?;
     match order {
         "<" | "|" | "=" => Ok((dtype, false)),
         ">" => Ok((dtype, true)),
         _ => Err(unknown()),
+    }
+}
+
+/// Zarr 2's name of `dtype`, little-endian, as TensorStore writes it in
+/// `.zarray` (`<f4`, `|b1`; bfloat16 has no NumPy type code, so its name).
+pub(super) fn v2_dtype_name(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Bool => "|b1",
+        DType::I8 => "|i1",
+        DType::I16 => "<i2",
+        DType::I32 => "<i4",
+        DType::I64 => "<i8",
+        DType::U8 => "|u1",
+        DType::U16 => "<u2",
+        DType::U32 => "<u4",
+        DType::U64 => "<u8",
+        DType::F16 => "<f2",
+        DType::BF16 => "bfloat16",
+        DType::F32 => "<f4",
+        DType::F64 => "<f8",
+        DType::C64 => "<c8",
+        DType::C128 => "<c16",
     }
 }
 
@@ -319,6 +330,11 @@ mod tests {
         assert_eq!(v2_dtype(">i8").unwrap(), (DType::I64, true));
         assert_eq!(v2_dtype("bfloat16").unwrap(), (DType::BF16, false));
         assert!(v2_dtype("<M8").is_err());
+        assert_eq!(v2_dtype("|i1").unwrap(), (DType::I8, false));
+        assert_eq!(v2_dtype("<b1").unwrap(), (DType::Bool, false));
+        for d in DType::ALL {
+            assert_eq!(v2_dtype(v2_dtype_name(d)).unwrap(), (d, false), "{d}");
+        }
         assert_eq!(KeyEncoding::V2(".".into()).key(&[1, 2]), "1.2");
         assert_eq!(KeyEncoding::V2(".".into()).key(&[]), "0");
         assert_eq!(KeyEncoding::Default("/".into()).key(&[0, 3]), "c/0/3");

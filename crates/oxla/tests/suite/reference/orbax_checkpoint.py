@@ -13,7 +13,19 @@ enough to span several chunks when Orbax is asked to chunk it) four ways:
 Prints JSON {"checkpoints": {kind: path}, "expected": {orbax name: array},
 "mlp": {"x": array, "y": the MLP's output on x}}, each array as
 {"dtype", "shape", "data": base64}; an Orbax name is the leaf's keys
-joined by "." (params.Dense_0.kernel, layers.1.w)."""
+joined by "." (params.Dense_0.kernel, layers.1.w).
+
+Then it restores the checkpoints oxla wrote (argv[1]/oxla.json lists them,
+{name: {"path", "twin"}}) four ways each: StandardCheckpointer and
+PyTreeCheckpointer, without a target and with an abstract one
+(ShapeDtypeStructs on the first device). For a checkpoint with a "twin"
+(the Orbax settings oxla was asked to mirror: {"chunk_byte_size",
+"use_compression"}), it saves what it restored again with Orbax under
+argv[1]/twins/<name>, and lists both stores' keys and .zarray texts.
+Reported as "restored": {name: {"<checkpointer>/<target or none>":
+{"leaves": {orbax name: array}, "keys": {orbax name: [[kind, key], ...]}}},
+"twins": {name: path}, "stores": {path: {"keys": [...], "zarray": {key:
+text}}}}, kind "seq" or "dict"."""
 
 import base64
 import json
@@ -22,9 +34,13 @@ import sys
 
 import flax.linen as nn
 import jax
+
+# oxla's 64-bit arrays restore as themselves only with x64 on.
+jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp
 import numpy as np
 import orbax.checkpoint as ocp
+import tensorstore as ts
 
 
 def enc(a):
@@ -82,9 +98,68 @@ def orbax_name(path):
     return ".".join(str(getattr(p, "key", getattr(p, "idx", p))) for p in path)
 
 
+def leaves_and_keys(tree):
+    flat = jax.tree_util.tree_flatten_with_path(tree)[0]
+    leaves = {orbax_name(p): enc(v) for p, v in flat}
+    keys = {orbax_name(p): [["seq", str(k.idx)] if hasattr(k, "idx") else ["dict", str(k.key)]
+                            for k in p] for p, _ in flat}
+    return {"leaves": leaves, "keys": keys}
+
+
+def store(path):
+    kv = ts.KvStore.open({"driver": "ocdbt", "base": "file://" + path + "/"}).result()
+    keys = sorted(k.decode() for k in kv.list().result())
+    zarray = {k: kv.read(k).result().value.decode() for k in keys if k.endswith("/.zarray")}
+    return {"keys": keys, "zarray": zarray}
+
+
+def restore_all(path):
+    out = {}
+    with ocp.StandardCheckpointer() as c:
+        plain = c.restore(path)
+    out["standard/none"] = leaves_and_keys(plain)
+    device = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    abstract = jax.tree.map(
+        lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=device), plain)
+    with ocp.StandardCheckpointer() as c:
+        restored = c.restore(path, abstract)
+    out["standard/target"] = leaves_and_keys(restored)
+    with ocp.PyTreeCheckpointer() as c:
+        out["pytree/none"] = leaves_and_keys(c.restore(path))
+        restore_args = ocp.checkpoint_utils.construct_restore_args(abstract)
+        pytree = c.restore(path, args=ocp.args.PyTreeRestore(item=abstract, restore_args=restore_args))
+        out["pytree/target"] = leaves_and_keys(pytree)
+    return out, restored
+
+
+def twin(tree, path, settings):
+    chunk = settings.get("chunk_byte_size")
+    save_args = jax.tree.map(lambda _: ocp.SaveArgs(chunk_byte_size=chunk), tree)
+    if settings.get("use_compression", True):
+        with ocp.StandardCheckpointer() as c:
+            c.save(path, tree, save_args=save_args)
+    else:
+        handler = ocp.PyTreeCheckpointHandler(use_compression=False)
+        with ocp.Checkpointer(handler) as c:
+            c.save(path, args=ocp.args.PyTreeSave(tree, save_args=save_args))
+
+
+restored, twins, stores = {}, {}, {}
+listed = os.path.join(out, "oxla.json")
+for name, entry in (json.load(open(listed)) if os.path.exists(listed) else {}).items():
+    restored[name], restored_tree = restore_all(entry["path"])
+    stores[entry["path"]] = store(entry["path"])
+    if entry.get("twin") is not None:
+        twins[name] = os.path.join(out, "twins", name)
+        twin(restored_tree, twins[name], entry["twin"])
+        stores[twins[name]] = store(twins[name])
+
 expected = {orbax_name(p): enc(v) for p, v in jax.tree_util.tree_flatten_with_path(tree)[0]}
 print(json.dumps({
     "checkpoints": checkpoints,
     "expected": expected,
     "mlp": {"x": enc(x), "y": enc(MLP().apply(variables, x))},
+    "restored": restored,
+    "twins": twins,
+    "stores": stores,
 }))

@@ -1,0 +1,285 @@
+//! Orbax's own files beside the arrays, as Orbax 0.12 writes them for a
+//! `StandardCheckpointer` save: `_METADATA` (the tree: each leaf's key path
+//! with its keys' kinds, so a restore without a target rebuilds the dicts
+//! and lists), `_sharding` (each array's device), `array_metadatas/process_0`
+//! (each array's shape and chunk shape), `_CHECKPOINT_METADATA` (the
+//! handler and the times) and `commit_success.txt`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use base64::Engine;
+use oxla::pytree::TreeDef;
+use serde::{Serialize, Serializer};
+
+use super::python::{json_dumps, tuple_repr};
+
+/// The handler Orbax records for `ocp.StandardCheckpointer`.
+const STANDARD_HANDLER: &str =
+    "orbax.checkpoint._src.handlers.standard_checkpoint_handler.StandardCheckpointHandler";
+
+/// How Orbax types a key of a leaf's path (`KeyType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum KeyKind {
+    /// A list or tuple index (JAX's `SequenceKey`).
+    Sequence,
+    /// A dict key or a struct field (`DictKey`, `GetAttrKey`).
+    Dict,
+}
+
+impl KeyKind {
+    /// Orbax's number for the kind.
+    fn number(self) -> u8 {
+        match self {
+            KeyKind::Sequence => 1,
+            KeyKind::Dict => 2,
+        }
+    }
+}
+
+/// A leaf's path: its keys from the root.
+pub(super) type KeyPath = Vec<(String, KeyKind)>;
+
+/// Each leaf's key path, in leaf order.
+pub(super) fn key_paths(def: &TreeDef) -> Vec<KeyPath> {
+    let mut out = Vec::new();
+    walk(def, &mut Vec::new(), &mut out);
+    out
+}
+
+fn walk(def: &TreeDef, path: &mut KeyPath, out: &mut Vec<KeyPath>) {
+    let mut below = |key: String, kind: KeyKind, child: &TreeDef, out: &mut Vec<KeyPath>| {
+        path.push((key, kind));
+        walk(child, path, out);
+        path.pop();
+    };
+    match def {
+        TreeDef::Leaf => out.push(path.clone()),
+        TreeDef::None | TreeDef::Static(_) => {}
+        TreeDef::Tuple(children) | TreeDef::List(children) => {
+            for (i, child) in children.iter().enumerate() {
+                below(i.to_string(), KeyKind::Sequence, child, out);
+            }
+        }
+        TreeDef::Dict(children) => {
+            for (key, child) in children {
+                below(key.clone(), KeyKind::Dict, child, out);
+            }
+        }
+        TreeDef::Struct(_, fields) => {
+            for (field, child) in fields {
+                below(field.to_string(), KeyKind::Dict, child, out);
+            }
+        }
+    }
+}
+
+/// Orbax's name of the leaf at `path`: its keys joined by `.`.
+pub(super) fn param_name(path: &KeyPath) -> String {
+    let keys: Vec<&str> = path.iter().map(|(k, _)| k.as_str()).collect();
+    keys.join(".")
+}
+
+/// What the metadata files say of one saved array.
+pub(super) struct ArrayRecord {
+    /// The leaf's key path.
+    pub path: KeyPath,
+    /// Orbax's name ([`param_name`]).
+    pub name: String,
+    /// The array's shape.
+    pub shape: Vec<usize>,
+    /// Its chunks' shape.
+    pub chunks: Vec<usize>,
+    /// The device it was on, as JAX prints one (`cpu:0`, `cuda:0`).
+    pub device: String,
+}
+
+/// `_METADATA`: the tree of every array, in leaf order.
+pub(super) fn tree_metadata(arrays: &[ArrayRecord]) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Root<'a> {
+        tree_metadata: Entries<'a>,
+        use_ocdbt: bool,
+        use_zarr3: bool,
+        store_array_data_equal_to_fill_value: bool,
+        custom_metadata: Option<()>,
+    }
+    json_dumps(&Root {
+        tree_metadata: Entries(arrays),
+        use_ocdbt: true,
+        use_zarr3: false,
+        store_array_data_equal_to_fill_value: true,
+        custom_metadata: None,
+    })
+}
+
+/// The `tree_metadata` map: by `str(tuple(keys))`, each leaf's keys and
+/// value type, in leaf order.
+struct Entries<'a>(&'a [ArrayRecord]);
+
+impl Serialize for Entries<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Key<'a> {
+            key: &'a str,
+            key_type: u8,
+        }
+        #[derive(Serialize)]
+        struct Value<'a> {
+            value_type: &'static str,
+            skip_deserialize: bool,
+            write_shape: &'a [usize],
+        }
+        #[derive(Serialize)]
+        struct Entry<'a> {
+            key_metadata: Vec<Key<'a>>,
+            value_metadata: Value<'a>,
+        }
+        serializer.collect_map(self.0.iter().map(|array| {
+            let keys: Vec<&str> = array.path.iter().map(|(k, _)| k.as_str()).collect();
+            let entry = Entry {
+                key_metadata: array
+                    .path
+                    .iter()
+                    .map(|(key, kind)| Key {
+                        key,
+                        key_type: kind.number(),
+                    })
+                    .collect(),
+                value_metadata: Value {
+                    value_type: "jax.Array",
+                    skip_deserialize: false,
+                    write_shape: &array.shape,
+                },
+            };
+            (tuple_repr(&keys), entry)
+        }))
+    }
+}
+
+/// `_sharding`: by the base64 of each array's name, its sharding as JSON
+/// text (one device each), the map's keys sorted as TensorStore writes it.
+pub(super) fn sharding(arrays: &[ArrayRecord]) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Sharding<'a> {
+        sharding_type: &'static str,
+        device_str: &'a str,
+    }
+    let map: BTreeMap<String, String> = arrays
+        .iter()
+        .map(|array| {
+            let key = base64::engine::general_purpose::STANDARD.encode(&array.name);
+            let value = json_dumps(&Sharding {
+                sharding_type: "SingleDeviceSharding",
+                device_str: &array.device,
+            });
+            (key, String::from_utf8(value).expect("JSON is UTF-8"))
+        })
+        .collect();
+    serde_json::to_vec(&map).expect("JSON of strings")
+}
+
+/// `array_metadatas/process_0`: each array's name, shape and chunk shape.
+pub(super) fn array_metadatas(arrays: &[ArrayRecord]) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Root<'a> {
+        array_metadatas: Vec<Item<'a>>,
+    }
+    #[derive(Serialize)]
+    struct Item<'a> {
+        array_metadata: Meta<'a>,
+    }
+    #[derive(Serialize)]
+    struct Meta<'a> {
+        param_name: &'a str,
+        write_shape: &'a [usize],
+        chunk_shape: &'a [usize],
+        ext_metadata: Option<()>,
+    }
+    json_dumps(&Root {
+        array_metadatas: arrays
+            .iter()
+            .map(|array| Item {
+                array_metadata: Meta {
+                    param_name: &array.name,
+                    write_shape: &array.shape,
+                    chunk_shape: &array.chunks,
+                    ext_metadata: None,
+                },
+            })
+            .collect(),
+    })
+}
+
+/// `_CHECKPOINT_METADATA`: the handler and when the save began and was
+/// committed (nanoseconds since the Unix epoch).
+pub(super) fn checkpoint_metadata(init_ns: u64, commit_ns: u64) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Root {
+        item_handlers: &'static str,
+        metrics: BTreeMap<String, ()>,
+        performance_metrics: BTreeMap<String, ()>,
+        init_timestamp_nsecs: u64,
+        commit_timestamp_nsecs: u64,
+        custom_metadata: BTreeMap<String, ()>,
+    }
+    json_dumps(&Root {
+        item_handlers: STANDARD_HANDLER,
+        metrics: BTreeMap::new(),
+        performance_metrics: BTreeMap::new(),
+        init_timestamp_nsecs: init_ns,
+        commit_timestamp_nsecs: commit_ns,
+        custom_metadata: BTreeMap::new(),
+    })
+}
+
+/// `commit_success.txt`'s text for the checkpoint `dest`.
+pub(super) fn commit_success(dest: &Path) -> Vec<u8> {
+    format!("Checkpoint commit was successful to {}", dest.display()).into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_orbaxs() {
+        // What Orbax 0.12.8 wrote for {'a': f32[2, 3], 'l': [{'w': bf16[2]}]}.
+        let arrays = [
+            ArrayRecord {
+                path: vec![("a".into(), KeyKind::Dict)],
+                name: "a".into(),
+                shape: vec![2, 3],
+                chunks: vec![2, 3],
+                device: "cpu:0".into(),
+            },
+            ArrayRecord {
+                path: vec![
+                    ("l".into(), KeyKind::Dict),
+                    ("0".into(), KeyKind::Sequence),
+                    ("w".into(), KeyKind::Dict),
+                ],
+                name: "l.0.w".into(),
+                shape: vec![2],
+                chunks: vec![2],
+                device: "cpu:0".into(),
+            },
+        ];
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        assert_eq!(
+            text(tree_metadata(&arrays)),
+            r#"{"tree_metadata": {"('a',)": {"key_metadata": [{"key": "a", "key_type": 2}], "value_metadata": {"value_type": "jax.Array", "skip_deserialize": false, "write_shape": [2, 3]}}, "('l', '0', 'w')": {"key_metadata": [{"key": "l", "key_type": 2}, {"key": "0", "key_type": 1}, {"key": "w", "key_type": 2}], "value_metadata": {"value_type": "jax.Array", "skip_deserialize": false, "write_shape": [2]}}}, "use_ocdbt": true, "use_zarr3": false, "store_array_data_equal_to_fill_value": true, "custom_metadata": null}"#
+        );
+        assert_eq!(
+            text(sharding(&arrays)),
+            r#"{"YQ==":"{\"sharding_type\": \"SingleDeviceSharding\", \"device_str\": \"cpu:0\"}","bC4wLnc=":"{\"sharding_type\": \"SingleDeviceSharding\", \"device_str\": \"cpu:0\"}"}"#
+        );
+        assert_eq!(
+            text(array_metadatas(&arrays)),
+            r#"{"array_metadatas": [{"array_metadata": {"param_name": "a", "write_shape": [2, 3], "chunk_shape": [2, 3], "ext_metadata": null}}, {"array_metadata": {"param_name": "l.0.w", "write_shape": [2], "chunk_shape": [2], "ext_metadata": null}}]}"#
+        );
+        assert!(text(checkpoint_metadata(1, 2)).starts_with(
+            r#"{"item_handlers": "orbax.checkpoint._src.handlers.standard_checkpoint_handler.StandardCheckpointHandler", "metrics": {}, "performance_metrics": {}, "init_timestamp_nsecs": 1, "#
+        ));
+    }
+}
