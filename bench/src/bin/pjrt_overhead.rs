@@ -3,8 +3,10 @@
 //! One run, one plugin, one compiled tiny program (a scalar add): the same
 //! execution through the C API directly (argument structs built by hand,
 //! outputs destroyed by hand) and through `LoadedExecutable::execute`, in
-//! interleaved blocks. Two workloads: dispatch only (execute, release the
-//! output), and synchronous (also wait for the output to be ready).
+//! interleaved blocks. Three workloads: dispatch only (execute, release the
+//! output unread), synchronous (also wait for the output to be ready), and
+//! a chain as in a training loop (each execution takes the last one's
+//! output, which is then released).
 //!
 //! `cargo run --release -p oxla-bench --bin pjrt_overhead [-- --plugin PATH]`
 
@@ -45,24 +47,8 @@ impl Raw<'_> {
     }
 
     fn execute(&self, wait: bool) -> anyhow::Result<()> {
+        let output = self.launch(self.args)?;
         unsafe {
-            let mut options: ffi::PJRT_ExecuteOptions = std::mem::zeroed();
-            options.struct_size = ffi::PJRT_ExecuteOptions_STRUCT_SIZE as usize;
-            let arg_list: *const *mut ffi::PJRT_Buffer = self.args.as_ptr();
-            let mut output: *mut ffi::PJRT_Buffer = null_mut();
-            let mut output_list: *mut *mut ffi::PJRT_Buffer = &mut output;
-            let mut args: ffi::PJRT_LoadedExecutable_Execute_Args = std::mem::zeroed();
-            args.struct_size = ffi::PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE as usize;
-            args.executable = self.executable;
-            args.options = &mut options;
-            args.argument_lists = &arg_list;
-            args.num_devices = 1;
-            args.num_args = 2;
-            args.output_lists = &mut output_list;
-            self.fail(
-                self.api.PJRT_LoadedExecutable_Execute.unwrap()(&mut args),
-                "execute",
-            )?;
             if wait {
                 let mut ready: ffi::PJRT_Buffer_ReadyEvent_Args = std::mem::zeroed();
                 ready.struct_size = ffi::PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE as usize;
@@ -83,14 +69,51 @@ impl Raw<'_> {
                     "destroy event",
                 )?;
             }
+        }
+        self.destroy(output)
+    }
+
+    /// Executes on `args`; returns the output.
+    fn launch(&self, args: [*mut ffi::PJRT_Buffer; 2]) -> anyhow::Result<*mut ffi::PJRT_Buffer> {
+        unsafe {
+            let mut options: ffi::PJRT_ExecuteOptions = std::mem::zeroed();
+            options.struct_size = ffi::PJRT_ExecuteOptions_STRUCT_SIZE as usize;
+            let arg_list: *const *mut ffi::PJRT_Buffer = args.as_ptr();
+            let mut output: *mut ffi::PJRT_Buffer = null_mut();
+            let mut output_list: *mut *mut ffi::PJRT_Buffer = &mut output;
+            let mut exec: ffi::PJRT_LoadedExecutable_Execute_Args = std::mem::zeroed();
+            exec.struct_size = ffi::PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE as usize;
+            exec.executable = self.executable;
+            exec.options = &mut options;
+            exec.argument_lists = &arg_list;
+            exec.num_devices = 1;
+            exec.num_args = 2;
+            exec.output_lists = &mut output_list;
+            self.fail(
+                self.api.PJRT_LoadedExecutable_Execute.unwrap()(&mut exec),
+                "execute",
+            )?;
+            Ok(output)
+        }
+    }
+
+    fn destroy(&self, buffer: *mut ffi::PJRT_Buffer) -> anyhow::Result<()> {
+        unsafe {
             let mut destroy: ffi::PJRT_Buffer_Destroy_Args = std::mem::zeroed();
             destroy.struct_size = ffi::PJRT_Buffer_Destroy_Args_STRUCT_SIZE as usize;
-            destroy.buffer = output;
+            destroy.buffer = buffer;
             self.fail(
                 self.api.PJRT_Buffer_Destroy.unwrap()(&mut destroy),
                 "destroy buffer",
             )
         }
+    }
+
+    /// One step of a chain: executes on `a` and the last output, then
+    /// releases the last output; the new one becomes the last.
+    fn chain_step(&self, last: &std::cell::Cell<*mut ffi::PJRT_Buffer>) -> anyhow::Result<()> {
+        let output = self.launch([self.args[0], last.get()])?;
+        self.destroy(last.replace(output))
     }
 }
 
@@ -146,5 +169,25 @@ fn main() -> anyhow::Result<()> {
             (o.min_ns() - r.min_ns()) / 1000.0
         );
     }
+    let raw_last = std::cell::Cell::new(raw.launch(raw.args)?);
+    let oxla_last = std::cell::RefCell::new(exe.execute(&[&a, &b])?.remove(0));
+    let (r, o) = interleave(
+        blocks,
+        calls,
+        || raw.chain_step(&raw_last),
+        || {
+            let next = exe.execute(&[&a, &oxla_last.borrow()])?.remove(0);
+            *oxla_last.borrow_mut() = next;
+            Ok(())
+        },
+    )?;
+    print_row("chain: execute on the last output", &r, &o);
+    println!(
+        "|   fastest block: raw {:.3} µs, oxla {:.3} µs, oxla adds {:+.3} µs",
+        r.min_ns() / 1000.0,
+        o.min_ns() / 1000.0,
+        (o.min_ns() - r.min_ns()) / 1000.0
+    );
+    raw.destroy(raw_last.get())?;
     Ok(())
 }

@@ -14,6 +14,11 @@ use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ffi;
 
+/// A buffer's element type and dimensions; the dimensions are shared, so
+/// that the outputs of an executable take them from its signature without
+/// a C call or an allocation.
+pub(crate) type ArrayType = (ElementType, Arc<[i64]>);
+
 /// An array on a device. Dropping it releases the device memory (once the
 /// computations that use it are done).
 pub struct Buffer {
@@ -21,7 +26,7 @@ pub struct Buffer {
     raw: *mut ffi::PJRT_Buffer,
     /// Element type and dims, asked of the plugin once (they never change),
     /// so that checking arguments before an execution costs no C call.
-    array_type: OnceLock<(ElementType, Vec<i64>)>,
+    array_type: OnceLock<ArrayType>,
     /// Whether this buffer answers for work that may still be running and
     /// that nothing else waits for: the execution (or copy) that defines it.
     /// Cleared once its readiness is seen or a later execution takes it as
@@ -82,9 +87,16 @@ impl Buffer {
         if let Some((t, dims)) = self.array_type.get() {
             return Ok((*t, dims));
         }
-        let fetched = (self.fetch_element_type()?, self.fetch_dims()?);
+        let fetched = (self.fetch_element_type()?, Arc::from(self.fetch_dims()?));
         let (t, dims) = self.array_type.get_or_init(|| fetched);
         Ok((*t, dims))
+    }
+
+    /// Records the element type and dims the buffer is known to have (an
+    /// output of a program whose signature gives them), so that asking
+    /// costs no C call.
+    pub(crate) fn know_array_type(&self, array_type: ArrayType) {
+        let _ = self.array_type.set(array_type);
     }
 
     /// The raw buffer, for callers that go below oxla-pjrt.

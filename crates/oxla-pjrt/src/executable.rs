@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 
 use crate::api::{c_string, pjrt_call};
 use crate::args::PjrtArgs;
-use crate::buffer::Buffer;
+use crate::buffer::{ArrayType, Buffer};
 use crate::client::{ClientInner, check_same_client};
 use crate::device::Device;
 use crate::element_type::ElementType;
@@ -55,6 +55,12 @@ struct ExecutableInner {
     num_outputs: usize,
     devices: Vec<*mut ffi::PJRT_Device>,
     program_shape: OnceLock<ProgramShape>,
+    /// Each output's element type and dims as the program's signature gives
+    /// them, when they matched the first execution's buffers (`None` when
+    /// they did not, or the signature does not tell): later outputs take
+    /// them without asking the plugin, so passing an output to the next
+    /// execution costs no C call for its argument check.
+    output_types: OnceLock<Option<Vec<ArrayType>>>,
 }
 
 // SAFETY: PjRtLoadedExecutable is thread-safe: one executable may run from
@@ -121,6 +127,7 @@ impl LoadedExecutable {
             num_outputs: 0,
             devices: Vec::new(),
             program_shape: OnceLock::new(),
+            output_types: OnceLock::new(),
         };
         let mut outputs = ffi::PJRT_Executable_NumOutputs_Args::new();
         outputs.executable = inner.executable;
@@ -530,7 +537,44 @@ impl LoadedExecutable {
                 "the plugin returned a null output buffer".into(),
             ));
         }
+        let known = self
+            .inner
+            .output_types
+            .get_or_init(|| self.declared_output_types(&buffers));
+        if let Some(types) = known {
+            for (buffer, array_type) in buffers.iter().zip(types.iter().cycle()) {
+                buffer.know_array_type(array_type.clone());
+            }
+        }
         Ok(buffers)
+    }
+
+    /// The outputs' types from the program's signature, if it gives one
+    /// array per output and those are what the plugin reports for the
+    /// buffers of this (first) execution, device by device.
+    fn declared_output_types(&self, buffers: &[Buffer]) -> Option<Vec<ArrayType>> {
+        let result = &self.program_shape().ok()?.result;
+        let declared: Vec<&Shape> = match result {
+            Shape::Tuple(elements) => elements.iter().collect(),
+            Shape::Array { .. } => vec![result],
+            Shape::Token | Shape::Unsupported(_) => return None,
+        };
+        if declared.len() != self.inner.num_outputs {
+            return None;
+        }
+        let types = declared
+            .iter()
+            .map(|shape| shape.as_array().map(|(t, dims)| (t, Arc::from(dims))))
+            .collect::<Option<Vec<ArrayType>>>()?;
+        let all_match = buffers
+            .iter()
+            .zip(types.iter().cycle())
+            .all(|(buffer, (t, dims))| {
+                buffer
+                    .array_type()
+                    .is_ok_and(|(got_t, got_dims)| got_t == *t && got_dims == &dims[..])
+            });
+        all_match.then_some(types)
     }
 }
 
