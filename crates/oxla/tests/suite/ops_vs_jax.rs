@@ -1602,6 +1602,7 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         | "la_norm_matrix_inf"
         | "la_trace"
         | "la_cross"
+        | "np_apply_over_axes"
         | "np_cross_2d" => MEANS,
         "np_interp"
         | "np_interp_left_right"
