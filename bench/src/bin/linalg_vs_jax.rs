@@ -3,8 +3,10 @@
 //! `qr` of f32 matrices 256×256, 1024×1024 and a batch of 64 32×32, and
 //! `fft` (complex64) and `rfft` (float32) of 2^20 points, on the same
 //! inputs (written by JAX's side, bench/jax_linalg_twin.py in oxla's venv).
-//! On the CPU both call LAPACK: oxla the system's (OpenBLAS on Debian),
-//! JAX the OpenBLAS SciPy bundles. Blocks of oxla and JAX calls alternate.
+//! On the CPU both call LAPACK: JAX the OpenBLAS SciPy bundles, oxla the
+//! same build (`scipy-openblas32`, which ci/setup puts in
+//! `$OXLA_HOME/lapack`), else the system's. Blocks of oxla and JAX calls
+//! alternate.
 //!
 //! `cargo run --release -p oxla-bench --bin linalg_vs_jax`
 

@@ -292,6 +292,23 @@ pub(crate) fn vhlo_attribute(text: &str) -> Result<String, VhloError> {
             .collect::<Result<Vec<_>, VhloError>>()?;
         return Ok(format!("#vhlo.dict_v1<{{{}}}>", entries.join(", ")));
     }
+    if t.starts_with("#stablehlo.output_operand_alias<") {
+        let fields = struct_fields(t, "output_operand_alias")?;
+        let field = |name: &str| {
+            fields
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| bad(format!("{t} has no {name}")))
+        };
+        return Ok(format!(
+            "#vhlo.output_operand_alias_v1<outputTupleIndices = {}, operandIndex = {}, \
+             operandTupleIndices = {}>",
+            field("output_tuple_indices")?,
+            field("operand_index")?,
+            field("operand_tuple_indices")?
+        ));
+    }
     if let Some(inner) = t
         .strip_prefix("#stablehlo<")
         .and_then(|b| b.strip_suffix('>'))
@@ -653,7 +670,8 @@ impl Legalizer {
             "all_to_all" | "collective_permute" => vec![("channel_id", zero)],
             "cholesky" => vec![("lower", no.into())],
             // StableHLO's defaults for a custom call (oxla's LAPACK calls
-            // name only their target, version, config and layouts).
+            // name their target, version, config, layouts and, all but
+            // `geev`, the operand their first result overwrites).
             "custom_call" => vec![
                 ("called_computations", "#vhlo.array_v1<[]>".into()),
                 ("has_side_effect", no.into()),
@@ -869,6 +887,15 @@ mod tests {
             assert_eq!(vhlo_attribute(from).unwrap(), to, "{from}");
         }
         assert!(vhlo_attribute("#stablehlo<unknown X>").is_err());
+        assert_eq!(
+            vhlo_attribute(
+                "[#stablehlo.output_operand_alias<output_tuple_indices = [0], \
+                 operand_index = 1, operand_tuple_indices = []>]"
+            )
+            .unwrap(),
+            "#vhlo.array_v1<[#vhlo.output_operand_alias_v1<outputTupleIndices = [0], \
+             operandIndex = 1, operandTupleIndices = []>]>"
+        );
     }
 
     #[test]

@@ -154,26 +154,43 @@ impl Workspace {
 /// thread's start costs tens of microseconds.
 const PARALLEL_WORK: usize = 4_000_000;
 
+/// The cores this process may use, asked once: the standard library reads
+/// the cgroup's quota files on every call, which cost a batch of small
+/// matrices more than their factorizations.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Work (in flops) of one matrix above which OpenBLAS runs it on all the
+/// cores (see `library::ThreadControl`): above the 256×256 problems, where
+/// its threads cost more than they gain on two cores, below the 1024×1024
+/// ones, where they gain.
+const THREADED_WORK: usize = 200_000_000;
+
 /// Runs `body(i, workspace)` for each matrix `i` of a batch of `count`,
 /// each with `cost` flops: on the calling thread for a small batch, else
 /// in contiguous chunks on up to the machine's cores (each with its own
 /// workspace from `workspace`), as jaxlib's `ParallelBatchMap` does with
-/// XLA's thread pool. LAPACK itself runs single-threaded
-/// (`library::Lapack::get`), so a batch of small matrices uses the cores
-/// and a big matrix does not oversubscribe them.
+/// XLA's thread pool. LAPACK runs each matrix single-threaded, so a batch
+/// of small matrices uses the cores and does not oversubscribe them,
+/// except one matrix of more than `THREADED_WORK`, which gets OpenBLAS's
+/// threads.
 fn for_each_matrix<W>(
+    lapack: &Lapack,
     count: usize,
     cost: usize,
     workspace: impl Fn() -> W + Sync,
     body: impl Fn(usize, &mut W) -> Result<(), String> + Sync,
 ) -> Result<(), String> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(count);
+    let threads = cores().min(count);
     if threads <= 1 || cost.saturating_mul(count) < PARALLEL_WORK {
+        let big = count == 1 && cost > THREADED_WORK;
+        lapack.use_threads(if big { cores() } else { 1 });
         let mut w = workspace();
         return (0..count).try_for_each(|i| body(i, &mut w));
     }
+    lapack.use_threads(1);
     let chunk = count.div_ceil(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..count)
@@ -318,6 +335,7 @@ pub(super) fn trsm(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     let f: Trsm = unsafe { p.routine(lapack, "trsm", "trsm") }?;
     let alpha = p.one();
     for_each_matrix(
+        lapack,
         count,
         m * n * k,
         || (),
@@ -358,6 +376,7 @@ pub(super) fn getrf(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     // SAFETY: the type is LAPACK's `?getrf`.
     let f: Getrf = unsafe { p.routine(lapack, "getrf", "getrf") }?;
     for_each_matrix(
+        lapack,
         count,
         m * n * m.min(n),
         || (),
@@ -408,22 +427,28 @@ pub(super) fn geqrf(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     let work_bytes = lwork * p.size();
     let lwork = int(lwork)?;
     let workspace = || Workspace::new(work_bytes, 0, 0, &[]);
-    for_each_matrix(count, 2 * m * n * m.min(n), workspace, |i, scratch| {
-        // SAFETY: matrix `i` of each buffer, of the sizes given.
-        unsafe {
-            f(
-                &mi,
-                &ni,
-                at(out, i, m * n, p.size()),
-                &lda,
-                at(tau, i, m.min(n), p.size()),
-                scratch.work.ptr(),
-                &lwork,
-                &mut scratch.status,
-            )
-        };
-        Ok(())
-    })?;
+    for_each_matrix(
+        lapack,
+        count,
+        2 * m * n * m.min(n),
+        workspace,
+        |i, scratch| {
+            // SAFETY: matrix `i` of each buffer, of the sizes given.
+            unsafe {
+                f(
+                    &mi,
+                    &ni,
+                    at(out, i, m * n, p.size()),
+                    &lda,
+                    at(tau, i, m.min(n), p.size()),
+                    scratch.work.ptr(),
+                    &lwork,
+                    &mut scratch.status,
+                )
+            };
+            Ok(())
+        },
+    )?;
     Ok(())
 }
 
@@ -459,23 +484,29 @@ pub(super) fn orgqr(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     let work_bytes = lwork * p.size();
     let lwork = int(lwork)?;
     let workspace = || Workspace::new(work_bytes, 0, 0, &[]);
-    for_each_matrix(count, 4 * m * n * k.max(1), workspace, |i, scratch| {
-        // SAFETY: matrix `i` of each buffer, of the sizes given.
-        unsafe {
-            f(
-                &mi,
-                &ni,
-                &ki,
-                at(out, i, m * n, p.size()),
-                &lda,
-                at(tau, i, k, p.size()),
-                scratch.work.ptr(),
-                &lwork,
-                &mut scratch.status,
-            )
-        };
-        Ok(())
-    })?;
+    for_each_matrix(
+        lapack,
+        count,
+        4 * m * n * k.max(1),
+        workspace,
+        |i, scratch| {
+            // SAFETY: matrix `i` of each buffer, of the sizes given.
+            unsafe {
+                f(
+                    &mi,
+                    &ni,
+                    &ki,
+                    at(out, i, m * n, p.size()),
+                    &lda,
+                    at(tau, i, k, p.size()),
+                    scratch.work.ptr(),
+                    &lwork,
+                    &mut scratch.status,
+                )
+            };
+            Ok(())
+        },
+    )?;
     Ok(())
 }
 
@@ -491,6 +522,7 @@ pub(super) fn potrf(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     // SAFETY: the type is LAPACK's `?potrf`.
     let f: Potrf = unsafe { p.routine(lapack, "potrf", "potrf") }?;
     for_each_matrix(
+        lapack,
         count,
         n * n * n / 3,
         || (),
@@ -600,20 +632,26 @@ pub(super) fn gesdd(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     let (work_bytes, rwork_bytes) = (lwork * p.size(), rwork_len.max(1) * p.real_size());
     let lwork = int(lwork)?;
     let workspace = || Workspace::new(work_bytes, rwork_bytes, (8 * min).max(1), &[]);
-    for_each_matrix(count, 10 * m * n * min.max(1), workspace, |i, scratch| {
-        run(
-            at(out, i, m * n, p.size()),
-            at(s, i, min, p.real_size()),
-            at(u, i, u_rows * u_cols, p.size()),
-            at(vt, i, vt_rows * vt_cols, p.size()),
-            scratch.work.ptr(),
-            lwork,
-            scratch.rwork.ptr(),
-            scratch.iwork.as_mut_ptr(),
-            at(info, i, 1, 4).cast(),
-        )?;
-        Ok(())
-    })?;
+    for_each_matrix(
+        lapack,
+        count,
+        10 * m * n * min.max(1),
+        workspace,
+        |i, scratch| {
+            run(
+                at(out, i, m * n, p.size()),
+                at(s, i, min, p.real_size()),
+                at(u, i, u_rows * u_cols, p.size()),
+                at(vt, i, vt_rows * vt_cols, p.size()),
+                scratch.work.ptr(),
+                lwork,
+                scratch.rwork.ptr(),
+                scratch.iwork.as_mut_ptr(),
+                at(info, i, 1, 4).cast(),
+            )?;
+            Ok(())
+        },
+    )?;
     Ok(())
 }
 
@@ -683,7 +721,7 @@ pub(super) fn syevd(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     let (work_bytes, rwork_bytes, iwork_len) = (lwork * p.size(), lrwork * p.real_size(), liwork);
     let (lwork, lrwork, liwork) = (int(lwork)?, int(lrwork)?, int(liwork)?);
     let workspace = || Workspace::new(work_bytes, rwork_bytes, iwork_len, &[]);
-    for_each_matrix(count, 10 * n * n * n, workspace, |i, scratch| {
+    for_each_matrix(lapack, count, 10 * n * n * n, workspace, |i, scratch| {
         run(
             at(out, i, n * n, p.size()),
             at(w, i, n, p.real_size()),
@@ -815,7 +853,7 @@ pub(super) fn geev(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
         let lwork = int(lwork)?;
         let rwork_bytes = (2 * n).max(1) * p.real_size();
         let workspace = || Workspace::new(work_bytes, rwork_bytes, 0, &[nn.max(1) * p.size()]);
-        for_each_matrix(count, 10 * n * n * n, workspace, |i, scratch| {
+        for_each_matrix(lapack, count, 10 * n * n * n, workspace, |i, scratch| {
             let info_i: *mut Int = at(info, i, 1, 4).cast();
             // SAFETY: matrix `i` of each buffer, of the sizes given; the
             // copy keeps the operand intact.
@@ -891,7 +929,7 @@ pub(super) fn geev(call: &Call<'_>, lapack: &Lapack) -> Result<(), String> {
     let complex_size = 2 * p.size();
     let matrix = nn.max(1) * p.size();
     let workspace = || Workspace::new(work_bytes, 0, 0, &[matrix, matrix, matrix]);
-    for_each_matrix(count, 10 * n * n * n, workspace, |i, scratch| {
+    for_each_matrix(lapack, count, 10 * n * n * n, workspace, |i, scratch| {
         let info_i: *mut Int = at(info, i, 1, 4).cast();
         // SAFETY: matrix `i` of each buffer, of the sizes given.
         unsafe {

@@ -7,6 +7,7 @@
 
 use std::ffi::{c_char, c_void};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 
@@ -151,6 +152,8 @@ pub(super) struct Lapack {
     /// for the OpenBLAS SciPy and jaxlib use (`libscipy_openblas`, from
     /// the `scipy-openblas32` wheel), which prefixes every entry point.
     prefix: &'static str,
+    /// OpenBLAS's thread count.
+    threads: ThreadControl,
 }
 
 /// The symbol prefixes a LAPACK's entry points may carry.
@@ -169,26 +172,55 @@ const CANDIDATES: &[&str] = &[
     "/opt/homebrew/opt/openblas/lib/libopenblas.dylib",
 ];
 
-/// Makes OpenBLAS run each routine on the calling thread, unless the
-/// user set its thread count (`OPENBLAS_NUM_THREADS`, `OMP_NUM_THREADS`):
-/// XLA's CPU runtime already keeps the cores busy, and oxla's handlers
-/// spread a batch of matrices over them, so OpenBLAS's own threads only
-/// contend with both (Debian's OpenBLAS 0.3.21 took 13× JAX's time for a
-/// 256×256 Cholesky with its threads on two cores, and 0.93× without).
-fn single_threaded(library: &libloading::Library, prefix: &str) {
-    let user_set = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"]
-        .iter()
-        .any(|name| std::env::var_os(name).is_some());
-    if user_set {
-        return;
+/// `openblas_set_num_threads(int)`.
+type SetThreads = unsafe extern "C" fn(std::ffi::c_int);
+
+/// OpenBLAS's own thread count, chosen per call by oxla's handlers unless
+/// the user set it (`OPENBLAS_NUM_THREADS`, `OMP_NUM_THREADS`). XLA's CPU
+/// runtime already keeps the cores busy, and the handlers spread a batch
+/// of matrices over them, so for a batch or a small matrix OpenBLAS's
+/// threads only contend with both (Debian's OpenBLAS 0.3.21 took 13×
+/// JAX's time for a 256×256 Cholesky with its threads on two cores, and
+/// 0.93× without); one large matrix, on the other hand, runs faster on
+/// all of them (an LU of 1024×1024 on two cores: 22–25 ms threaded
+/// against 26–28 ms on one).
+struct ThreadControl {
+    /// The library's setter; `None` when the user chose the count, or
+    /// for a LAPACK without threads (the reference one).
+    set: Option<SetThreads>,
+    /// The count last set (0 before the first call).
+    current: AtomicUsize,
+}
+
+impl ThreadControl {
+    fn new(library: &libloading::Library, prefix: &str) -> ThreadControl {
+        let user_set = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"]
+            .iter()
+            .any(|name| std::env::var_os(name).is_some());
+        let symbol = format!("{prefix}openblas_set_num_threads\0");
+        // SAFETY: `openblas_set_num_threads(int)` is OpenBLAS's, of this type.
+        let set = (!user_set)
+            .then(|| unsafe { library.get::<SetThreads>(symbol.as_bytes()) }.ok())
+            .flatten()
+            .map(|set| *set);
+        let control = ThreadControl {
+            set,
+            current: AtomicUsize::new(0),
+        };
+        control.use_threads(1);
+        control
     }
-    type SetThreads = unsafe extern "C" fn(std::ffi::c_int);
-    let symbol = format!("{prefix}openblas_set_num_threads\0");
-    // SAFETY: `openblas_set_num_threads(int)` is OpenBLAS's, callable at any
-    // time; a LAPACK without it (the reference one) is single-threaded.
-    unsafe {
-        if let Ok(set) = library.get::<SetThreads>(symbol.as_bytes()) {
-            set(1);
+
+    /// Makes the library's next routines run on `threads` threads. Two
+    /// handlers running at once may each set a different count; either
+    /// count gives the same results, only at a different speed.
+    fn use_threads(&self, threads: usize) {
+        let Some(set) = self.set else { return };
+        if self.current.swap(threads, Ordering::Relaxed) != threads {
+            let threads = std::ffi::c_int::try_from(threads).unwrap_or(std::ffi::c_int::MAX);
+            // SAFETY: OpenBLAS allows a change of its thread count at any
+            // time; routines already running keep the count they began with.
+            unsafe { set(threads) };
         }
     }
 }
@@ -231,11 +263,12 @@ impl Lapack {
                         unsafe { library.get::<Getrf>(symbol.as_bytes()) }.is_ok()
                     });
                     if let Some(prefix) = prefix {
-                        single_threaded(&library, prefix);
+                        let threads = ThreadControl::new(&library, prefix);
                         return Ok(Lapack {
                             library,
                             path: path.to_string(),
                             prefix,
+                            threads,
                         });
                     }
                     tried.push(format!("{path}: no dgetrf_"));
@@ -247,6 +280,12 @@ impl Lapack {
             }
         }
         Err(tried.join("; "))
+    }
+
+    /// Makes the library's next routines run on `threads` threads of its
+    /// own (see `ThreadControl`).
+    pub(super) fn use_threads(&self, threads: usize) {
+        self.threads.use_threads(threads);
     }
 
     /// The entry point `name` (`"sgetrf_"`) of type `F`.

@@ -224,16 +224,41 @@ fn lapack_call<'c, 'a>(
         .map(|(k, v)| format!("{k} = {v} : ui8"))
         .collect::<Vec<_>>()
         .join(", ");
-    let attrs = vec![
+    let mut attrs = vec![
         ("call_target_name", format!("\"lapack_{letter}{name}_ffi\"")),
         ("api_version", "4 : i32".to_string()),
         ("backend_config", format!("{{{config}}}")),
         ("operand_layouts", operand_layouts),
         ("result_layouts", result_layouts),
     ];
+    if let Some(operand) = overwritten_operand(routine) {
+        // The first result is written where the operand was, as in JAX's
+        // lowering: XLA then reuses a dead operand's buffer (or copies a
+        // live one itself) instead of the kernel copying every call.
+        let output = if results.len() == 1 { "[]" } else { "[0]" };
+        attrs.push((
+            "output_operand_aliases",
+            format!(
+                "[#stablehlo.output_operand_alias<output_tuple_indices = {output}, \
+                 operand_index = {operand}, operand_tuple_indices = []>]"
+            ),
+        ));
+    }
     let values: Vec<Value> = operands.iter().map(|(v, _, _)| *v).collect();
     let avals: Vec<&Aval> = results.iter().map(|(a, _)| *a).collect();
     e.op("stablehlo.custom_call", &values, &avals, &attrs, loc)
+}
+
+/// The operand whose buffer a LAPACK routine's first result overwrites,
+/// as JAX's CPU lowering declares it: the matrix for the factorizations
+/// and decompositions, the right-hand sides for `trsm`; none for `geev`,
+/// whose results all differ from its operand in type or shape.
+fn overwritten_operand(routine: &str) -> Option<usize> {
+    match routine {
+        "getrf" | "geqrf" | "orgqr" | "potrf" | "syevd" | "gesdd" => Some(0),
+        "trsm" => Some(1),
+        _ => None,
+    }
 }
 
 /// `aval`'s batch dimensions (all but the last `matrix_rank`) as a shape
