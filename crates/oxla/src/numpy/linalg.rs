@@ -201,16 +201,58 @@ pub fn matrix_power(a: &Array, n: i64) -> Array {
     result.unwrap_or_else(|| a.clone())
 }
 
-/// `jnp.linalg.multi_dot(arrays)`: the matrix product of the chain, left
-/// to right (the first may be a vector, and so may the last).
+/// `jnp.linalg.multi_dot(arrays)`: the matrix product of the chain (the
+/// first may be a vector, and so may the last; the others are matrices),
+/// as JAX computes it: one [`einsum`](super::einsum), so the products go
+/// in the cheapest order.
 #[track_caller]
 pub fn multi_dot(arrays: &[&Array]) -> Array {
-    match arrays.split_first() {
-        None => usage("linalg.multi_dot", "needs at least two arrays".into()),
-        Some((first, rest)) => rest
-            .iter()
-            .fold((*first).clone(), |acc, x| super::matmul(&acc, x)),
+    if arrays.len() < 2 {
+        return usage("linalg.multi_dot", "needs at least two arrays".into());
     }
+    if let Some(e) = super::first_error(arrays) {
+        return e;
+    }
+    let last = arrays.len() - 1;
+    let letters: Vec<char> = ('a'..='z').chain('A'..='Z').collect();
+    if arrays.len() >= letters.len() {
+        return usage(
+            "linalg.multi_dot",
+            format!("{} arrays are more than it can name", arrays.len()),
+        );
+    }
+    let mut terms = Vec::with_capacity(arrays.len());
+    for (i, x) in arrays.iter().enumerate() {
+        let rank = x.ndim_or_zero();
+        let end = i == 0 || i == last;
+        if rank != 2 && !(end && rank == 1) {
+            let which = match i {
+                0 => "the first".to_string(),
+                i if i == last => "the last".to_string(),
+                i => format!("array {i}"),
+            };
+            return usage(
+                "linalg.multi_dot",
+                format!(
+                    "{which} has rank {rank}; the ends must be vectors or matrices, the others matrices"
+                ),
+            );
+        }
+        let term: String = match (rank, i) {
+            (1, 0) => letters[1].to_string(),
+            (1, _) => letters[i].to_string(),
+            _ => format!("{}{}", letters[i], letters[i + 1]),
+        };
+        terms.push(term);
+    }
+    let mut output = String::new();
+    if arrays[0].ndim_or_zero() == 2 {
+        output.push(letters[0]);
+    }
+    if arrays[last].ndim_or_zero() == 2 {
+        output.push(letters[last + 1]);
+    }
+    super::einsum(&format!("{}->{output}", terms.join(",")), arrays)
 }
 
 /// `jnp.cross(a, b)` / `jnp.linalg.cross`: the cross product of 3-vectors

@@ -97,7 +97,7 @@ fn namespaces() -> Vec<Namespace> {
         ix_, lexsort, load, packbits, partition, poly, ravel_multi_index, save, sort_complex,
         unpackbits, abs, add, arange, arccos, arccosh, arcsin, arcsinh, arctan,
         arctan2, arctanh, argmax, argmin, argsort, broadcast_shapes, broadcast_to, cbrt, ceil,
-        clip, concatenate, cos, cosh, cumprod, cumsum, divide, divmod, dot, einsum, equal, exp,
+        clip, concatenate, cos, cosh, cumprod, cumsum, divide, divmod, dot, einsum, einsum_path, equal, exp,
         exp2, expand_dims, expm1, eye, floor, floor_divide, fmod, full, full_like, greater,
         greater_equal, isfinite, less, less_equal, linspace, log, log1p, logaddexp, logical_not,
         matmul, max, maximum, mean, min, minimum, moveaxis, multiply, negative, not_equal, ones,
@@ -183,7 +183,7 @@ fn namespaces() -> Vec<Namespace> {
         floor,
     };
     vec![
-        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 328),
+        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 329),
         namespace("jax.lax", lax, &[], 194),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 47),

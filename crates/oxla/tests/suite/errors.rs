@@ -643,6 +643,10 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
             "jnp.linalg.multi_dot: needs at least two arrays",
         ),
         (
+            la::multi_dot(&[&m, &v, &m]),
+            "jnp.linalg.multi_dot: array 1 has rank 1",
+        ),
+        (
             la::cross(&v, &v),
             "jnp.linalg.cross: needs 2- or 3-vectors along the last axis",
         ),

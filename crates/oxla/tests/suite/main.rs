@@ -26,6 +26,7 @@ mod debug_print;
 mod dispatch;
 mod display;
 mod donation;
+mod einsum_paths;
 mod errors;
 mod exit;
 mod export_to_jax;

@@ -264,6 +264,8 @@ const FINITE_DIFFERENCE_CASES: &[&str] = &[
     "dot_general",
     "conv_nhwc_same",
     "einsum_attention",
+    "einsum_three",
+    "einsum_repeated_kept",
     "softmax",
     "logsumexp",
     "jnp_var",
