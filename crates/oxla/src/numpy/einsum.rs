@@ -45,7 +45,7 @@ pub fn einsum_path(subscripts: &str, operands: &[&Array]) -> crate::error::Resul
         let location = oxla_core::Location::from_caller(location);
         Error::InvalidArgument(format!("{location}: einsum_path {subscripts:?}: {message}"))
     };
-    let spec = Spec::parse(subscripts, &shapes).map_err(fail)?;
+    let (spec, _) = Spec::parse(subscripts, &shapes).map_err(fail)?;
     Ok(spec.plan())
 }
 
@@ -98,12 +98,17 @@ struct Spec {
 
 impl Spec {
     /// Reads `subscripts` for operands of `shapes` (after `...` became
-    /// letters: see `expand_ellipsis`).
-    fn parse(subscripts: &str, shapes: &[Vec<i64>]) -> Result<Spec, String> {
+    /// letters: see `expand_ellipsis`), with the reshapes that expansion
+    /// asks of the operands.
+    fn parse(subscripts: &str, shapes: &[Vec<i64>]) -> Result<(Spec, Expanded), String> {
         let (terms, output) = split_subscripts(subscripts, shapes.len())?;
         let expanded = expand_ellipsis(terms, output, shapes)?;
-        let shapes = expanded.shapes(shapes);
-        Spec::of_terms(expanded.terms, expanded.output, &shapes)
+        let spec = Spec::of_terms(
+            expanded.terms.clone(),
+            expanded.output.clone(),
+            &expanded.shapes(shapes),
+        )?;
+        Ok((spec, expanded))
     }
 
     fn of_terms(
@@ -193,21 +198,13 @@ impl Spec {
     /// the cheapest next pair by flops at each step (where JAX's `branch`
     /// and `greedy` heuristics may choose another order).
     fn plan(&self) -> EinsumPath {
-        let terms: Vec<Vec<char>> = self.terms.iter().map(|t| unique(t)).collect();
+        let terms = self.unique_terms();
         let all: Vec<char> = unique(&terms.concat());
         // As `opt_einsum` counts it: an inner product when a letter is in
         // more than one operand.
         let shared = terms.iter().map(Vec::len).sum::<usize>() > all.len();
         let naive_flops = self.flops(&all, terms.len(), shared);
-        let path = if terms.len() == 1 {
-            vec![vec![0]]
-        } else if terms.len() <= 6 {
-            let mut best = (f64::INFINITY, Vec::new());
-            self.search(terms.clone(), 0.0, &mut Vec::new(), &mut best);
-            best.1
-        } else {
-            self.greedy(terms.clone())
-        };
+        let path = self.path();
         let (mut optimized_flops, mut largest, mut steps) = (0.0, 0.0f64, Vec::new());
         let mut left = terms;
         for (n, pair) in path.iter().enumerate() {
@@ -245,6 +242,25 @@ impl Spec {
             optimized_flops,
             largest_intermediate: largest,
             steps,
+        }
+    }
+
+    /// Each term's letters once (a repeated letter is a diagonal).
+    fn unique_terms(&self) -> Vec<Vec<char>> {
+        self.terms.iter().map(|t| unique(t)).collect()
+    }
+
+    /// The order of `plan`, without its costs.
+    fn path(&self) -> Vec<Vec<usize>> {
+        let terms = self.unique_terms();
+        if terms.len() == 1 {
+            vec![vec![0]]
+        } else if terms.len() <= 6 {
+            let mut best = (f64::INFINITY, Vec::new());
+            self.search(terms, 0.0, &mut Vec::new(), &mut best);
+            best.1
+        } else {
+            self.greedy(terms)
         }
     }
 
@@ -369,13 +385,7 @@ fn evaluate(subscripts: &str, operands: &[&Array]) -> Result<Array, String> {
         .iter()
         .map(|x| x.shape_or_empty().to_vec())
         .collect();
-    let (terms, output) = split_subscripts(subscripts, operands.len())?;
-    let expanded = expand_ellipsis(terms, output, &shapes)?;
-    let spec = Spec::of_terms(
-        expanded.terms.clone(),
-        expanded.output.clone(),
-        &expanded.shapes(&shapes),
-    )?;
+    let (spec, expanded) = Spec::parse(subscripts, &shapes)?;
     let operands = expanded.operands(operands);
     let refs: Vec<&Array> = operands.iter().collect();
     let promoted = promote_args(&refs);
@@ -400,9 +410,8 @@ fn evaluate(subscripts: &str, operands: &[&Array]) -> Result<Array, String> {
             sum_unneeded(&x, &t, &keep)
         })
         .collect();
-    let plan = spec.plan();
     if left.len() > 1 {
-        for pair in &plan.path {
+        for pair in &spec.path() {
             let others: Vec<char> = left
                 .iter()
                 .enumerate()
