@@ -16,7 +16,8 @@
 //! [`RmsNorm`], [`BatchNorm`] (with its [`BatchStats`]), [`GroupNorm`],
 //! [`InstanceNorm`], [`Dropout`], [`MultiHeadAttention`],
 //! [`TransformerBlock`], [`TransformerLm`], the recurrent [`LstmCell`],
-//! [`GruCell`], [`Rnn`] and [`Bidirectional`]; functions: [`relu`], [`gelu`],
+//! [`GruCell`], [`SimpleCell`], [`MguCell`], [`ConvLstmCell`], [`Rnn`] and
+//! [`Bidirectional`]; functions: [`relu`], [`gelu`],
 //! [`softmax`], [`log_softmax`], [`dot_product_attention`],
 //! [`make_attention_mask`], [`make_causal_mask`], [`max_pool`],
 //! ... Self-attention over a causal mask, as a decoder does it:
@@ -81,7 +82,10 @@ pub use normalization::{LayerNorm, RmsNorm};
 /// The padding [`max_pool`] and [`avg_pool`] take (`lax::Padding`).
 pub use oxla::lax::Padding;
 pub use pooling::{avg_pool, max_pool};
-pub use recurrent::{Bidirectional, GruCell, LstmCell, Rnn, RnnCell, flip_sequences};
+pub use recurrent::{
+    Bidirectional, ConvLstmCell, GruCell, LstmCell, MguCell, Rnn, RnnCell, SimpleCell,
+    flip_sequences,
+};
 pub use sequential::{Layer, Sequential};
 pub use transformer::{TransformerBlock, TransformerLm};
 
@@ -99,7 +103,6 @@ fn layer_input_error(layer: &str, x: &Array, expected: &str) -> Array {
     )))
 }
 
-/// `x` if its last dimension is `features`, else [`layer_input_error`].
 /// The error a layer's own parameters carry (its constructor was given
 /// something that cannot work: 10 features in 3 heads, say), so that
 /// `apply` reports the constructor's message and line rather than a
@@ -110,6 +113,7 @@ fn own_error<L: oxla::Pytree>(layer: &L) -> Option<Array> {
         .find_map(|leaf| leaf.check().err().map(Array::error))
 }
 
+/// `x` if its last dimension is `features`, else [`layer_input_error`].
 #[track_caller]
 fn expect_features(layer: &str, x: &Array, features: i64) -> Result<(), Array> {
     match x.aval() {

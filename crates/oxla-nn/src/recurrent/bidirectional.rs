@@ -10,7 +10,8 @@ use super::{Rnn, RnnCell};
 /// Runs `forward_rnn` over the sequence forwards and `backward_rnn`
 /// backwards (outputs put back in the input's order, padding kept at the
 /// end given `seq_lengths`), and concatenates their outputs on the last
-/// axis, as Flax's `nn.Bidirectional` with its default `merge_fn`. Its
+/// axis, as Flax's `nn.Bidirectional` with its default `merge_fn` (another
+/// merge: [`Bidirectional::apply_with_merge`]). Its
 /// `time_major` overrides the two RNNs' own, as Flax's does; their
 /// parameters sit under `forward_rnn.cell` and `backward_rnn.cell`.
 ///
@@ -68,6 +69,36 @@ impl<F: RnnCell, B: RnnCell> Bidirectional<F, B> {
         initial_carry: Option<(F::Carry, B::Carry)>,
         seq_lengths: Option<&Array>,
     ) -> ((F::Carry, B::Carry), Array) {
+        self.apply_with_merge(x, initial_carry, seq_lengths, |forward, backward| {
+            jnp::concatenate(&[forward, backward], -1)
+        })
+    }
+
+    /// [`apply_with_carry`](Self::apply_with_carry) with the two
+    /// directions' outputs (each `[*batch, time, features]`, the backward
+    /// one in the input's order) merged by `merge_fn(forward, backward)`
+    /// rather than concatenated: Flax's `merge_fn`.
+    ///
+    /// ```
+    /// use oxla_nn::{Bidirectional, GruCell, Rnn};
+    /// use oxla::random::Key;
+    /// use oxla::{DType, numpy as jnp};
+    /// let layer = Bidirectional::new(
+    ///     Rnn::new(GruCell::new(Key::new(0), 3, 4)),
+    ///     Rnn::new(GruCell::new(Key::new(1), 3, 4)),
+    /// );
+    /// let x = jnp::ones(&[2, 5, 3], DType::F32);
+    /// let (_, summed) = layer.apply_with_merge(&x, None, None, |f, b| f + b);
+    /// assert_eq!(summed.shape(), &[2, 5, 4]);
+    /// ```
+    #[track_caller]
+    pub fn apply_with_merge(
+        &self,
+        x: &Array,
+        initial_carry: Option<(F::Carry, B::Carry)>,
+        seq_lengths: Option<&Array>,
+        merge_fn: impl FnOnce(&Array, &Array) -> Array,
+    ) -> ((F::Carry, B::Carry), Array) {
         let (forward_carry, backward_carry) = match initial_carry {
             Some((f, b)) => (Some(f), Some(b)),
             None => (None, None),
@@ -84,7 +115,7 @@ impl<F: RnnCell, B: RnnCell> Bidirectional<F, B> {
         let (carry_backward, outputs_backward) =
             self.backward_rnn
                 .run(x, backward_carry, seq_lengths, direction(true));
-        let outputs = jnp::concatenate(&[&outputs_forward, &outputs_backward], -1);
+        let outputs = merge_fn(&outputs_forward, &outputs_backward);
         ((carry_forward, carry_backward), outputs)
     }
 }

@@ -138,6 +138,6 @@ impl RnnCell for GruCell {
     }
 
     fn initialize_carry(&self, input_shape: &[i64]) -> Array {
-        zero_state(input_shape, self.features(), self.hn.kernel.dtype())
+        zero_state(input_shape, self.features(), &self.hn.kernel)
     }
 }

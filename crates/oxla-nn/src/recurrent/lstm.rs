@@ -151,8 +151,7 @@ impl RnnCell for LstmCell {
     }
 
     fn initialize_carry(&self, input_shape: &[i64]) -> (Array, Array) {
-        let dtype = self.hi.kernel.dtype();
-        let zeros = zero_state(input_shape, self.features(), dtype);
+        let zeros = zero_state(input_shape, self.features(), &self.hi.kernel);
         (zeros.clone(), zeros)
     }
 }

@@ -1,5 +1,5 @@
-//! Flax's recurrent layers: the cells [`LstmCell`] and [`GruCell`] (one
-//! time step), [`Rnn`], which runs a cell over a sequence with one
+//! Flax's recurrent layers: the cells [`LstmCell`], [`GruCell`],
+//! [`SimpleCell`], [`MguCell`] and [`ConvLstmCell`] (one time step), [`Rnn`], which runs a cell over a sequence with one
 //! `lax::scan`, and [`Bidirectional`], two of them in opposite directions.
 //!
 //! A cell's gate layers are [`Linear`]s named as Flax names its `Dense`
@@ -7,20 +7,26 @@
 //! leaf for leaf and checkpoints carry Flax's names.
 
 mod bidirectional;
+mod conv_lstm;
 mod gru;
 mod lstm;
+mod mgu;
 mod rnn;
+mod simple;
 
 pub use bidirectional::Bidirectional;
+pub use conv_lstm::ConvLstmCell;
 pub use gru::GruCell;
 pub use lstm::LstmCell;
+pub use mgu::MguCell;
 pub use rnn::{Rnn, flip_sequences};
+pub use simple::SimpleCell;
 
 use oxla::{Array, DType, Pytree};
 
 use super::Linear;
 use super::initializers::{self, Initializer};
-use oxla::random::Key;
+use oxla::random::{IntoKey, Key};
 
 /// A recurrent cell: one time step `(carry, x) -> (carry, y)` over inputs
 /// `[..., in_features]`, as Flax's `RNNCellBase`. [`Rnn`] scans any cell
@@ -39,6 +45,14 @@ pub trait RnnCell: Pytree<Value = Self> + Clone {
     /// The size of the hidden state and of the outputs.
     fn features(&self) -> i64;
 
+    /// The number of trailing axes of a step's input that are not batch
+    /// axes (Flax's `num_feature_axes`): 1 for `[*batch, features]`, the
+    /// spatial axes plus one for a convolutional cell. [`Rnn`]'s time
+    /// axis sits just before them.
+    fn num_feature_axes(&self) -> usize {
+        1
+    }
+
     /// One step: the new carry and the output (Flax's `__call__`).
     #[track_caller]
     fn apply(&self, carry: Self::Carry, x: &Array) -> (Self::Carry, Array);
@@ -48,6 +62,44 @@ pub trait RnnCell: Pytree<Value = Self> + Clone {
     /// the parameters' dtype, Flax's default `carry_init` (which draws
     /// nothing, so no key is needed).
     fn initialize_carry(&self, input_shape: &[i64]) -> Self::Carry;
+
+    /// The initial carry for a step input of shape `input_shape`, each
+    /// leaf drawn by `carry_init` (Flax's `carry_init` attribute with
+    /// `initialize_carry(rng, input_shape)`): a carry of one array takes
+    /// `key` itself, a carry of several (an LSTM's `(c, h)`) one split of
+    /// it each, in order, as Flax's cells split theirs.
+    ///
+    /// ```
+    /// use oxla_nn::{LstmCell, RnnCell, initializers};
+    /// use oxla::random::{IntoKey, Key};
+    /// let cell = LstmCell::new(Key::new(0), 3, 4);
+    /// let (c, h) = cell.initialize_carry_with(Key::new(1), &[2, 3], initializers::normal(0.1));
+    /// assert_eq!((c.shape(), h.shape()), (&[2i64, 4][..], &[2i64, 4][..]));
+    /// ```
+    #[track_caller]
+    fn initialize_carry_with(
+        &self,
+        key: impl IntoKey,
+        input_shape: &[i64],
+        carry_init: Initializer,
+    ) -> Self::Carry {
+        let template = self.initialize_carry(input_shape);
+        let (leaves, def) = template.flatten();
+        let key: Key = key.into_key();
+        let keys = match leaves.len() {
+            1 => vec![key],
+            n => oxla::random::split(key, n),
+        };
+        let drawn = leaves
+            .iter()
+            .zip(keys)
+            .map(|(leaf, key)| match leaf.aval() {
+                Ok(a) => carry_init.init(key, &a.shape, a.dtype),
+                Err(_) => leaf.clone(),
+            });
+        Self::Carry::unflatten_from(&def, &mut drawn.collect::<Vec<_>>().into_iter())
+            .expect("a structure rebuilds from as many leaves as it has")
+    }
 }
 
 /// Implements [`Pytree`] for a cell whose gate layers carry Flax's names,
@@ -127,8 +179,14 @@ fn gate(
     )
 }
 
-/// Zeros of shape `[*batch, features]` for an input of `[*batch, _]`.
-fn zero_state(input_shape: &[i64], features: i64, dtype: DType) -> Array {
+/// Zeros of shape `[*batch, features]` for an input of `[*batch, _]`, in
+/// the dtype of the cell's parameter `param` (its error, if it carries
+/// one: a constructor that could not build the layer).
+fn zero_state(input_shape: &[i64], features: i64, param: &Array) -> Array {
+    let dtype = match param.aval() {
+        Ok(a) => a.dtype,
+        Err(_) => return param.clone(),
+    };
     let mut shape = input_shape[..input_shape.len().saturating_sub(1)].to_vec();
     shape.push(features);
     oxla::numpy::zeros(&shape, dtype)

@@ -11,8 +11,12 @@ use crate::{expect_features, layer_input_error, own_error};
 /// Runs a cell over the time axis of a sequence with one `lax::scan`, as
 /// Flax's `nn.RNN`: inputs `[*batch, time, features]` (`[time, *batch,
 /// features]` when `time_major`), outputs `[*batch, time, cell features]`
-/// in the same layout. The cell's parameters are shared by every step;
-/// the initial carry is the cell's zeros unless one is given.
+/// in the same layout; for a cell with several feature axes
+/// ([`RnnCell::num_feature_axes`], a [`ConvLstmCell`]'s spatial axes and
+/// features) the time axis sits before all of them. The cell's parameters are shared by every step;
+/// the initial carry is the cell's zeros unless one is given (one drawn
+/// otherwise comes from [`RnnCell::initialize_carry_with`], Flax's
+/// `carry_init`).
 ///
 /// With `reverse` the sequence runs from its last element to its first
 /// and the outputs come back in that order, or in the input's order with
@@ -45,6 +49,8 @@ use crate::{expect_features, layer_input_error, own_error};
 /// # Ok(())
 /// # }
 /// ```
+///
+/// [`ConvLstmCell`]: super::ConvLstmCell
 #[derive(oxla::Pytree, Clone, Debug)]
 pub struct Rnn<C: RnnCell> {
     /// The cell applied at every step.
@@ -194,12 +200,20 @@ impl<C: RnnCell> Rnn<C> {
             return Err(e);
         }
         let shape = x.aval().map_err(Array::error)?.shape.to_vec();
-        let layout = if direction.time_major {
-            "[time, *batch, features]"
+        // The cell's feature axes: `features`, or `*spatial, features`.
+        let feature_axes = self.cell.num_feature_axes();
+        let features = if feature_axes == 1 {
+            "features"
         } else {
-            "[*batch, time, features]"
+            "*spatial, features"
         };
-        if shape.len() < 2 {
+        let layout = if direction.time_major {
+            format!("[time, *batch, {features}]")
+        } else {
+            format!("[*batch, time, {features}]")
+        };
+        let rank = shape.len();
+        if rank < feature_axes + 1 {
             return Err(layer_input_error(
                 "Rnn",
                 x,
@@ -207,12 +221,15 @@ impl<C: RnnCell> Rnn<C> {
             ));
         }
         expect_features("Rnn", x, self.cell.in_features())?;
-        let rank = shape.len();
-        let time_axis = if direction.time_major { 0 } else { rank - 2 };
-        let batch: &[i64] = if direction.time_major {
-            &shape[1..rank - 1]
+        let time_axis = if direction.time_major {
+            0
         } else {
-            &shape[..rank - 2]
+            rank - feature_axes - 1
+        };
+        let batch: &[i64] = if direction.time_major {
+            &shape[1..rank - feature_axes]
+        } else {
+            &shape[..time_axis]
         };
         if let Some(lengths) = seq_lengths {
             let a = lengths.aval().map_err(Array::error)?;

@@ -1,17 +1,20 @@
-//! oxla_nn's LstmCell, GruCell, Rnn, Bidirectional and flip_sequences
-//! against Flax linen (reference/recurrent_layers.py): on Flax's
+//! oxla_nn's LstmCell, GruCell, SimpleCell, MguCell, ConvLstmCell, Rnn,
+//! Bidirectional and flip_sequences against Flax linen
+//! (reference/recurrent_layers.py): on Flax's
 //! (perturbed) parameters, loaded leaf for leaf from Flax's nested names,
 //! one cell step and whole sequences (forward, reverse with and without
-//! keep_order, time-major, seq_lengths, bidirectional), eagerly and under
+//! keep_order, time-major, seq_lengths, bidirectional with Flax's
+//! concatenation and with a merge_fn of its own, a convolutional cell
+//! over a video), eagerly and under
 //! jit, with the gradient of `sum(sin(outputs)) + sum(final carry)` w.r.t.
-//! the parameters, the input and the initial carry; the orthogonal
-//! initializer; and the errors of inputs, carries and lengths that do not
+//! the parameters, the input and the initial carry; carries drawn by a
+//! carry_init; the orthogonal initializer; and the errors of inputs, carries and lengths that do not
 //! fit.
 
 use oxla::{Array, DType, Pytree, jit, numpy as jnp, random::Key, value_and_grad};
 use oxla_nn::{
-    Activation, Bidirectional, GruCell, Linear, LstmCell, Rnn, RnnCell, flip_sequences,
-    initializers,
+    Activation, Bidirectional, ConvLstmCell, GruCell, Linear, LstmCell, MguCell, Rnn, RnnCell,
+    SimpleCell, flip_sequences, initializers,
 };
 use serde_json::Value;
 
@@ -151,7 +154,67 @@ impl<C: RnnCell + Flax> Flax for Rnn<C> {
     }
 }
 
-impl Flax for Bidirectional<LstmCell, GruCell> {
+impl Flax for SimpleCell {
+    fn load(p: &Value) -> Self {
+        SimpleCell {
+            i: Linear::load(&p["i"]),
+            h: Linear::load(&p["h"]),
+            activation_fn: Activation::Tanh,
+            residual: false,
+        }
+    }
+    fn assert_matches(&self, want: &Value, what: &str) {
+        gates_match(&[("i", &self.i), ("h", &self.h)], want, what);
+    }
+}
+
+impl Flax for MguCell {
+    fn load(p: &Value) -> Self {
+        let l = |name: &str| Linear::load(&p[name]);
+        MguCell {
+            if_: l("if"),
+            in_: l("in"),
+            hf: l("hf"),
+            hn: l("hn"),
+            gate_fn: Activation::Sigmoid,
+            activation_fn: Activation::Tanh,
+            reset_gate: p["hn"].get("bias").is_some(),
+        }
+    }
+    fn assert_matches(&self, want: &Value, what: &str) {
+        let gates = [
+            ("if", &self.if_),
+            ("in", &self.in_),
+            ("hf", &self.hf),
+            ("hn", &self.hn),
+        ];
+        gates_match(&gates, want, what);
+    }
+}
+
+impl Flax for ConvLstmCell {
+    fn load(p: &Value) -> Self {
+        let (ih, hh) = (Linear::load(&p["ih"]), Linear::load(&p["hh"]));
+        let shape = ih.kernel.shape().to_vec();
+        let window = &shape[..shape.len() - 2];
+        let (in_features, features) = (shape[shape.len() - 2], shape[shape.len() - 1] / 4);
+        let mut cell = ConvLstmCell::new(Key::new(0), in_features, features, window);
+        (cell.ih.kernel, cell.ih.bias) = (ih.kernel, ih.bias);
+        (cell.hh.kernel, cell.hh.bias) = (hh.kernel, hh.bias);
+        cell
+    }
+    fn assert_matches(&self, want: &Value, what: &str) {
+        for (name, conv) in [("ih", &self.ih), ("hh", &self.hh)] {
+            let as_linear = Linear {
+                kernel: conv.kernel.clone(),
+                bias: conv.bias.clone(),
+            };
+            as_linear.assert_matches(&want[name], &format!("{what}.{name}"));
+        }
+    }
+}
+
+impl<F: RnnCell + Flax, B: RnnCell + Flax> Flax for Bidirectional<F, B> {
     fn load(p: &Value) -> Self {
         Bidirectional::new(Rnn::load(&p["forward_rnn"]), Rnn::load(&p["backward_rnn"]))
     }
@@ -285,7 +348,7 @@ fn seq_lengths_keep_padding_at_the_end_and_pick_each_last_carry() {
     let lengths = arr(&c["seq_lengths"]);
     check_case(
         "bidirectional",
-        Bidirectional::load(&c["params"]),
+        Bidirectional::<LstmCell, GruCell>::load(&c["params"]),
         |b, x, carry| b.apply_with_carry(x, Some(carry), Some(&lengths)),
     );
 
@@ -296,6 +359,87 @@ fn seq_lengths_keep_padding_at_the_end_and_pick_each_last_carry() {
     let x_time_major = jnp::swapaxes(&x, 0, 1);
     let flipped = flip_sequences(&x_time_major, Some(&lengths), 1, true);
     assert_close(&flipped, &c["time_major"], "flip_sequences time-major");
+}
+
+#[test]
+fn simple_and_mgu_cells_step_as_flax_with_and_without_their_options() {
+    let cell = |name: &str| SimpleCell::load(&case(name)["params"]);
+    let step = |c: &SimpleCell, x: &Array, carry| c.apply(carry, x);
+    check_case("simple_cell", cell("simple_cell"), step);
+    let residual = SimpleCell {
+        residual: true,
+        ..cell("simple_cell_residual")
+    };
+    check_case("simple_cell_residual", residual, step);
+    for name in ["mgu_cell", "mgu_cell_no_reset"] {
+        let mgu = MguCell::load(&case(name)["params"]);
+        assert_eq!(mgu.reset_gate, name == "mgu_cell", "{name}");
+        check_case(name, mgu, |c, x, carry| c.apply(carry, x));
+    }
+    let time_major = Rnn {
+        time_major: true,
+        ..Rnn::<MguCell>::load(&case("rnn_mgu_time_major")["params"])
+    };
+    check_case("rnn_mgu_time_major", time_major, |r, x, c| {
+        r.apply_with_carry(x, Some(c), None)
+    });
+}
+
+#[test]
+fn conv_lstm_cell_steps_and_scans_a_video_as_flax() {
+    let cell = ConvLstmCell::load(&case("conv_lstm_cell")["params"]);
+    assert_eq!(cell.num_feature_axes(), 3);
+    check_case("conv_lstm_cell", cell, |c, x, carry| c.apply(carry, x));
+    // [batch, time, height, width, features], reversed within each length.
+    let c = case("rnn_conv_lstm");
+    let lengths = arr(&c["seq_lengths"]);
+    let rnn = Rnn {
+        reverse: true,
+        keep_order: true,
+        ..Rnn::<ConvLstmCell>::load(&c["params"])
+    };
+    check_case("rnn_conv_lstm", rnn, |r, x, carry| {
+        r.apply_with_carry(x, Some(carry), Some(&lengths))
+    });
+}
+
+#[test]
+fn bidirectional_merges_with_a_function_of_its_own_as_flaxs_merge_fn() {
+    let c = case("bidirectional_sum");
+    let lengths = arr(&c["seq_lengths"]);
+    check_case(
+        "bidirectional_sum",
+        Bidirectional::<SimpleCell, GruCell>::load(&c["params"]),
+        |b, x, carry| b.apply_with_merge(x, Some(carry), Some(&lengths), |f, b| f + b),
+    );
+}
+
+/// `initialize_carry_with` draws each carry leaf as Flax's
+/// `initialize_carry` with a `carry_init` does: bit for bit, the same key.
+#[test]
+fn carries_drawn_by_a_carry_init_are_flaxs() {
+    let want = &case("carry_init");
+    let normal = initializers::normal(0.5);
+    let lstm = LstmCell::new(Key::new(0), 3, 4).initialize_carry_with(Key::new(3), &[2, 3], normal);
+    lstm.assert_matches(&want["lstm"], "lstm carry");
+    let gru = GruCell::new(Key::new(0), 3, 4).initialize_carry_with(Key::new(3), &[2, 3], normal);
+    gru.assert_matches(&want["gru"], "gru carry");
+    let simple =
+        SimpleCell::new(Key::new(0), 3, 4).initialize_carry_with(Key::new(3), &[2, 3], normal);
+    simple.assert_matches(&want["simple"], "simple carry");
+    let mgu = MguCell::new(Key::new(0), 3, 4).initialize_carry_with(Key::new(3), &[2, 3], normal);
+    mgu.assert_matches(&want["mgu"], "mgu carry");
+    let conv = ConvLstmCell::new(Key::new(0), 2, 4, &[3, 3]).initialize_carry_with(
+        Key::new(3),
+        &[2, 5, 5, 2],
+        initializers::uniform(2.0),
+    );
+    conv.assert_matches(&want["conv_lstm"], "conv_lstm carry");
+    // The drawn carry runs: an RNN from it.
+    let rnn = Rnn::new(MguCell::new(Key::new(0), 3, 4));
+    let x = jnp::ones(&[2, 5, 3], DType::F32);
+    let (h, y) = rnn.apply_with_carry(&x, Some(mgu), None);
+    assert_eq!((h.shape(), y.shape()), (&[2i64, 4][..], &[2i64, 5, 4][..]));
 }
 
 /// Fresh cells have Flax's parameter names and shapes, orthogonal hidden
@@ -419,4 +563,35 @@ fn wrong_features_carries_and_lengths_name_the_layer_shapes_and_line() {
         msg.contains("seq_lengths is i32[3]") && msg.contains("[2]"),
         "{msg}"
     );
+
+    // The new cells: a carry that does not fit, a video of too few axes,
+    // a window of no axes (the constructor's error, reported by apply).
+    let simple = SimpleCell::new(Key::new(0), 3, 4);
+    let (_, y) = simple.apply(
+        jnp::zeros(&[2, 5], DType::F32),
+        &jnp::ones(&[2, 3], DType::F32),
+    );
+    let msg = error_of(&y);
+    assert!(
+        msg.contains("SimpleCell.apply of f32[2,3]: its carry is f32[2,5]"),
+        "{msg}"
+    );
+    let conv = Rnn::new(ConvLstmCell::new(Key::new(0), 2, 3, &[3, 3]));
+    let line = line!() + 1;
+    let y = conv.apply(&jnp::ones(&[4, 5, 2], DType::F32));
+    let msg = error_of(&y);
+    assert!(
+        msg.contains("Rnn.apply of f32[4,5,2]")
+            && msg.contains("[*batch, time, *spatial, features]")
+            && msg.contains(&format!("recurrent_layers.rs:{line}")),
+        "{msg}"
+    );
+    let no_window = ConvLstmCell::new(Key::new(0), 2, 3, &[]);
+    let ((c, _), y) = no_window.apply(
+        no_window.initialize_carry(&[1, 5, 5, 2]),
+        &jnp::ones(&[1, 5, 5, 2], DType::F32),
+    );
+    let msg = error_of(&y);
+    assert!(msg.contains("at least one spatial axis"), "{msg}");
+    assert_eq!(error_of(&c), msg);
 }

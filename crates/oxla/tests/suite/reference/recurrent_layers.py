@@ -23,6 +23,17 @@ the initial carry ("carry") by jax.grad:
     [3, 6, 3] with seq_lengths [6, 2, 4]; carry is [lstm (c, h), gru h]
   flip_sequences: flax's flip_sequences of [3, 6, 2] with lengths [6, 2, 4],
     batch-major, and of its [6, 3, 2] transpose, time-major
+  simple_cell, simple_cell_residual: SimpleCell(4) (residual=True) one step
+  mgu_cell, mgu_cell_no_reset: MGUCell(4) (reset_gate=False) one step
+  conv_lstm_cell: ConvLSTMCell(4, (3, 3)) one step on [2, 5, 5, 2]
+  rnn_conv_lstm: RNN(ConvLSTMCell(3, (3, 3)), reverse=True,
+    keep_order=True) over [2, 4, 5, 5, 2] with seq_lengths [4, 2]
+  rnn_mgu_time_major: RNN(MGUCell(4), time_major=True) over [5, 2, 3]
+  bidirectional_sum: Bidirectional(RNN(SimpleCell(4)), RNN(GRUCell(4)),
+    merge_fn=a + b) over [3, 6, 3] with seq_lengths [6, 2, 4]
+  carry_init: each cell's initialize_carry(jax.random.key(3), shape) with
+    carry_init=normal(0.5) (lstm, gru, simple, mgu on (2, 3); conv_lstm on
+    (2, 5, 5, 2), its carry_init uniform(2.0)); a list for a pair
 Each array is {"dtype", "shape", "data": base64 of little-endian bytes}.
 """
 
@@ -141,6 +152,48 @@ out["flip_sequences"] = {
     "x": enc(x_flip), "seq_lengths": enc(lengths),
     "batch_major": enc(flip_sequences(x_flip, lengths, 1, False)),
     "time_major": enc(flip_sequences(np.swapaxes(x_flip, 0, 1), lengths, 1, True)),
+}
+
+simple = nn.SimpleCell(features=4)
+out["simple_cell"] = case(simple, x_step, rand(2, 4), cell_call(simple))
+simple = nn.SimpleCell(features=4, residual=True)
+out["simple_cell_residual"] = case(simple, x_step, rand(2, 4), cell_call(simple))
+mgu = nn.MGUCell(features=4)
+out["mgu_cell"] = case(mgu, x_step, rand(2, 4), cell_call(mgu))
+mgu = nn.MGUCell(features=4, reset_gate=False)
+out["mgu_cell_no_reset"] = case(mgu, x_step, rand(2, 4), cell_call(mgu))
+
+x_image = rand(2, 5, 5, 2)
+conv = nn.ConvLSTMCell(features=4, kernel_size=(3, 3))
+out["conv_lstm_cell"] = case(
+    conv, x_image, (rand(2, 5, 5, 4), rand(2, 5, 5, 4)), cell_call(conv))
+
+x_video = rand(2, 4, 5, 5, 2)
+video_lengths = np.array([4, 2], np.int32)
+rnn = nn.RNN(nn.ConvLSTMCell(features=3, kernel_size=(3, 3)), reverse=True, keep_order=True)
+c = out["rnn_conv_lstm"] = case(
+    rnn, x_video, (rand(2, 5, 5, 3), rand(2, 5, 5, 3)),
+    rnn_call(rnn, seq_lengths=video_lengths))
+c["seq_lengths"] = enc(video_lengths)
+
+rnn = nn.RNN(nn.MGUCell(features=4), time_major=True)
+out["rnn_mgu_time_major"] = case(rnn, x_time_major, rand(2, 4), rnn_call(rnn))
+
+bi = nn.Bidirectional(nn.RNN(nn.SimpleCell(features=4)), nn.RNN(nn.GRUCell(features=4)),
+                      merge_fn=lambda a, b: a + b)
+c = out["bidirectional_sum"] = case(
+    bi, x_padded, (rand(3, 4), rand(3, 4)), rnn_call(bi, seq_lengths=lengths))
+c["seq_lengths"] = enc(lengths)
+
+key = jax.random.key(3)
+normal = nn.initializers.normal(0.5)
+out["carry_init"] = {
+    "lstm": enc_tree(nn.LSTMCell(4, carry_init=normal).initialize_carry(key, (2, 3))),
+    "gru": enc_tree(nn.GRUCell(4, carry_init=normal).initialize_carry(key, (2, 3))),
+    "simple": enc_tree(nn.SimpleCell(4, carry_init=normal).initialize_carry(key, (2, 3))),
+    "mgu": enc_tree(nn.MGUCell(4, carry_init=normal).initialize_carry(key, (2, 3))),
+    "conv_lstm": enc_tree(nn.ConvLSTMCell(
+        4, (3, 3), carry_init=nn.initializers.uniform(2.0)).initialize_carry(key, (2, 5, 5, 2))),
 }
 
 print(json.dumps(out))
