@@ -4,9 +4,9 @@ use oxla::Array;
 use oxla::numpy as jnp;
 use oxla::random::{IntoKey, Key};
 
-use super::{RnnCell, cell_error, check_state, zero_state};
+use super::{RnnCell, check_step, zero_state};
+use crate::activations;
 use crate::conv::{Conv, ConvInit, ConvPadding};
-use crate::{activations, expect_features, own_error};
 
 /// A convolutional LSTM cell (Shi et al. 2015), as Flax's
 /// `nn.ConvLSTMCell`: the LSTM's gates computed by two convolutions with
@@ -123,14 +123,8 @@ impl RnnCell for ConvLstmCell {
     /// in_features]`.
     #[track_caller]
     fn apply(&self, (c, h): (Array, Array), x: &Array) -> ((Array, Array), Array) {
-        if let Some(e) = own_error(self) {
-            return cell_error(self, e);
-        }
-        let checked = expect_features(Self::NAME, x, self.in_features())
-            .and_then(|()| check_state(Self::NAME, x, &c, self.features()))
-            .and_then(|()| check_state(Self::NAME, x, &h, self.features()));
-        if let Err(e) = checked {
-            return cell_error(self, e);
+        if let Err(failed) = check_step(self, x, &[&c, &h]) {
+            return failed;
         }
         let gates = self.ih.apply(x) + self.hh.apply(&h);
         // numpy's split gives four sections, or four copies of its error.

@@ -3,9 +3,9 @@
 use oxla::random::{IntoKey, Key};
 use oxla::{Array, DType};
 
-use super::{RnnCell, cell_error, check_state, flax_named_pytree, gate, zero_state};
+use super::{RnnCell, check_step, flax_named_pytree, gate, zero_state};
 use crate::initializers::{self, Initializer};
-use crate::{Activation, Linear, expect_features, own_error};
+use crate::{Activation, Linear};
 
 /// A long short-term memory cell, as Flax's `nn.LSTMCell` (whose
 /// parameters `nn.OptimizedLSTMCell` shares):
@@ -131,14 +131,8 @@ impl RnnCell for LstmCell {
     /// `((c', h'), h')` for the carry `(c, h)` and `x` `[*batch, in_features]`.
     #[track_caller]
     fn apply(&self, (c, h): (Array, Array), x: &Array) -> ((Array, Array), Array) {
-        if let Some(e) = own_error(self) {
-            return cell_error(self, e);
-        }
-        let checked = expect_features(Self::NAME, x, self.in_features())
-            .and_then(|()| check_state(Self::NAME, x, &c, self.features()))
-            .and_then(|()| check_state(Self::NAME, x, &h, self.features()));
-        if let Err(e) = checked {
-            return cell_error(self, e);
+        if let Err(failed) = check_step(self, x, &[&c, &h]) {
+            return failed;
         }
         let pre = |input: &Linear, hidden: &Linear| input.apply(x) + hidden.apply(&h);
         let i = self.gate_fn.apply(&pre(&self.ii, &self.hi));

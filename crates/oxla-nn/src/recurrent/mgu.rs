@@ -3,9 +3,9 @@
 use oxla::random::{IntoKey, Key};
 use oxla::{Array, DType};
 
-use super::{RnnCell, cell_error, check_state, flax_named_pytree, gate, zero_state};
+use super::{RnnCell, check_step, flax_named_pytree, gate, zero_state};
 use crate::initializers::{self, Initializer};
-use crate::{Activation, Linear, expect_features, own_error};
+use crate::{Activation, Linear};
 
 /// A minimal gated unit (Zhou et al. 2016), as Flax's `nn.MGUCell`:
 ///
@@ -127,13 +127,8 @@ impl RnnCell for MguCell {
     /// `(h', h')` for the carry `h` and `x` `[*batch, in_features]`.
     #[track_caller]
     fn apply(&self, h: Array, x: &Array) -> (Array, Array) {
-        if let Some(e) = own_error(self) {
-            return cell_error(self, e);
-        }
-        let checked = expect_features(Self::NAME, x, self.in_features())
-            .and_then(|()| check_state(Self::NAME, x, &h, self.features()));
-        if let Err(e) = checked {
-            return cell_error(self, e);
+        if let Err(failed) = check_step(self, x, &[&h]) {
+            return failed;
         }
         let f = self.gate_fn.apply(&(self.if_.apply(x) + self.hf.apply(&h)));
         let mut hidden = self.hn.apply(&h);

@@ -214,6 +214,24 @@ fn errors_like<T: Pytree<Value = T>>(template: &T, error: &Array) -> T {
         .expect("a structure rebuilds from as many leaves as it has")
 }
 
+/// `Ok` when a step of `cell` can run on `x` with the carry's `states`
+/// (the cell's own parameters carry no error, `x` has the cell's input
+/// features and each state its hidden ones); else the error as the cell's
+/// `(carry, output)`, naming the cell, the shapes and the caller's line.
+#[track_caller]
+fn check_step<C: RnnCell>(cell: &C, x: &Array, states: &[&Array]) -> Result<(), (C::Carry, Array)> {
+    if let Some(e) = crate::own_error(cell) {
+        return Err(cell_error(cell, e));
+    }
+    crate::expect_features(C::NAME, x, cell.in_features())
+        .and_then(|()| {
+            states
+                .iter()
+                .try_for_each(|state| check_state(C::NAME, x, state, cell.features()))
+        })
+        .map_err(|e| cell_error(cell, e))
+}
+
 /// The error `e` as the cell's `(carry, output)`.
 fn cell_error<C: RnnCell>(cell: &C, e: Array) -> (C::Carry, Array) {
     let template = cell.initialize_carry(&[cell.in_features()]);

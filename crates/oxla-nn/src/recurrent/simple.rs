@@ -3,9 +3,9 @@
 use oxla::random::{IntoKey, Key};
 use oxla::{Array, DType};
 
-use super::{RnnCell, cell_error, check_state, gate, zero_state};
+use super::{RnnCell, check_step, gate, zero_state};
 use crate::initializers::{self, Initializer};
-use crate::{Activation, Linear, expect_features, own_error};
+use crate::{Activation, Linear};
 
 /// The simple (Elman) recurrent cell, as Flax's `nn.SimpleCell`:
 ///
@@ -103,13 +103,8 @@ impl RnnCell for SimpleCell {
     /// `(h', h')` for the carry `h` and `x` `[*batch, in_features]`.
     #[track_caller]
     fn apply(&self, h: Array, x: &Array) -> (Array, Array) {
-        if let Some(e) = own_error(self) {
-            return cell_error(self, e);
-        }
-        let checked = expect_features(Self::NAME, x, self.in_features())
-            .and_then(|()| check_state(Self::NAME, x, &h, self.features()));
-        if let Err(e) = checked {
-            return cell_error(self, e);
+        if let Err(failed) = check_step(self, x, &[&h]) {
+            return failed;
         }
         let mut pre = self.i.apply(x) + self.h.apply(&h);
         if self.residual {
