@@ -97,6 +97,7 @@ pub fn make_attention_mask(
 /// `make_causal_mask(x)` (its rank follows `x`, so under
 /// [`vmap`](oxla::vmap) a mask made from one example fits that example).
 /// An `x` without a sequence axis is an error naming the caller's line.
+/// [`make_causal_mask_with`] adds Flax's `extra_batch_dims`.
 ///
 /// ```
 /// use oxla::{DType, numpy as jnp};
@@ -110,6 +111,21 @@ pub fn make_attention_mask(
 /// ```
 #[track_caller]
 pub fn make_causal_mask(x: &Array) -> Array {
+    make_causal_mask_with(x, 0)
+}
+
+/// [`make_causal_mask`] with `extra_batch_dims` axes of 1 in front (Flax's
+/// `make_causal_mask(x, extra_batch_dims)`): bool `[1 × extra_batch_dims,
+/// batch..., 1, len, len]`.
+///
+/// ```
+/// use oxla::{DType, numpy as jnp};
+/// use oxla_nn::make_causal_mask_with;
+/// let mask = make_causal_mask_with(&jnp::zeros(&[2, 3], DType::I32), 1);
+/// assert_eq!(mask.shape(), &[1, 2, 1, 3, 3]);
+/// ```
+#[track_caller]
+pub fn make_causal_mask_with(x: &Array, extra_batch_dims: usize) -> Array {
     let shape = match x.aval() {
         Err(e) => return Array::error(e),
         Ok(a) => a.shape.clone(),
@@ -122,7 +138,7 @@ pub fn make_causal_mask(x: &Array) -> Array {
         )));
     };
     let positions = jnp::broadcast_to(&jnp::arange(0.0, length as f64, 1.0, DType::I32), &shape);
-    make_attention_mask(&positions, &positions, jnp::greater_equal, 0)
+    make_attention_mask(&positions, &positions, jnp::greater_equal, extra_batch_dims)
 }
 
 /// `Ok` when `mask` fits the attention weights of `inputs_q` over `inputs_kv`

@@ -66,7 +66,7 @@ pub use activations::{
 };
 pub use attention::{
     MultiHeadAttention, Projection, flax_dot_product_attention, make_attention_mask,
-    make_causal_mask,
+    make_causal_mask, make_causal_mask_with,
 };
 pub use batch_norm::{BatchNorm, BatchStats};
 pub use conv::{Conv, Conv2d, ConvInit, ConvPadding, ConvTranspose};

@@ -101,6 +101,11 @@ fn mask_helpers_match_flax() {
         &m["causal"],
         "make_causal_mask",
     );
+    assert_close(
+        &nn::make_causal_mask_with(&tokens, 2),
+        &m["causal_extra"],
+        "make_causal_mask(extra_batch_dims=2)",
+    );
     let valid = jnp::greater(&tokens, &Array::scalar(0i32).unwrap());
     assert_close(
         &nn::make_attention_mask(&valid, &valid, jnp::logical_and, 1),

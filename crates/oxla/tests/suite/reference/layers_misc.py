@@ -8,7 +8,7 @@ loss = sum(sin(y)) w.r.t. the parameters and the input (jax.grad):
   attend: nn.Embed(10, 6).attend of a [2, 3, 6] query
   attention: nn.MultiHeadDotProductAttention(num_heads=2) over [3, 5, 8]
     with the padding mask nn.make_attention_mask(tokens > 0, tokens > 0)
-  masks: nn.make_causal_mask(tokens) and nn.make_attention_mask(valid,
+  masks: nn.make_causal_mask(tokens) (and with extra_batch_dims=2) and nn.make_attention_mask(valid,
     valid, extra_batch_dims=1) as bools, and the padding mask's tokens
   glu_<act>: a linen module gate/up/down of bias-free nn.Dense with act
     silu (SwiGLU, with the gradient), gelu (GeGLU) and sigmoid (GLU)
@@ -89,6 +89,7 @@ out["attention"]["mask"] = enc(padding_mask)
 out["masks"] = {
     "tokens": enc(tokens),
     "causal": enc(nn.make_causal_mask(tokens, dtype=jnp.bool_)),
+    "causal_extra": enc(nn.make_causal_mask(tokens, extra_batch_dims=2, dtype=jnp.bool_)),
     "padding_extra": enc(nn.make_attention_mask(
         valid, valid, extra_batch_dims=1, dtype=jnp.bool_)),
 }
