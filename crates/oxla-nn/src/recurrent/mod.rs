@@ -1,6 +1,6 @@
 //! Flax's recurrent layers: the cells [`LstmCell`], [`GruCell`],
-//! [`SimpleCell`], [`MguCell`] and [`ConvLstmCell`] (one time step), [`Rnn`], which runs a cell over a sequence with one
-//! `lax::scan`, and [`Bidirectional`], two of them in opposite directions.
+//! [`SimpleCell`], [`MguCell`] and [`ConvLstmCell`] (one time step),
+//! [`Rnn`], which runs a cell over a sequence with one `lax::scan`, and [`Bidirectional`], two of them in opposite directions.
 //!
 //! A cell's gate layers are [`Linear`]s named as Flax names its `Dense`
 //! sub-modules (`ii`, `if`, ..., `hn`), so Flax's parameter tree loads
@@ -71,7 +71,7 @@ pub trait RnnCell: Pytree<Value = Self> + Clone {
     ///
     /// ```
     /// use oxla_nn::{LstmCell, RnnCell, initializers};
-    /// use oxla::random::{IntoKey, Key};
+    /// use oxla::random::Key;
     /// let cell = LstmCell::new(Key::new(0), 3, 4);
     /// let (c, h) = cell.initialize_carry_with(Key::new(1), &[2, 3], initializers::normal(0.1));
     /// assert_eq!((c.shape(), h.shape()), (&[2i64, 4][..], &[2i64, 4][..]));
@@ -90,14 +90,14 @@ pub trait RnnCell: Pytree<Value = Self> + Clone {
             1 => vec![key],
             n => oxla::random::split(key, n),
         };
-        let drawn = leaves
+        let mut drawn = leaves
             .iter()
             .zip(keys)
             .map(|(leaf, key)| match leaf.aval() {
                 Ok(a) => carry_init.init(key, &a.shape, a.dtype),
                 Err(_) => leaf.clone(),
             });
-        Self::Carry::unflatten_from(&def, &mut drawn.collect::<Vec<_>>().into_iter())
+        Self::Carry::unflatten_from(&def, &mut drawn)
             .expect("a structure rebuilds from as many leaves as it has")
     }
 }

@@ -5,7 +5,7 @@ use oxla::lax::{self, ScanOptions};
 use oxla::numpy as jnp;
 use oxla::{Array, Pytree};
 
-use super::{RnnCell, errors_like};
+use super::{RnnCell, cell_error, errors_like};
 use crate::{expect_features, layer_input_error, own_error};
 
 /// Runs a cell over the time axis of a sequence with one `lax::scan`, as
@@ -13,8 +13,8 @@ use crate::{expect_features, layer_input_error, own_error};
 /// features]` when `time_major`), outputs `[*batch, time, cell features]`
 /// in the same layout; for a cell with several feature axes
 /// ([`RnnCell::num_feature_axes`], a [`ConvLstmCell`]'s spatial axes and
-/// features) the time axis sits before all of them. The cell's parameters are shared by every step;
-/// the initial carry is the cell's zeros unless one is given (one drawn
+/// features) the time axis sits before all of them. The cell's parameters
+/// are shared by every step; the initial carry is the cell's zeros unless one is given (one drawn
 /// otherwise comes from [`RnnCell::initialize_carry_with`], Flax's
 /// `carry_init`).
 ///
@@ -134,10 +134,7 @@ impl<C: RnnCell> Rnn<C> {
         seq_lengths: Option<&Array>,
         direction: Direction,
     ) -> (C::Carry, Array) {
-        let fail = |e: Array| {
-            let template = self.cell.initialize_carry(&[self.cell.in_features()]);
-            (errors_like(&template, &e), e)
-        };
+        let fail = |e: Array| cell_error(&self.cell, e);
         let layout = match self.check(x, initial_carry.as_ref(), seq_lengths, direction) {
             Ok(layout) => layout,
             Err(e) => return fail(e),
