@@ -231,6 +231,7 @@ fn conv_nchw() -> Primitive {
         feature_group_count: 1,
         batch_group_count: 1,
         preferred_element_type: None,
+        precision: None,
     })
 }
 
@@ -958,6 +959,7 @@ fn cases() -> Vec<Case> {
                 feature_group_count: 1,
                 batch_group_count: 1,
                 preferred_element_type: None,
+                precision: None,
             }),
             &["f32[2,3,8,8]", "f32[4,3,3,3]"],
             Types(&["f32[2,4,6,6]"]),
@@ -976,6 +978,7 @@ fn cases() -> Vec<Case> {
                 feature_group_count: 1,
                 batch_group_count: 1,
                 preferred_element_type: None,
+                precision: None,
             }),
             &["f32[2,3,8,8]", "f32[4,2,3,3]"],
             Error("feature"),

@@ -69,7 +69,9 @@ pub use attention::{
     make_causal_mask, make_causal_mask_with,
 };
 pub use batch_norm::{BatchNorm, BatchStats};
-pub use conv::{Conv, Conv2d, ConvInit, ConvPadding, ConvTranspose};
+pub use conv::{
+    Conv, Conv2d, ConvInit, ConvLocal, ConvLocalGeometry, ConvPadding, ConvTranspose, KernelMask,
+};
 pub use dot_product_attention::{AttentionOptions, dot_product_attention};
 pub use dropout::Dropout;
 pub use embedding::Embedding;

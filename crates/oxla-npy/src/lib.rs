@@ -1,6 +1,6 @@
 //! NumPy `.npy` files (format versions 1, 2 and 3) as [`HostArray`]s: an
 //! element type, a shape, and row-major little-endian bytes, ready to become
-//! a device buffer.
+//! a device buffer; and `.npz` archives of them ([`npz`]).
 //!
 //! Reading accepts both byte orders and Fortran order (converted to
 //! row-major little-endian). bfloat16 has no NumPy type code: `ml_dtypes`
@@ -14,6 +14,8 @@ use std::ops::Range;
 use std::path::Path;
 
 use oxla_dtype::ElementType;
+
+pub mod npz;
 
 /// Errors of reading or writing `.npy` data.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +36,10 @@ pub enum NpyError {
         "unsupported .npy dtype {0:?} (oxla reads bool, int8-64, uint8-64, float16/32/64, complex64/128 and bfloat16 as <V2)"
     )]
     UnsupportedDtype(String),
+    /// The bytes are not a `.npz` archive oxla can read, or one of its
+    /// members could not be written.
+    #[error("not a valid .npz archive: {0}")]
+    Archive(String),
 }
 
 /// Result type of this crate.

@@ -32,8 +32,11 @@ mod convolution;
 mod fourier;
 mod in_dim;
 pub mod linalg;
+mod ragged;
 mod reduce;
 mod rng;
+mod scaled_dot;
+mod scatter_apply;
 mod special;
 
 pub use associative::{associative_scan, cumlogsumexp};
@@ -41,7 +44,7 @@ pub use beta::betainc;
 pub use conveniences::{
     approx_max_k, approx_min_k, batch_matmul, broadcast_like, broadcast_to_rank, broadcasted_iota,
     collapse, composite, conv, conv_with_general_padding, dot, dtype, empty, full, full_like,
-    mulhi, optimization_barrier, padtype_to_pads, platform_dependent, ragged_dot, reciprocal,
+    mulhi, optimization_barrier, padtype_to_pads, platform_dependent, reciprocal,
     reduce_window_shape_tuple, reduce_xor, scatter_add, scatter_max, scatter_min, scatter_mul,
     scatter_sub, select, shape_as_value, sort_key_val, stack, tile, unstack,
 };
@@ -54,8 +57,11 @@ pub use in_dim::{
     broadcast, dynamic_index_in_dim, dynamic_slice_in_dim, dynamic_update_index_in_dim,
     dynamic_update_slice_in_dim, index_in_dim, reshape_with_dimensions, slice_in_dim,
 };
+pub use ragged::{RaggedDotDimensionNumbers, ragged_dot, ragged_dot_general};
 pub use reduce::reduce;
 pub use rng::{RngAlgorithm, rng_bit_generator, rng_uniform};
+pub use scaled_dot::scaled_dot;
+pub use scatter_apply::scatter_apply;
 pub use special::{igamma, igamma_grad_a, igammac, random_gamma_grad};
 
 use crate::array::{Array, Inner};
@@ -951,6 +957,10 @@ pub struct ConvOptions {
     pub batch_group_count: i64,
     /// The result dtype, if not the operands'.
     pub preferred_element_type: Option<DType>,
+    /// Precision on accelerators (`Precision::Highest` for full f32 on
+    /// GPUs and TPUs; CPUs ignore it); `None` takes
+    /// [`crate::config::default_matmul_precision`], as JAX's.
+    pub precision: Option<oxla_core::Precision>,
 }
 
 impl Default for ConvOptions {
@@ -961,6 +971,7 @@ impl Default for ConvOptions {
             feature_group_count: 1,
             batch_group_count: 1,
             preferred_element_type: None,
+            precision: None,
         }
     }
 }
@@ -1012,6 +1023,9 @@ pub fn conv_general_dilated(
             feature_group_count: options.feature_group_count,
             batch_group_count: options.batch_group_count,
             preferred_element_type: options.preferred_element_type,
+            precision: options
+                .precision
+                .or_else(crate::config::default_matmul_precision),
         }),
         &[&lhs, &rhs],
     )

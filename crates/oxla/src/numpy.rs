@@ -35,6 +35,7 @@ mod sets;
 mod signals;
 mod statistics;
 mod tile;
+mod vectorize;
 mod windows;
 
 pub use arrays::{
@@ -70,7 +71,7 @@ pub use math::{
     logical_or, logical_xor, r#mod, nan_to_num, nextafter, positive, pow, rad2deg, radians,
     reciprocal, right_shift, rint, round, signbit, sinc, spacing, true_divide, trunc,
 };
-pub use npy_files::{load, save};
+pub use npy_files::{load, load_npz, save, savez, savez_compressed};
 pub use ordering::{argpartition, lexsort, partition, sort_complex};
 pub use padding::{PadMode, pad};
 pub use placement::{Positions, choose, delete, insert, place, put, put_along_axis};
@@ -94,6 +95,7 @@ pub use signals::{
 };
 pub use statistics::{argwhere, corrcoef, cov, flatnonzero, gradient, nonzero, unwrap};
 pub use tile::tile;
+pub use vectorize::{Vectorize, vectorize};
 pub use windows::{bartlett, blackman, hamming, hanning, kaiser};
 
 /// The dtype and weakness all of `xs` promote to.

@@ -80,6 +80,8 @@ pub enum Op {
         batch_group_count: i64,
         /// The result dtype, if not the operands'.
         preferred_element_type: Option<DType>,
+        /// Precision of both operands on accelerators, if set.
+        precision: Option<Precision>,
     },
 }
 
@@ -109,6 +111,7 @@ impl Op {
                 feature_group_count,
                 batch_group_count,
                 preferred_element_type,
+                precision,
             } => vec![
                 format!("batch_group_count={batch_group_count}"),
                 format!(
@@ -120,6 +123,11 @@ impl Op {
                 format!("feature_group_count={feature_group_count}"),
                 format!("lhs_dilation={}", print::tuple(lhs_dilation)),
                 format!("padding={}", print::pairs(padding)),
+                // JAX prints a convolution's precision even when unset.
+                match precision {
+                    Some(p) => format!("precision=(Precision.{0}, Precision.{0})", p.name()),
+                    None => "precision=None".to_string(),
+                },
                 format!(
                     "preferred_element_type={}",
                     preferred_element_type.map_or("None", |d| d.numpy_name())
@@ -176,6 +184,7 @@ pub(crate) fn output_types(op: &Op, inputs: &[&Aval]) -> RuleResult<Vec<Aval>> {
             feature_group_count,
             batch_group_count,
             preferred_element_type,
+            precision: _,
         } => {
             expect_arity(inputs, 2)?;
             conv_shape(

@@ -29,6 +29,7 @@ pub(crate) fn lower<'c, 'a>(
             dimension_numbers: dn,
             feature_group_count,
             batch_group_count,
+            precision,
             ..
         } => {
             let spatial = |spec: &[i64]| attrs::i64_list(&spec[2..]);
@@ -44,21 +45,17 @@ pub(crate) fn lower<'c, 'a>(
                 dn.out_spec[1],
                 spatial(&dn.out_spec)
             );
-            e.op(
-                "stablehlo.convolution",
-                inputs,
-                &[out],
-                &[
-                    ("window_strides", attrs::i64_array(window_strides)),
-                    ("padding", attrs::padding_pairs(padding)),
-                    ("lhs_dilation", attrs::i64_array(lhs_dilation)),
-                    ("rhs_dilation", attrs::i64_array(rhs_dilation)),
-                    ("dimension_numbers", numbers),
-                    ("feature_group_count", attrs::i64_attr(*feature_group_count)),
-                    ("batch_group_count", attrs::i64_attr(*batch_group_count)),
-                ],
-                loc,
-            )
+            let mut attributes = vec![
+                ("window_strides", attrs::i64_array(window_strides)),
+                ("padding", attrs::padding_pairs(padding)),
+                ("lhs_dilation", attrs::i64_array(lhs_dilation)),
+                ("rhs_dilation", attrs::i64_array(rhs_dilation)),
+                ("dimension_numbers", numbers),
+                ("feature_group_count", attrs::i64_attr(*feature_group_count)),
+                ("batch_group_count", attrs::i64_attr(*batch_group_count)),
+            ];
+            attributes.extend(precision_config(*precision));
+            e.op("stablehlo.convolution", inputs, &[out], &attributes, loc)
         }
         Op::DotGeneral {
             lhs_contracting,
@@ -79,11 +76,17 @@ pub(crate) fn lower<'c, 'a>(
                     attrs::i64_list(rhs_contracting)
                 ),
             )];
-            if let Some(p) = precision {
-                let one = format!("#stablehlo<precision {}>", p.name());
-                attributes.push(("precision_config", format!("[{one}, {one}]")));
-            }
+            attributes.extend(precision_config(*precision));
             e.op("stablehlo.dot_general", inputs, &[out], &attributes, loc)
         }
     }
+}
+
+/// The `precision_config` attribute of a contraction whose operands both
+/// have `precision` (none when unset: the plugin's default).
+fn precision_config(precision: Option<oxla_core::Precision>) -> Option<(&'static str, String)> {
+    precision.map(|p| {
+        let one = format!("#stablehlo<precision {}>", p.name());
+        ("precision_config", format!("[{one}, {one}]"))
+    })
 }

@@ -5,7 +5,7 @@ use oxla::lax::Padding;
 use oxla::random::IntoKey;
 use oxla::{Array, DType};
 
-use super::general::{HyperParameters, convolve};
+use super::general::{HyperParameters, Weights, convolve};
 use super::{Conv, ConvInit, ConvPadding};
 use crate::initializers::{self, Initializer};
 
@@ -119,7 +119,11 @@ impl Conv2d {
             padding: &padding,
             input_dilation: &[],
             kernel_dilation: &[],
-            feature_group_count: 1,
+            weights: Weights::Shared {
+                feature_group_count: 1,
+            },
+            mask: None,
+            precision: None,
         };
         convolve("Conv2d", x, &self.kernel, self.bias.as_ref(), &hyper)
     }
@@ -135,6 +139,8 @@ impl From<Conv2d> for Conv {
             input_dilation: Vec::new(),
             kernel_dilation: Vec::new(),
             feature_group_count: 1,
+            mask: None,
+            precision: None,
         }
     }
 }

@@ -5,8 +5,11 @@ use oxla::Array;
 use oxla::lax::{self, ConvOptions};
 use oxla::random::{IntoKey, Key};
 
+use oxla::lax::Precision;
+
 use super::ConvInit;
 use super::geometry::{Batched, Layout, add_bias, per_axis, spatial_rank};
+use super::mask::{KernelMask, masked, set_mask};
 use super::padding::ConvPadding;
 use crate::layer_input_error;
 use crate::norm_stats::constructor_error;
@@ -59,6 +62,13 @@ pub struct Conv {
     /// with its own `features / feature_group_count` output features.
     #[pytree(static)]
     pub feature_group_count: i64,
+    /// A fixed mask multiplied into the kernel (Flax's `mask`), or none.
+    #[pytree(static)]
+    pub mask: Option<KernelMask>,
+    /// The convolution's precision on accelerators (Flax's `precision`);
+    /// `None` takes `oxla::config::default_matmul_precision`.
+    #[pytree(static)]
+    pub precision: Option<Precision>,
 }
 
 impl Conv {
@@ -140,6 +150,8 @@ impl Conv {
             input_dilation: Vec::new(),
             kernel_dilation: Vec::new(),
             feature_group_count,
+            mask: None,
+            precision: None,
         }
     }
 
@@ -168,6 +180,21 @@ impl Conv {
         self
     }
 
+    /// The same layer with its kernel masked by `mask` (Flax's `mask`, of
+    /// the kernel's shape) at every `apply`; a mask that is not concrete
+    /// leaves a layer carrying the error.
+    #[track_caller]
+    pub fn with_mask(mut self, mask: &Array) -> Conv {
+        set_mask(&mut self.kernel, &mut self.mask, mask);
+        self
+    }
+
+    /// The same layer with another precision (Flax's `precision`).
+    pub fn with_precision(mut self, precision: Option<Precision>) -> Conv {
+        self.precision = precision;
+        self
+    }
+
     /// The convolution of `x` `[batch..., *spatial, in_features]`: `[batch...,
     /// *out_spatial, features]`, or an error naming the layer, `x`'s type
     /// and the caller's line when `x` does not fit the kernel.
@@ -191,9 +218,30 @@ impl Conv {
             padding: &self.padding,
             input_dilation: &self.input_dilation,
             kernel_dilation: &self.kernel_dilation,
-            feature_group_count: self.feature_group_count,
+            weights: Weights::Shared {
+                feature_group_count: self.feature_group_count,
+            },
+            mask: self.mask.as_ref(),
+            precision: self.precision,
         }
     }
+}
+
+/// How a convolution's kernel is laid out over the output positions.
+#[derive(Clone, Copy)]
+pub(super) enum Weights<'a> {
+    /// One `[*window, in / groups, out]` kernel for every position
+    /// (`lax::conv_general_dilated`).
+    Shared {
+        /// The number of feature groups.
+        feature_group_count: i64,
+    },
+    /// A kernel per output position, `[*out_spatial, prod(window) · in,
+    /// out]` (`lax::conv_general_dilated_local`).
+    Local {
+        /// The window's size per spatial axis.
+        window: &'a [i64],
+    },
 }
 
 /// A convolution's hyper-parameters, as [`Conv`] holds them.
@@ -202,7 +250,9 @@ pub(super) struct HyperParameters<'a> {
     pub(super) padding: &'a ConvPadding,
     pub(super) input_dilation: &'a [i64],
     pub(super) kernel_dilation: &'a [i64],
-    pub(super) feature_group_count: i64,
+    pub(super) weights: Weights<'a>,
+    pub(super) mask: Option<&'a KernelMask>,
+    pub(super) precision: Option<Precision>,
 }
 
 /// Flax's `_Conv.__call__` with shared weights: `x` `[batch..., *spatial,
@@ -230,14 +280,38 @@ fn try_convolve(
     bias: Option<&Array>,
     hyper: &HyperParameters<'_>,
 ) -> Result<Array, Array> {
-    let spatial = spatial_rank(layer, kernel, x)?;
     let kernel_shape = kernel.shape_or_empty();
-    let in_features = kernel_shape[spatial] * hyper.feature_group_count;
+    let (spatial, window, in_features) = match hyper.weights {
+        Weights::Shared {
+            feature_group_count,
+        } => {
+            let spatial = spatial_rank(layer, kernel, x)?;
+            let window = kernel_shape[..spatial].to_vec();
+            (spatial, window, kernel_shape[spatial] * feature_group_count)
+        }
+        Weights::Local { window } => {
+            let spatial = window.len();
+            let patch: i64 = window.iter().product();
+            if kernel_shape.len() != spatial + 2 || patch == 0 || kernel_shape[spatial] % patch != 0
+            {
+                return Err(layer_input_error(
+                    layer,
+                    x,
+                    &format!(
+                        "the kernel {kernel_shape:?} is not [*out_spatial, {patch}·in, out] for a \
+                         window {window:?}"
+                    ),
+                ));
+            }
+            (spatial, window.to_vec(), kernel_shape[spatial] / patch)
+        }
+    };
+    let kernel = masked(layer, x, kernel, hyper.mask)?;
     let batched = Batched::of(layer, x, spatial, in_features)?;
     let strides = per_axis(layer, x, "strides", hyper.strides, spatial)?;
     let input_dilation = per_axis(layer, x, "input dilations", hyper.input_dilation, spatial)?;
     let kernel_dilation = per_axis(layer, x, "kernel dilations", hyper.kernel_dilation, spatial)?;
-    let dilated: Vec<i64> = kernel_shape[..spatial]
+    let dilated: Vec<i64> = window
         .iter()
         .zip(&kernel_dilation)
         .map(|(&k, &d)| (k - 1) * d + 1)
@@ -246,18 +320,74 @@ fn try_convolve(
         .padding
         .for_conv(&batched.x, &dilated, &input_dilation)
         .map_err(|message| layer_input_error(layer, x, &message))?;
-    let y = lax::conv_general_dilated(
-        &input,
-        kernel,
-        &strides,
-        &padding,
-        Layout::channels_last(spatial).strings(),
-        &ConvOptions {
-            lhs_dilation: input_dilation,
-            rhs_dilation: kernel_dilation,
-            feature_group_count: hyper.feature_group_count,
-            ..ConvOptions::default()
-        },
-    );
+    let layout = Layout::channels_last(spatial);
+    let y = match hyper.weights {
+        Weights::Shared {
+            feature_group_count,
+        } => lax::conv_general_dilated(
+            &input,
+            &kernel,
+            &strides,
+            &padding,
+            layout.strings(),
+            &ConvOptions {
+                lhs_dilation: input_dilation,
+                rhs_dilation: kernel_dilation,
+                feature_group_count,
+                precision: hyper.precision,
+                ..ConvOptions::default()
+            },
+        ),
+        Weights::Local { window } => {
+            let out_spatial = output_spatial(&input, &dilated, &strides, &padding, &input_dilation);
+            if out_spatial[..] != kernel_shape[..spatial] {
+                return Err(layer_input_error(
+                    layer,
+                    x,
+                    &format!(
+                        "the kernel {kernel_shape:?} holds weights for output positions {:?}, \
+                         but this input has output positions {out_spatial:?}",
+                        &kernel_shape[..spatial]
+                    ),
+                ));
+            }
+            lax::conv_general_dilated_local(
+                &input,
+                &kernel,
+                &strides,
+                &padding,
+                window,
+                Some(&input_dilation),
+                Some(&kernel_dilation),
+                Some(layout.strings()),
+                hyper.precision,
+            )
+        }
+    };
     Ok(batched.restore(add_bias(y, bias)))
+}
+
+/// The output positions (spatial sizes) of a convolution of `input`
+/// `[batch, *spatial, in]` by windows of `dilated` sizes (kernel dilation
+/// applied), as `lax::conv_general_dilated` sizes its output.
+pub(super) fn output_spatial(
+    input: &Array,
+    dilated: &[i64],
+    strides: &[i64],
+    padding: &lax::Padding,
+    input_dilation: &[i64],
+) -> Vec<i64> {
+    let shape = input.shape_or_empty();
+    let sizes: Vec<i64> = shape[1..shape.len() - 1]
+        .iter()
+        .zip(input_dilation)
+        .map(|(&n, &d)| if n == 0 { 0 } else { (n - 1) * d + 1 })
+        .collect();
+    let pairs = padding.pairs(&sizes, dilated, strides);
+    sizes
+        .iter()
+        .zip(dilated)
+        .zip(strides.iter().zip(&pairs))
+        .map(|((&n, &k), (&s, &(lo, hi)))| ((n + lo + hi - k).div_euclid(s) + 1).max(0))
+        .collect()
 }

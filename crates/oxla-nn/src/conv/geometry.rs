@@ -68,15 +68,20 @@ pub(super) fn per_axis(
     values: &[i64],
     spatial: usize,
 ) -> Result<Vec<i64>, Array> {
+    per_axis_values(what, values, spatial).map_err(|message| layer_input_error(layer, x, &message))
+}
+
+/// [`per_axis`]'s values, or what is wrong with them.
+pub(super) fn per_axis_values(
+    what: &str,
+    values: &[i64],
+    spatial: usize,
+) -> Result<Vec<i64>, String> {
     match values.len() {
         0 => Ok(vec![1; spatial]),
         1 => Ok(vec![values[0]; spatial]),
         n if n == spatial => Ok(values.to_vec()),
-        n => Err(layer_input_error(
-            layer,
-            x,
-            &format!("{n} {what} {values:?} for {spatial} spatial axes"),
-        )),
+        n => Err(format!("{n} {what} {values:?} for {spatial} spatial axes")),
     }
 }
 

@@ -1,7 +1,8 @@
 //! Convolution layers in Flax linen's conventions: [`Conv`] (Flax's
 //! `nn.Conv`, any number of spatial axes), [`ConvTranspose`] (Flax's
-//! `nn.ConvTranspose`) and [`Conv2d`], the 2-D convolution with fixed-size
-//! fields, which runs [`Conv`]'s code. Inputs are channels last,
+//! `nn.ConvTranspose`), [`ConvLocal`] (Flax's `nn.ConvLocal`, unshared
+//! weights) and [`Conv2d`], the 2-D convolution with fixed-size fields,
+//! which runs [`Conv`]'s code; [`KernelMask`] is Flax's `mask` of each. Inputs are channels last,
 //! `[batch..., *spatial, features]` (no batch axis, or several, as Flax
 //! allows); kernels are `[*window, in, out]`; [`ConvPadding`] holds Flax's
 //! padding modes.
@@ -9,11 +10,15 @@
 mod conv2d;
 mod general;
 mod geometry;
+mod local;
+mod mask;
 mod padding;
 mod transpose;
 
 pub use conv2d::Conv2d;
 pub use general::Conv;
+pub use local::{ConvLocal, ConvLocalGeometry};
+pub use mask::KernelMask;
 pub use padding::ConvPadding;
 pub use transpose::ConvTranspose;
 
@@ -54,11 +59,21 @@ impl ConvInit {
         shape: &[i64],
         features: i64,
     ) -> (oxla::Array, Option<oxla::Array>) {
+        self.draw_shaped(key, shape, &[features])
+    }
+
+    /// The kernel of `shape` and the bias of `bias_shape` drawn from `key`.
+    fn draw_shaped(
+        &self,
+        key: oxla::random::Key,
+        shape: &[i64],
+        bias_shape: &[i64],
+    ) -> (oxla::Array, Option<oxla::Array>) {
         let (kernel_key, bias_key) = oxla::random::split2(key);
         (
             self.kernel_init.init(kernel_key, shape, self.dtype),
             self.bias_init
-                .map(|init| init.init(bias_key, &[features], self.dtype)),
+                .map(|init| init.init(bias_key, bias_shape, self.dtype)),
         )
     }
 }

@@ -2,11 +2,12 @@
 //! over any number of spatial axes, as Flax's `nn.ConvTranspose`.
 
 use oxla::Array;
-use oxla::lax;
+use oxla::lax::{self, Precision};
 use oxla::random::{IntoKey, Key};
 
 use super::ConvInit;
 use super::geometry::{Batched, Layout, add_bias, per_axis, spatial_rank};
+use super::mask::{KernelMask, masked, set_mask};
 use super::padding::{ConvPadding, wrap_periodically};
 use crate::layer_input_error;
 
@@ -54,6 +55,12 @@ pub struct ConvTranspose {
     /// `transpose_kernel`.
     #[pytree(static)]
     pub transpose_kernel: bool,
+    /// A fixed mask multiplied into the kernel (Flax's `mask`), or none.
+    #[pytree(static)]
+    pub mask: Option<KernelMask>,
+    /// The precision on accelerators (Flax's `precision`).
+    #[pytree(static)]
+    pub precision: Option<Precision>,
 }
 
 impl ConvTranspose {
@@ -111,6 +118,8 @@ impl ConvTranspose {
             padding: ConvPadding::Same,
             kernel_dilation: Vec::new(),
             transpose_kernel,
+            mask: None,
+            precision: None,
         }
     }
 
@@ -130,6 +139,21 @@ impl ConvTranspose {
     /// The same layer with another kernel dilation.
     pub fn with_kernel_dilation(mut self, kernel_dilation: &[i64]) -> ConvTranspose {
         self.kernel_dilation = kernel_dilation.to_vec();
+        self
+    }
+
+    /// The same layer with its kernel masked by `mask` (Flax's `mask`, of
+    /// the kernel's shape) at every `apply`; a mask that is not concrete
+    /// leaves a layer carrying the error.
+    #[track_caller]
+    pub fn with_mask(mut self, mask: &Array) -> ConvTranspose {
+        set_mask(&mut self.kernel, &mut self.mask, mask);
+        self
+    }
+
+    /// The same layer with another precision (Flax's `precision`).
+    pub fn with_precision(mut self, precision: Option<Precision>) -> ConvTranspose {
+        self.precision = precision;
         self
     }
 
@@ -161,14 +185,16 @@ impl ConvTranspose {
             .for_transpose(spatial)
             .map_err(|message| layer_input_error(LAYER, x, &message))?;
         let layout = Layout::channels_last(spatial);
+        let kernel = masked(LAYER, x, &self.kernel, self.mask.as_ref())?;
         let mut y = lax::conv_transpose(
             &batched.x,
-            &self.kernel,
+            &kernel,
             &strides,
             &padding,
             Some(&kernel_dilation),
             Some(layout.strings()),
             self.transpose_kernel,
+            self.precision,
         );
         if self.padding == ConvPadding::Circular {
             let periods: Vec<i64> = batched

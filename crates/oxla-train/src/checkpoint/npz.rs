@@ -1,7 +1,6 @@
 //! numpy's `.npz` archives (the `npz` feature).
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
 use std::path::Path;
 
 use super::checkpoint_error;
@@ -31,18 +30,12 @@ pub fn save_npz<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<()> {
     let (leaves, _) = named_host_leaves(tree)?;
     write_atomically(path, |partial| {
         let file = std::fs::File::create(partial).map_err(|e| checkpoint_error(path, e))?;
-        let mut zip = zip::ZipWriter::new(file);
-        let options = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Stored)
-            .large_file(true);
-        for (name, _, host) in &leaves {
-            zip.start_file(format!("{name}.npy"), options)
-                .map_err(|e| checkpoint_error(path, e))?;
-            zip.write_all(&host.to_npy_bytes())
-                .map_err(|e| checkpoint_error(path, e))?;
-        }
-        zip.finish().map_err(|e| checkpoint_error(path, e))?;
-        Ok(())
+        let members: Vec<(&str, &oxla_npy::HostArray)> = leaves
+            .iter()
+            .map(|(name, _, host)| (name.as_str(), host))
+            .collect();
+        oxla_npy::npz::write_npz(file, &members, oxla_npy::npz::Compression::Stored)
+            .map_err(|e| checkpoint_error(path, e))
     })
 }
 
@@ -67,23 +60,13 @@ pub fn save_npz<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<()> {
 pub fn load_npz<P: Pytree>(path: impl AsRef<Path>, like: &P) -> Result<P> {
     let path = path.as_ref();
     let file = std::fs::File::open(path).map_err(|e| checkpoint_error(path, e))?;
-    let mut zip = zip::ZipArchive::new(file).map_err(|e| checkpoint_error(path, e))?;
-    let mut tensors = BTreeMap::new();
-    for i in 0..zip.len() {
-        let mut entry = zip.by_index(i).map_err(|e| checkpoint_error(path, e))?;
-        let name = entry
-            .name()
-            .map_err(|e| checkpoint_error(path, e))?
-            .trim_end_matches(".npy")
-            .to_string();
-        let mut data = Vec::new();
-        entry
-            .read_to_end(&mut data)
-            .map_err(|e| checkpoint_error(path, e))?;
-        let host = oxla_npy::HostArray::from_npy_bytes(&data)
-            .map_err(|e| checkpoint_error(path, format!("{name}: {e}")))?;
-        let dtype = oxla::DType::from(host.element_type());
-        tensors.insert(name, (dtype, host.dims, host.bytes));
-    }
+    let members = oxla_npy::npz::read_npz(file).map_err(|e| checkpoint_error(path, e))?;
+    let tensors: BTreeMap<_, _> = members
+        .into_iter()
+        .map(|(name, host)| {
+            let dtype = oxla::DType::from(host.element_type());
+            (name, (dtype, host.dims, host.bytes))
+        })
+        .collect();
     fill_template(path, like, tensors)
 }

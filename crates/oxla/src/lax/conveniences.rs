@@ -418,44 +418,6 @@ pub fn shape_as_value(shape: &[i64]) -> Array {
     Array::from_slice(&values, &[values.len() as i64]).unwrap_or_else(Array::error)
 }
 
-/// `lax.ragged_dot(lhs, rhs, group_sizes)`: a grouped matrix product: the
-/// rows of `lhs` (m×k) fall in consecutive groups of `group_sizes`
-/// (integers, g of them) and group `i`'s rows are multiplied by `rhs[i]`
-/// (g×k×n); rows past the groups are zero. Computed densely, one product
-/// per group masked to its rows, as JAX's CPU lowering.
-#[track_caller]
-pub fn ragged_dot(lhs: &Array, rhs: &Array, group_sizes: &Array) -> Array {
-    let (l, r, g) = (
-        lhs.shape_or_empty(),
-        rhs.shape_or_empty(),
-        group_sizes.shape_or_empty(),
-    );
-    if l.len() != 2 || r.len() != 3 || g.len() != 1 || l[1] != r[1] || g[0] != r[0] {
-        return lax_usage(
-            "ragged_dot",
-            format!(
-                "takes lhs m×k, rhs g×k×n and g group sizes, got shapes {l:?}, {r:?} and {g:?}"
-            ),
-        );
-    }
-    let m = l[0];
-    let sizes = super::convert_element_type(group_sizes, DType::I32);
-    let ends = crate::numpy::cumsum(&sizes, Some(0));
-    let starts = super::sub(&ends, &sizes);
-    let row = super::broadcasted_iota(DType::I32, &[m, g[0]], 0);
-    let in_group = super::and(
-        &crate::numpy::greater_equal(&row, &crate::numpy::expand_dims(&starts, 0)),
-        &crate::numpy::less(&row, &crate::numpy::expand_dims(&ends, 0)),
-    );
-    // [m, g, n]: each row by every group's matrix, kept where it belongs.
-    let products = super::dot_general(lhs, rhs, ((&[1], &[1]), (&[], &[])), None);
-    let mask = super::convert_element_type(
-        &crate::numpy::expand_dims(&in_group, -1),
-        products.dtype_or_bool(),
-    );
-    crate::numpy::sum(&super::mul(&products, &mask), Some(&[1]), false)
-}
-
 /// `lax.platform_dependent(*args, default, **per_platform)`: the branch
 /// for the platform oxla's runtime runs on (`"cpu"`, `"cuda"`, `"rocm"`,
 /// `"tpu"`), else `default`. oxla lowers a program for one platform, so
@@ -505,6 +467,6 @@ pub fn composite<In: crate::pytree::Pytree, Out: crate::pytree::Pytree, F: Fn(In
 
 /// An error array for `lax.{function}`, naming the caller's line.
 #[track_caller]
-fn lax_usage(function: &str, message: String) -> Array {
+pub(super) fn lax_usage(function: &str, message: String) -> Array {
     Array::error(super::usage_error(function, message))
 }

@@ -7,6 +7,7 @@
 
 use super::{ConvLayout, ConvOptions, Padding, conv_dimension_numbers, conv_general_dilated};
 use crate::array::Array;
+use oxla_core::Precision;
 
 use super::usage_error as usage;
 
@@ -219,8 +220,9 @@ pub fn conv_transpose_shape_tuple(
 /// for `SAME`/`VALID` (explicit pairs as given). The layout defaults to
 /// `NC`+spatial / `IO`... as JAX's (`NHWC`, `HWIO`, `NHWC` in 2-D);
 /// `transpose_kernel` flips the kernel's spatial axes and swaps its
-/// feature axes.
+/// feature axes; `precision` is the convolution's (see [`ConvOptions`]).
 #[track_caller]
+#[allow(clippy::too_many_arguments)]
 pub fn conv_transpose(
     lhs: &Array,
     rhs: &Array,
@@ -229,6 +231,7 @@ pub fn conv_transpose(
     rhs_dilation: Option<&[i64]>,
     layout: Option<ConvLayout<'_>>,
     transpose_kernel: bool,
+    precision: Option<Precision>,
 ) -> Array {
     let rank = lhs.ndim_or_zero();
     if rank < 2 || rank != rhs.ndim_or_zero() || rank > 5 && layout.is_none() {
@@ -278,6 +281,7 @@ pub fn conv_transpose(
         &ConvOptions {
             lhs_dilation: strides.to_vec(),
             rhs_dilation,
+            precision,
             ..ConvOptions::default()
         },
     )
@@ -289,8 +293,10 @@ pub fn conv_transpose(
 /// grouped convolution with one-hot kernels as JAX's (the output feature
 /// dimension holds `C · prod(filter_shape)` values, channel-major). The
 /// layout defaults to `NC`+spatial; the kernel's layout only says where
-/// the spatial dimensions go.
+/// the spatial dimensions go. `precision` is the convolution's (see
+/// [`ConvOptions`]).
 #[track_caller]
+#[allow(clippy::too_many_arguments)]
 pub fn conv_general_dilated_patches(
     lhs: &Array,
     filter_shape: &[i64],
@@ -299,6 +305,7 @@ pub fn conv_general_dilated_patches(
     lhs_dilation: Option<&[i64]>,
     rhs_dilation: Option<&[i64]>,
     layout: Option<ConvLayout<'_>>,
+    precision: Option<Precision>,
 ) -> Array {
     let rank = lhs.ndim_or_zero();
     if rank < 2 || filter_shape.len() + 2 != rank {
@@ -339,6 +346,7 @@ pub fn conv_general_dilated_patches(
             lhs_dilation: or_ones(lhs_dilation),
             rhs_dilation: or_ones(rhs_dilation),
             feature_group_count: channels,
+            precision,
             ..ConvOptions::default()
         },
     )
@@ -349,7 +357,8 @@ pub fn conv_general_dilated_patches(
 /// unshared ("locally connected") convolution, a different kernel at each
 /// output position: `rhs` holds, per output position (its spatial
 /// dimensions), `C · prod(filter_shape)` input features by the output
-/// features, as JAX's.
+/// features, as JAX's. `precision` is the patches' convolution's and the
+/// product's (see [`ConvOptions`]).
 #[track_caller]
 #[allow(clippy::too_many_arguments)]
 pub fn conv_general_dilated_local(
@@ -361,6 +370,7 @@ pub fn conv_general_dilated_local(
     lhs_dilation: Option<&[i64]>,
     rhs_dilation: Option<&[i64]>,
     layout: Option<ConvLayout<'_>>,
+    precision: Option<Precision>,
 ) -> Array {
     let rank = lhs.ndim_or_zero();
     let (lhs_default, rhs_default) = default_layout(rank);
@@ -373,6 +383,7 @@ pub fn conv_general_dilated_local(
         lhs_dilation,
         rhs_dilation,
         Some(layout),
+        precision,
     );
     let numbers = conv_dimension_numbers(layout);
     let (out_spec, rhs_spec) = (&numbers.out_spec, &numbers.rhs_spec);
@@ -382,7 +393,7 @@ pub fn conv_general_dilated_local(
     let rhs_batch: Vec<i64> = order.iter().map(|&k| rhs_spec[2 + k]).collect();
     let mut lhs_batch_sorted = lhs_batch.clone();
     lhs_batch_sorted.sort_unstable();
-    let out = super::dot_general(
+    let out = super::dot_general_with_precision(
         &patches,
         rhs,
         (
@@ -390,6 +401,7 @@ pub fn conv_general_dilated_local(
             (&lhs_batch_sorted, &rhs_batch),
         ),
         None,
+        precision,
     );
     let rank = out.ndim_or_zero() as i64;
     move_axes(&out, &[rank - 2, rank - 1], &[out_spec[0], out_spec[1]])

@@ -94,7 +94,7 @@ fn namespaces() -> Vec<Namespace> {
         histogram_bin_edges, histogramdd, intersect1d, setdiff1d,
         setxor1d, union1d, unique, unique_all, unique_counts,
         unique_inverse, unique_values,
-        ix_, lexsort, load, packbits, partition, poly, ravel_multi_index, save, sort_complex,
+        ix_, lexsort, load, packbits, savez, vectorize, partition, poly, ravel_multi_index, save, sort_complex,
         unpackbits, abs, add, arange, arccos, arccosh, arcsin, arcsinh, arctan,
         arctan2, arctanh, argmax, argmin, argsort, broadcast_shapes, broadcast_to, cbrt, ceil,
         clip, concatenate, cos, cosh, cumprod, cumsum, divide, divmod, dot, einsum, einsum_path, equal, exp,
@@ -149,6 +149,7 @@ fn namespaces() -> Vec<Namespace> {
         conv_general_dilated_patches, conv_general_permutations, conv_general_shape_tuple,
         conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple, dtype, empty, mulhi,
         reduce_window_shape_tuple, reduce_xor, composite, platform_dependent, ragged_dot,
+        ragged_dot_general, scaled_dot, scatter_apply,
         shape_as_value, zeta, igamma, igammac, igamma_grad_a, random_gamma_grad, fft, betainc,
         reduce_precision, custom_linear_solve, custom_root, rng_bit_generator, rng_uniform);
     lax.extend(have!(oxla::numpy: broadcast_shapes));
@@ -183,8 +184,8 @@ fn namespaces() -> Vec<Namespace> {
         floor,
     };
     vec![
-        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 329),
-        namespace("jax.lax", lax, &[], 194),
+        namespace("jax.numpy", numpy, NUMPY_EXCLUDED, 331),
+        namespace("jax.lax", lax, &[], 197),
         namespace("jax.nn", nn, NN_EXCLUDED, 32),
         namespace("jax.random", random, &[], 47),
         namespace("jax.numpy.linalg", linalg, &[], 31),

@@ -206,4 +206,47 @@ fn the_default_matmul_precision_is_part_of_the_key_and_reaches_the_program() {
         !text.contains("HIGHEST") && text.contains("DEFAULT"),
         "{text}"
     );
+    // Convolutions take the default too, and a precision of their own
+    // wins over it, as JAX's conv_general_dilated(precision=...).
+    let conv = |precision: Option<Precision>| {
+        jit(move |(x, k): (Array, Array)| {
+            let options = oxla::lax::ConvOptions {
+                precision,
+                ..Default::default()
+            };
+            let layout = ("NWC", "WIO", "NWC");
+            oxla::lax::conv_general_dilated(
+                &x,
+                &k,
+                &[1],
+                &oxla::lax::Padding::Valid,
+                layout,
+                &options,
+            )
+        })
+    };
+    let conv_args = (
+        jnp::ones(&[1, 5, 2], DType::F32),
+        jnp::ones(&[3, 2, 4], DType::F32),
+    );
+    let text = with_default_matmul_precision(highest, || conv(None).lower(&conv_args)).unwrap();
+    assert!(
+        text.contains("stablehlo.convolution") && text.contains("HIGHEST"),
+        "{text}"
+    );
+    assert!(
+        !conv(None)
+            .lower(&conv_args)
+            .unwrap()
+            .contains("precision_config")
+    );
+    let own = Some(Precision::Default);
+    let text = with_default_matmul_precision(highest, || conv(own).lower(&conv_args)).unwrap();
+    assert!(
+        !text.contains("HIGHEST") && text.contains("DEFAULT"),
+        "{text}"
+    );
+    let out =
+        with_default_matmul_precision(highest, || conv(None).call(conv_args.clone())).unwrap();
+    assert_eq!(out.to_vec::<f32>().unwrap(), vec![6.0; 12]);
 }

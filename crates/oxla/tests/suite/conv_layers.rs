@@ -5,10 +5,10 @@
 //! a grouped kernel; and the errors of inputs and hyper-parameters that do
 //! not fit.
 
-use oxla::lax::Padding;
+use oxla::lax::{Padding, Precision};
 use oxla::random::Key;
 use oxla::{Array, DType, Pytree, grad, jit, numpy as jnp};
-use oxla_nn::{Conv, Conv2d, ConvInit, ConvPadding, ConvTranspose};
+use oxla_nn::{Conv, Conv2d, ConvInit, ConvLocal, ConvLocalGeometry, ConvPadding, ConvTranspose};
 use serde_json::Value;
 
 use crate::reference::{self, assert_contraction_close as assert_close};
@@ -42,6 +42,15 @@ impl Layer for Conv {
 }
 
 impl Layer for ConvTranspose {
+    fn run(&self, x: &Array) -> Array {
+        self.apply(x)
+    }
+    fn params(&self) -> (&Array, Option<&Array>) {
+        (&self.kernel, self.bias.as_ref())
+    }
+}
+
+impl Layer for ConvLocal {
     fn run(&self, x: &Array) -> Array {
         self.apply(x)
     }
@@ -199,6 +208,128 @@ fn conv_transpose_2d_with_circular_and_explicit_padding_matches_flax() {
     });
 }
 
+/// Flax's `mask` (multiplied into the kernel at apply, so masked weights
+/// get no gradient) on Conv and ConvTranspose, and Flax's `precision`.
+#[test]
+fn kernel_masks_and_precision_apply_as_flax() {
+    let mask = jnp::tril(&jnp::ones(&[3, 3, 4], DType::F32), 0);
+    check_conv("conv1d_masked", |c| {
+        c.with_padding(ConvPadding::Valid).with_mask(&mask)
+    });
+    check_transpose("transpose1d_masked", |c| {
+        c.with_strides(&[2]).with_mask(&mask)
+    });
+    check_conv("conv2d_highest", |c| {
+        c.with_precision(Some(Precision::Highest))
+    });
+    // A mask is static structure keyed by its contents: another mask of
+    // the same shape compiles again rather than reusing the first program.
+    let conv = conv("conv1d_masked", |c| c.with_padding(ConvPadding::Valid));
+    let x = arr(&case("conv1d_masked")["x"]);
+    let forward = jit(|(l, x): (Conv, Array)| l.apply(&x));
+    let first = forward
+        .call((conv.clone().with_mask(&mask), x.clone()))
+        .unwrap();
+    let other = jnp::ones(&[3, 3, 4], DType::F32);
+    let second = forward
+        .call((conv.clone().with_mask(&other), x.clone()))
+        .unwrap();
+    assert_eq!(forward.cache_size(), 2);
+    assert_close(&first, &case("conv1d_masked")["output"], "masked under jit");
+    let unmasked = conv.apply(&x).to_vec::<f32>().unwrap();
+    let masked_by_ones = second.to_vec::<f32>().unwrap();
+    let gap = unmasked
+        .iter()
+        .zip(&masked_by_ones)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    assert!(gap < 1e-5, "a mask of ones changed the output by {gap}");
+}
+
+/// A `ConvLocal` built for `input_spatial` with `geometry`: its kernel and
+/// bias shapes must be Flax's; then Flax's parameters are put in.
+fn local(
+    name: &str,
+    input_spatial: &[i64],
+    in_features: i64,
+    window: &[i64],
+    geometry: ConvLocalGeometry,
+) -> ConvLocal {
+    let (kernel, bias) = flax_params(case(name));
+    let features = *kernel.shape().last().unwrap();
+    let init = ConvInit {
+        bias_init: bias.as_ref().map(|_| oxla_nn::initializers::zeros()),
+        ..ConvInit::default()
+    };
+    let built = ConvLocal::with_geometry(
+        Key::new(0),
+        input_spatial,
+        in_features,
+        features,
+        window,
+        &geometry,
+        &init,
+    );
+    assert_eq!(built.kernel.shape(), kernel.shape(), "{name}: kernel shape");
+    assert_eq!(
+        built.bias.as_ref().map(|b| b.shape().to_vec()),
+        bias.as_ref().map(|b| b.shape().to_vec()),
+        "{name}: bias shape"
+    );
+    ConvLocal {
+        kernel,
+        bias,
+        ..built
+    }
+}
+
+#[test]
+fn conv_local_matches_flax() {
+    let valid = ConvLocalGeometry {
+        padding: ConvPadding::Valid,
+        ..Default::default()
+    };
+    check(
+        local("local1d_valid", &[8], 3, &[3], valid),
+        case("local1d_valid"),
+        "local1d_valid",
+    );
+    let strided = ConvLocalGeometry {
+        strides: vec![2, 1],
+        ..Default::default()
+    };
+    let layer = local("local2d_strided_same", &[5, 6], 2, &[3, 2], strided);
+    check(layer, case("local2d_strided_same"), "local2d_strided_same");
+    let causal = ConvLocalGeometry {
+        padding: ConvPadding::Causal,
+        kernel_dilation: vec![2],
+        ..Default::default()
+    };
+    let mask = jnp::tril(&jnp::ones(&[6, 6, 4], DType::F32), 0);
+    let layer = local("local1d_masked_dilated", &[6], 3, &[2], causal).with_mask(&mask);
+    check(
+        layer,
+        case("local1d_masked_dilated"),
+        "local1d_masked_dilated",
+    );
+    let layer = local(
+        "local1d_unbatched_no_bias",
+        &[6],
+        2,
+        &[3],
+        ConvLocalGeometry::default(),
+    );
+    check(
+        layer,
+        case("local1d_unbatched_no_bias"),
+        "local1d_unbatched_no_bias",
+    );
+    // Flax's LeCun normal over the whole kernel shape, zero bias.
+    let drawn = ConvLocal::new(Key::new(1), &[8], 3, 4, &[3]);
+    assert_eq!(drawn.kernel.shape(), &[8, 9, 4]);
+    assert_eq!(drawn.bias.unwrap().to_vec::<f32>().unwrap(), vec![0.0; 32]);
+}
+
 /// The kernel's shape as Flax's and its spread as Flax's LeCun normal
 /// (fan-in over the window and one group's inputs), within sampling noise.
 #[test]
@@ -301,6 +432,59 @@ fn inputs_and_settings_that_do_not_fit_name_the_layer_shapes_and_line() {
     );
     assert!(
         msg.contains("REFLECT padding is not a transposed convolution's"),
+        "{msg}"
+    );
+    // A mask of another shape than the kernel's; a ConvLocal given an
+    // input of other positions than it was built for, or a geometry that
+    // does not fit.
+    let line = line!() + 4;
+    let msg = error_of(
+        &Conv::new(Key::new(0), 3, 4, &[3])
+            .with_mask(&jnp::ones(&[3, 4], DType::F32))
+            .apply(&jnp::ones(&[1, 5, 3], DType::F32)),
+    );
+    assert!(
+        msg.contains("Conv.apply of f32[1,5,3]")
+            && msg.contains("the mask needs the kernel's shape [3, 3, 4], got [3, 4]")
+            && msg.contains(&format!("conv_layers.rs:{line}")),
+        "{msg}"
+    );
+    let local = ConvLocal::new(Key::new(0), &[8], 3, 4, &[3]);
+    let msg = error_of(&local.apply(&jnp::ones(&[2, 6, 3], DType::F32)));
+    assert!(
+        msg.contains("ConvLocal.apply of f32[2,6,3]")
+            && msg.contains(
+                "weights for output positions [8], but this input has output positions [6]"
+            ),
+        "{msg}"
+    );
+    let msg = error_of(&local.apply(&jnp::ones(&[2, 8, 2], DType::F32)));
+    assert!(msg.contains("last dimension is 3"), "{msg}");
+    let line = line!() + 1;
+    let bad = ConvLocal::new(Key::new(0), &[8, 8], 3, 4, &[3]);
+    let msg = error_of(&bad.apply(&jnp::ones(&[2, 8, 3], DType::F32)));
+    assert!(
+        msg.contains(
+            "ConvLocal: the window [3] needs one size per spatial axis of the input's [8, 8]"
+        ) && msg.contains(&format!("conv_layers.rs:{line}")),
+        "{msg}"
+    );
+    let causal_2d = ConvLocalGeometry {
+        padding: ConvPadding::Causal,
+        ..Default::default()
+    };
+    let bad = ConvLocal::with_geometry(
+        Key::new(0),
+        &[4, 4],
+        1,
+        1,
+        &[2, 2],
+        &causal_2d,
+        &ConvInit::default(),
+    );
+    let msg = error_of(&bad.apply(&jnp::ones(&[1, 4, 4, 1], DType::F32)));
+    assert!(
+        msg.contains("CAUSAL padding is for 1-D convolutions only"),
         "{msg}"
     );
     // Conv2d names itself.

@@ -485,6 +485,17 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
     let v = f32s(&[1.0, 2.0, 3.0, 4.0], &[4]);
     let cube = jnp::reshape(&v, &[1, 2, 2]);
     let ints = Array::from_slice(&[15i32, 24], &[2]).unwrap();
+    // lax.ragged_dot_general of lhs [2, 3] whose ragged dimensions are
+    // `ragged`, by rhs [2, 3, 4] contracting lhs's 1 with rhs's 1.
+    let experts = jnp::ones(&[2, 3, 4], DType::F32);
+    let ragged = |lhs: &Array, rhs: &Array, sizes: &Array, ragged: &[i64], group: &[i64]| {
+        let dims = oxla::lax::RaggedDotDimensionNumbers {
+            dot_dimension_numbers: ((&[1], &[1]), (&[], &[])),
+            lhs_ragged_dimensions: ragged,
+            rhs_group_dimensions: group,
+        };
+        oxla::lax::ragged_dot_general(lhs, rhs, sizes, dims, None, None)
+    };
     let cases: Vec<(Array, &str)> = vec![
         (
             jnp::rot90(&m, 1, (0, 0)),
@@ -619,8 +630,73 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
             "lax.mulhi: takes integers, got f32",
         ),
         (
-            oxla::lax::ragged_dot(&m, &m, &ints),
+            oxla::lax::ragged_dot(&m, &m, &ints, None, None),
             "lax.ragged_dot: takes lhs m×k, rhs g×k×n and g group sizes",
+        ),
+        (
+            ragged(&m, &experts, &ints, &[], &[0]),
+            "lax.ragged_dot_general: expects exactly one lhs ragged dimension, got []",
+        ),
+        (
+            ragged(&m, &experts, &v, &[0], &[0]),
+            "lax.ragged_dot_general: group_sizes must have an integer dtype, got f32",
+        ),
+        (
+            ragged(
+                &m,
+                &experts,
+                &Array::from_slice(&[1i32, 1, 0], &[3]).unwrap(),
+                &[0],
+                &[0],
+            ),
+            "lax.ragged_dot_general: expected rhs group dimension size to be 3, got 2",
+        ),
+        (
+            ragged(&m, &experts, &ints, &[0], &[]),
+            "lax.ragged_dot_general: needs exactly one rhs group dimension when the lhs ragged \
+             dimension is a free one, got []",
+        ),
+        (
+            ragged(&m, &experts, &ints, &[1], &[0]),
+            "lax.ragged_dot_general: takes no rhs group dimensions when the lhs ragged dimension \
+             is a contracting or batch one, got [0]",
+        ),
+        (
+            ragged(&m, &experts, &jnp::reshape(&ints, &[1, 2]), &[0], &[0]),
+            "lax.ragged_dot_general: expected group_sizes to have shape [2], got [1, 2]",
+        ),
+        (
+            oxla::lax::scatter_apply(
+                &v,
+                &Array::from_slice(&[1i32], &[1, 1]).unwrap(),
+                |e| oxla::lax::convert_element_type(e, DType::I32),
+                oxla::lax::ScatterDimensionNumbers {
+                    update_window_dims: [].into_iter().collect(),
+                    inserted_window_dims: [0].into_iter().collect(),
+                    scatter_dims_to_operand_dims: [0].into_iter().collect(),
+                },
+                &[1],
+                oxla::lax::GatherMode::Fill,
+            ),
+            "lax.scatter_apply: func must return a scalar of the operand's dtype f32, got i32[]",
+        ),
+        (
+            oxla::lax::scaled_dot(&v, &v, None, None, None, None),
+            "lax.scaled_dot: does not support rank-0 and rank-1 operands without dimension \
+             numbers, got lhs of shape [4]",
+        ),
+        (
+            oxla::lax::scaled_dot(&m, &jnp::transpose(&m, None), Some(&m), None, None, None),
+            "lax.scaled_dot: lhs contracting dimension 1 of size 3 must be a multiple, at least \
+             twice, of its scale's size 3",
+        ),
+        (
+            oxla::lax::scaled_dot(&m, &jnp::transpose(&m, None), Some(&v), None, None, None),
+            "lax.scaled_dot: all input tensors must have the same rank",
+        ),
+        (
+            oxla::lax::scaled_dot(&m, &m, None, None, None, None),
+            "lax.scaled_dot: lhs dimension 1 of size 3 does not match rhs dimension 0 of size 2",
         ),
         (
             oxla::lax::conv_general_dilated_patches(
@@ -628,6 +704,7 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
                 &[2, 2, 2],
                 &[1],
                 &oxla::lax::Padding::Valid,
+                None,
                 None,
                 None,
                 None,
@@ -780,4 +857,58 @@ fn betainc_has_no_gradient_in_its_parameters_as_in_jax() {
         .unwrap();
     // x^(a-1) (1-x)^(b-1) / B(2, 3) = 0.4 · 0.36 · 12.
     assert!((dx - 1.728).abs() < 1e-5, "{dx}");
+}
+
+/// `jnp.vectorize` refuses a bad signature, a wrong number of arguments,
+/// core sizes that disagree and outputs that do not fit the signature,
+/// naming the caller's line.
+#[test]
+fn vectorize_checks_its_signature_arguments_and_outputs() {
+    let m = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let v = f32s(&[1.0, 2.0], &[2]);
+    let dot = |a: &[Array]| jnp::dot(&a[0], &a[1]);
+    let cases = [
+        (
+            jnp::vectorize(dot).signature("(n),(n)").call(&[&m, &m]),
+            "jnp.vectorize: not a valid gufunc signature: \"(n),(n)\"",
+        ),
+        (
+            jnp::vectorize(dot).signature("(n),(n)->()").call(&[&m]),
+            "jnp.vectorize: wrong number of positional arguments: expected 2, got 1",
+        ),
+        (
+            jnp::vectorize(dot).signature("(n),(n)->()").call(&[&m, &v]),
+            "jnp.vectorize: inconsistent size for core dimension \"n\": 2 vs 3",
+        ),
+        (
+            jnp::vectorize(dot)
+                .signature("(m,n),(n)->()")
+                .call(&[&v, &v]),
+            "jnp.vectorize: input 0 with shape [2] does not have enough dimensions for all core \
+             dimensions [\"m\", \"n\"]",
+        ),
+        (
+            jnp::vectorize(|a: &[Array]| jnp::outer(&a[0], &a[0]))
+                .signature("(n)->(n)")
+                .call(&[&m]),
+            "jnp.vectorize: output 0 has shape [3, 3], which does not match its core dimensions \
+             [\"n\"]",
+        ),
+        (
+            jnp::vectorize(|a: &[Array]| jnp::stack(&[&a[0], &a[0]], 0)).call(&[&m]),
+            "jnp.vectorize: output 0 has shape [2], which does not match its core dimensions []",
+        ),
+        (
+            jnp::vectorize(dot).call(&[&m, &f32s(&[1.0, 2.0], &[2])]),
+            "jnp.vectorize: the loop dimensions [2] of input 1 do not broadcast with [2, 3]",
+        ),
+    ];
+    for (out, want) in cases {
+        let err = out
+            .map(|_| format!("no error, wanted: {want}"))
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(want), "{text}\nwanted: {want}");
+        assert!(text.contains("errors.rs"), "no caller line: {text}");
+    }
 }

@@ -55,6 +55,22 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             },
         )
     };
+    let vectorized = |out: oxla::Result<Array>| out.unwrap_or_else(Array::error);
+    // A scatter of single elements of a vector.
+    let points = || lax::ScatterDimensionNumbers {
+        update_window_dims: [].into_iter().collect(),
+        inserted_window_dims: [0].into_iter().collect(),
+        scatter_dims_to_operand_dims: [0].into_iter().collect(),
+    };
+    // lax.ragged_dot_general of the three inputs with these dimension numbers.
+    let ragged = |dot: lax::DotDimensionNumbers<'_>, lhs_ragged: &[i64], rhs_group: &[i64]| {
+        let dims = lax::RaggedDotDimensionNumbers {
+            dot_dimension_numbers: dot,
+            lhs_ragged_dimensions: lhs_ragged,
+            rhs_group_dimensions: rhs_group,
+        };
+        lax::ragged_dot_general(&a[0], &a[1], &a[2], dims, None, None)
+    };
     // "case@bf16", "case@f64", ...: the case on inputs of another dtype.
     match name.split('@').next().unwrap_or(name) {
         "neg" => lax::neg(x()),
@@ -913,11 +929,28 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "la_matrix_power_neg" => la::matrix_power(x(), -2),
         "la_tensorsolve" => la::tensorsolve(x(), y(), None),
         "la_tensorinv" => la::tensorinv(x(), 2),
-        "lax_conv_transpose" => {
-            lax::conv_transpose(x(), y(), &[2, 2], &lax::Padding::Same, None, None, false)
-        }
+        "lax_conv_transpose" => lax::conv_transpose(
+            x(),
+            y(),
+            &[2, 2],
+            &lax::Padding::Same,
+            None,
+            None,
+            false,
+            None,
+        ),
         "lax_conv_transpose_valid_tk" => {
-            lax::conv_transpose(x(), y(), &[1, 2], &lax::Padding::Valid, None, None, true)
+            let highest = Some(lax::Precision::Highest);
+            lax::conv_transpose(
+                x(),
+                y(),
+                &[1, 2],
+                &lax::Padding::Valid,
+                None,
+                None,
+                true,
+                highest,
+            )
         }
         "lax_conv_transpose_explicit" => lax::conv_transpose(
             x(),
@@ -927,12 +960,14 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             Some(&[1, 2]),
             Some(("NCHW", "OIHW", "NCHW")),
             false,
+            None,
         ),
         "lax_conv_patches" => lax::conv_general_dilated_patches(
             x(),
             &[2, 3],
             &[1, 1],
             &lax::Padding::Valid,
+            None,
             None,
             None,
             None,
@@ -945,6 +980,7 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             None,
             None,
             Some(("NHWC", "HWIO", "NHWC")),
+            None,
         ),
         "lax_conv_local" => lax::conv_general_dilated_local(
             x(),
@@ -955,6 +991,7 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
             None,
             None,
             None,
+            Some(lax::Precision::Highest),
         ),
         "lax_conv_shape_tuples" => {
             let nhwc = ("NHWC", "HWIO", "NHWC");
@@ -1039,7 +1076,62 @@ pub(crate) fn apply(name: &str, a: &[Array]) -> Array {
         "np_extract" => jnp::extract(x(), y(), Some(5), 0.0),
         "np_poly" | "np_poly_matrix" => jnp::poly(x()),
         "lax_shape_as_value" => lax::shape_as_value(&[3, 4, 5]),
-        "lax_ragged_dot" => lax::ragged_dot(x(), y(), &a[2]),
+        "lax_ragged_dot" => lax::ragged_dot(x(), y(), &a[2], None, None),
+        "lax_ragged_dot_general_free_batched" => ragged(((&[2], &[2]), (&[0], &[1])), &[1], &[0]),
+        "lax_ragged_dot_general_free_inner" => ragged(((&[0], &[0]), (&[], &[])), &[1], &[1]),
+        "lax_ragged_dot_general_contracting" | "lax_ragged_dot_general_contracting_per_batch" => {
+            ragged(((&[2], &[1]), (&[0], &[0])), &[2], &[])
+        }
+        "lax_ragged_dot_general_batch" => ragged(((&[2], &[1]), (&[0], &[0])), &[0], &[]),
+        "np_vectorize_elementwise" => vectorized(
+            jnp::vectorize(|v: &[Array]| &(&v[0] * &jnp::sin(&v[1])) + 1.0).call(&[x(), y()]),
+        ),
+        "np_vectorize_dot" => vectorized(
+            jnp::vectorize(|v: &[Array]| jnp::dot(&v[0], &v[1]))
+                .signature("(n),(n)->()")
+                .call(&[x(), y()]),
+        ),
+        "np_vectorize_matvec_kept_ones" => vectorized(
+            jnp::vectorize(|v: &[Array]| jnp::matmul(&v[0], &v[1]))
+                .signature("(m,n),(n)->(m)")
+                .call(&[x(), y()]),
+        ),
+        "np_vectorize_second_output" => vectorized(
+            jnp::vectorize(|v: &[Array]| {
+                let reversed = jnp::flip(&v[0], None);
+                (jnp::sum(&v[0], None, false), &reversed * 2.0)
+            })
+            .signature("(n)->(),(n)")
+            .call(&[x()])
+            .map(|(_, second)| second),
+        ),
+        "lax_scatter_apply_repeated" => lax::scatter_apply(
+            x(),
+            y(),
+            |v| &(v * 1.5) + &lax::sin(v),
+            points(),
+            &[4],
+            lax::GatherMode::Fill,
+        ),
+        "lax_scatter_apply_rows_clip" => {
+            let rows = lax::ScatterDimensionNumbers {
+                update_window_dims: [1].into_iter().collect(),
+                inserted_window_dims: [0].into_iter().collect(),
+                scatter_dims_to_operand_dims: [0].into_iter().collect(),
+            };
+            lax::scatter_apply(x(), y(), lax::tanh, rows, &[2, 4], lax::GatherMode::Clip)
+        }
+        "lax_scatter_apply_dropped" => {
+            lax::scatter_apply(x(), y(), lax::exp, points(), &[3], lax::GatherMode::Fill)
+        }
+        "lax_scaled_dot" => lax::scaled_dot(x(), y(), Some(&a[2]), Some(&a[3]), None, None),
+        "lax_scaled_dot_batched_f32" => {
+            lax::scaled_dot(x(), y(), Some(&a[2]), Some(&a[3]), None, Some(DType::F32))
+        }
+        "lax_scaled_dot_dims_unscaled_rhs" => {
+            let dims: lax::DotDimensionNumbers<'_> = ((&[0], &[0]), (&[], &[]));
+            lax::scaled_dot(x(), y(), Some(&a[2]), None, Some(dims), Some(DType::F32))
+        }
         "lax_platform_dependent" => {
             let on_cpu = || lax::sin(x());
             let otherwise = || lax::cos(x());
@@ -1552,7 +1644,18 @@ fn chain_tolerance(name: &str) -> Option<Tolerance> {
         "c_reduce_prod" | "c_cumsum" => RECURRENCE,
         "c_dot_general" | "c_einsum" | "np_vdot_c" | "np_vecdot_c" => contraction,
         "lax_conv_local"
+        | "np_apply_along_axis"
         | "lax_ragged_dot"
+        | "lax_ragged_dot_general_free_batched"
+        | "lax_ragged_dot_general_free_inner"
+        | "lax_ragged_dot_general_contracting"
+        | "lax_ragged_dot_general_contracting_per_batch"
+        | "lax_ragged_dot_general_batch"
+        | "lax_scaled_dot"
+        | "lax_scaled_dot_batched_f32"
+        | "np_vectorize_dot"
+        | "np_vectorize_matvec_kept_ones"
+        | "lax_scaled_dot_dims_unscaled_rhs"
         | "dot_general"
         | "dot_general_batch"
         | "dot_general_highest"

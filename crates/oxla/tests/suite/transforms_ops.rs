@@ -44,6 +44,22 @@ fn derivative_tolerance(name: &str) -> Tolerance {
     }
 }
 
+/// How closely a vmapped case must match JAX's: as the case itself,
+/// except for scaled dots with f32 results.
+fn vmap_tolerance(name: &str) -> Tolerance {
+    match name {
+        "lax_scaled_dot_batched_f32" | "lax_scaled_dot_dims_unscaled_rhs" => Tolerance::chain(
+            65536.0,
+            65536.0,
+            "one bf16 epsilon (2^16 f32 epsilons): oxla's vmap runs the batched scaled_dot op by \
+             op, rounding each bf16 product, where JAX's batched scaled_dot is one program in \
+             which XLA drops the f32-bf16-f32 round trips (eagerly and under jit oxla's is one \
+             program too, and matches within 8 epsilons)",
+        ),
+        _ => tolerance_of(name),
+    }
+}
+
 /// Records a mismatch of `got` and `want` in `failures`.
 fn check(
     failures: &mut Vec<String>,
@@ -224,7 +240,7 @@ fn vmap_of_every_op_matches_jax() {
                 &format!("{name} (in_axes {in_axes:?})"),
                 &out,
                 &case["out"],
-                tolerance_of(name),
+                vmap_tolerance(name),
             ),
         }
     }
@@ -273,6 +289,11 @@ const FINITE_DIFFERENCE_CASES: &[&str] = &[
     "cumprod",
     "take_along_axis",
     "mlp_loss",
+    // JAX has no transpose for these modes (NotImplementedError), so the
+    // vjp section leaves them out; finite differences check oxla's.
+    "lax_ragged_dot_general_contracting",
+    "lax_ragged_dot_general_contracting_per_batch",
+    "lax_ragged_dot_general_batch",
 ];
 
 /// ⟨ct, f(x+εv) − f(x−εv)⟩ / 2ε against ⟨vjp(ct), v⟩ for a random
@@ -359,4 +380,53 @@ fn vjp_matches_central_finite_differences() {
         FINITE_DIFFERENCE_CASES.len(),
         &failures,
     );
+}
+
+/// `lax.scatter_apply`, which JAX does not differentiate, is forward-mode
+/// differentiable in oxla (a loop with a trip count found at run time):
+/// its jvp along a random direction against central differences, where an
+/// element hit twice gets the chain rule of `func` applied twice.
+#[test]
+fn scatter_apply_jvp_matches_central_finite_differences() {
+    const EPS: f32 = 1e-2;
+    let mut rng = Rng(0x5CA7_7E2A_FF1E_0001);
+    for name in ["lax_scatter_apply_repeated", "lax_scatter_apply_rows_clip"] {
+        let inputs = reference::case(name).inputs;
+        let (x, at) = (inputs[0].clone(), inputs[1].clone());
+        let direction = rng.vec(x.shape());
+        let f = |x: Array| apply(name, &[x, at.clone()]);
+        let v = Array::from_slice(&direction, x.shape()).unwrap();
+        let (_, tangent) = jvp(
+            |xs: Vec<Array>| f(xs[0].clone()),
+            &vec![x.clone()],
+            &vec![v],
+        )
+        .unwrap();
+        let shifted = |sign: f32| {
+            let data: Vec<f32> = x
+                .to_vec::<f32>()
+                .unwrap()
+                .iter()
+                .zip(&direction)
+                .map(|(a, d)| a + sign * EPS * d)
+                .collect();
+            f(Array::from_slice(&data, x.shape()).unwrap())
+                .to_vec::<f32>()
+                .unwrap()
+        };
+        let (plus, minus) = (shifted(1.0), shifted(-1.0));
+        for (i, (t, (p, m))) in tangent
+            .to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .zip(plus.iter().zip(&minus))
+            .enumerate()
+        {
+            let fd = (p - m) / (2.0 * EPS);
+            assert!(
+                (t - fd).abs() <= 2e-2 * fd.abs().max(1.0),
+                "{name} element {i}: jvp {t}, finite differences {fd}"
+            );
+        }
+    }
 }

@@ -54,6 +54,7 @@ pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangen
             feature_group_count,
             batch_group_count,
             preferred_element_type,
+            precision,
         } => {
             let conv = Conv {
                 window_strides,
@@ -64,6 +65,7 @@ pub(crate) fn transpose(op: &Op, input: &TransposeArgs<'_>) -> Result<Vec<Tangen
                 feature_group_count: *feature_group_count,
                 batch_group_count: *batch_group_count,
                 preferred_element_type: *preferred_element_type,
+                precision: *precision,
             };
             conv_general_dilated(primitive, &conv, ct, ct_shape, operands)
         }
@@ -286,6 +288,8 @@ struct Conv<'a> {
     batch_group_count: i64,
     /// The result dtype, if not the operands'.
     preferred_element_type: Option<DType>,
+    /// Precision of both operands, if set (the transposes keep it).
+    precision: Option<oxla_core::Precision>,
 }
 
 /// `conv_general_dilated` with one linear operand (JAX's
@@ -369,6 +373,7 @@ fn conv_transpose_lhs(
             feature_group_count: groups,
             batch_group_count: 1,
             preferred_element_type: conv.preferred_element_type,
+            precision: conv.precision,
         }),
         &[ct, &reversed],
     )?;
@@ -429,6 +434,7 @@ fn conv_transpose_rhs(
             feature_group_count: feature_groups,
             batch_group_count: batch_groups,
             preferred_element_type: conv.preferred_element_type,
+            precision: conv.precision,
         }),
         &[&input, ct],
     )?;
@@ -541,6 +547,7 @@ fn conv(
         feature_group_count,
         batch_group_count,
         preferred_element_type,
+        precision,
     }) = primitive
     else {
         return Err(rule_error("vmap", primitive, "not a conv_general_dilated"));
@@ -567,6 +574,7 @@ fn conv(
             feature_group_count: fgc,
             batch_group_count: bgc,
             preferred_element_type: *preferred_element_type,
+            precision: *precision,
         });
         support::bind_one(&p, &[lhs, rhs])
     };

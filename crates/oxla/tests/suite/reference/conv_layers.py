@@ -20,6 +20,13 @@ parameters. Cases:
   transpose2d_circular: ConvTranspose 2-D, window (4, 3), strides 2, CIRCULAR
   transpose2d_circular_transposed: the same with transpose_kernel=True
   transpose2d_explicit: ConvTranspose 2-D, strides (2, 1), pairs
+  conv1d_masked: 1-D VALID with the kernel mask tril(ones(3, 3, 4))
+  transpose1d_masked: ConvTranspose 1-D, stride 2, the same mask
+  conv2d_highest: 2-D SAME with precision HIGHEST
+  local1d_valid: ConvLocal 1-D VALID
+  local2d_strided_same: ConvLocal 2-D, strides (2, 1), SAME
+  local1d_masked_dilated: ConvLocal 1-D, kernel dilation 2, CAUSAL, mask tril(ones(6, 6, 4))
+  local1d_unbatched_no_bias: ConvLocal 1-D SAME, no bias, an input without a batch axis
 And init_stats: the kernel shape and the standard deviation of Flax's
 default (LeCun normal) kernel of a grouped 2-D convolution.
 Each array is {"dtype", "shape", "data": base64 of little-endian bytes}.
@@ -98,6 +105,21 @@ case("transpose2d_circular_transposed",
 case("transpose2d_explicit",
      nn.ConvTranspose(4, (3, 2), strides=(2, 1), padding=((1, 2), (0, 1))),
      rand(2, 3, 4, 3))
+
+# A lower-triangular (causal-like) kernel mask, as Flax's docstring's.
+MASK_1D = np.tril(np.ones((3, 3, 4), np.float32))
+case("conv1d_masked", nn.Conv(4, (3,), mask=jnp.asarray(MASK_1D), padding="VALID"), rand(2, 7, 3))
+case("transpose1d_masked",
+     nn.ConvTranspose(4, (3,), strides=(2,), mask=jnp.asarray(MASK_1D)), rand(2, 5, 3))
+case("conv2d_highest", nn.Conv(4, (3, 3), precision=jax.lax.Precision.HIGHEST), rand(2, 5, 5, 3))
+case("local1d_valid", nn.ConvLocal(4, (3,), padding="VALID"), rand(2, 8, 3))
+case("local2d_strided_same", nn.ConvLocal(3, (3, 2), strides=(2, 1)), rand(2, 5, 6, 2))
+case("local1d_masked_dilated",
+     nn.ConvLocal(4, (2,), kernel_dilation=(2,), padding="CAUSAL",
+                  mask=jnp.asarray(np.tril(np.ones((6, 6, 4), np.float32)))),
+     rand(3, 6, 3))
+case("local1d_unbatched_no_bias", nn.ConvLocal(2, (3,), use_bias=False), rand(6, 2))
+out["mask_note"] = "masks: MASK_1D = tril(ones(3, 3, 4)); local1d_masked_dilated: tril(ones(6, 6, 4))"
 
 grouped = nn.Conv(64, (3, 3), feature_group_count=2)
 kernel = grouped.init(jax.random.PRNGKey(7), jnp.zeros((1, 4, 4, 32)))["params"]["kernel"]

@@ -63,6 +63,15 @@ u2 = ints(0, 9, 3, 4, dtype=np.uint8)
 y0 = np.where(np.abs(y) < 0.4, np.float32(0.0), y).astype(np.float32)
 y0[0, 0] = -0.0
 
+SCATTER_POINTS = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                             scatter_dims_to_operand_dims=(0,))
+SCATTER_ROWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                           scatter_dims_to_operand_dims=(0,))
+RAGGED_FREE_BATCHED = lax.RaggedDotDimensionNumbers((((2,), (2,)), ((0,), (1,))), [1], [0])
+RAGGED_FREE_INNER = lax.RaggedDotDimensionNumbers((((0,), (0,)), ((), ())), [1], [1])
+RAGGED_CONTRACTING = lax.RaggedDotDimensionNumbers((((2,), (1,)), ((0,), (0,))), [2], [])
+RAGGED_BATCH = lax.RaggedDotDimensionNumbers((((2,), (1,)), ((0,), (0,))), [0], [])
+
 CASES = {
     # unary
     "neg": (lax.neg, [x]), "sign": (lax.sign, [x]), "abs": (lax.abs, [x]), "abs_int": (lax.abs, [i]),
@@ -799,7 +808,7 @@ MH_A = np.array([-7, 2**30, -2**31, 123456789, -1, 0], np.int32)
 MH_B = np.array([3, 2**30, -1, -987654321, -1, 5], np.int32)
 CASES.update({
     "lax_conv_transpose": (lambda x, w: lax.conv_transpose(x, w, (2, 2), "SAME"), [CX_NHWC, CW_HWIO]),
-    "lax_conv_transpose_valid_tk": (lambda x, w: lax.conv_transpose(x, w, (1, 2), "VALID", transpose_kernel=True),
+    "lax_conv_transpose_valid_tk": (lambda x, w: lax.conv_transpose(x, w, (1, 2), "VALID", transpose_kernel=True, precision=lax.Precision.HIGHEST),
                                     [CX_NHWC, normal(3, 2, 4, 2)]),
     "lax_conv_transpose_explicit": (lambda x, w: lax.conv_transpose(x, w, (2, 1), ((1, 0), (2, 1)), rhs_dilation=(1, 2),
                                                                     dimension_numbers=("NCHW", "OIHW", "NCHW")),
@@ -807,7 +816,7 @@ CASES.update({
     "lax_conv_patches": (lambda x: lax.conv_general_dilated_patches(x, (2, 3), (1, 1), "VALID"), [CX_NCHW]),
     "lax_conv_patches_nhwc": (lambda x: lax.conv_general_dilated_patches(x, (3, 2), (2, 1), "SAME", dimension_numbers=NHWC),
                               [CX_NHWC]),
-    "lax_conv_local": (lambda x, w: lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 3)),
+    "lax_conv_local": (lambda x, w: lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 3), precision=lax.Precision.HIGHEST),
                        [CX_NCHW, normal(3, 12, 4, 3)]),
     "lax_conv_shape_tuples": (lambda: jnp.array(lax.conv_general_shape_tuple((1, 5, 5, 2), (3, 3, 2, 4), (2, 1), "SAME", NHWC)
                                                 + lax.conv_transpose_shape_tuple((1, 5, 5, 2), (3, 3, 2, 4), (2, 2), "SAME", NHWC)
@@ -846,6 +855,46 @@ CASES.update({
     "lax_random_gamma_grad": (lax.random_gamma_grad, [IG_A, IG_X]),
     "lax_shape_as_value": (lambda: lax.shape_as_value((3, 4, 5)), []),
     "lax_ragged_dot": (lax.ragged_dot, [normal(6, 3), normal(3, 3, 4), np.array([2, 0, 3], np.int32)]),
+    "lax_ragged_dot_general_free_batched": (
+        lambda l, r, g: lax.ragged_dot_general(l, r, g, RAGGED_FREE_BATCHED),
+        [normal(2, 6, 3), normal(3, 2, 3, 4), np.array([[2, 0, 3], [1, 4, 1]], np.int32)]),
+    "lax_ragged_dot_general_free_inner": (
+        lambda l, r, g: lax.ragged_dot_general(l, r, g, RAGGED_FREE_INNER),
+        [normal(3, 5), normal(3, 2, 4), np.array([3, 1], np.int32)]),
+    "lax_ragged_dot_general_contracting": (
+        lambda l, r, g: lax.ragged_dot_general(l, r, g, RAGGED_CONTRACTING),
+        [normal(2, 4, 6), normal(2, 6, 3), np.array([2, 1, 3], np.int32)]),
+    "lax_ragged_dot_general_contracting_per_batch": (
+        lambda l, r, g: lax.ragged_dot_general(l, r, g, RAGGED_CONTRACTING),
+        [normal(2, 4, 6), normal(2, 6, 3), np.array([[2, 1, 3], [0, 5, 0]], np.int32)]),
+    "lax_ragged_dot_general_batch": (
+        lambda l, r, g: lax.ragged_dot_general(l, r, g, RAGGED_BATCH),
+        [normal(4, 2, 3), normal(4, 3, 2), np.array([1, 3], np.int32)]),
+    "np_vectorize_elementwise": (jnp.vectorize(lambda a, c: a * jnp.sin(c) + 1.0), [normal(3, 1), normal(4)]),
+    "np_vectorize_dot": (jnp.vectorize(jnp.dot, signature="(n),(n)->()"), [normal(2, 1, 3), normal(4, 3)]),
+    "np_vectorize_matvec_kept_ones": (jnp.vectorize(jnp.matmul, signature="(m,n),(n)->(m)"),
+                                      [normal(1, 2, 3, 4), normal(1, 1, 4)]),
+    "np_vectorize_second_output": (
+        lambda a: jnp.vectorize(lambda v: (jnp.sum(v), v[::-1] * 2.0), signature="(n)->(),(n)")(a)[1],
+        [normal(3, 5)]),
+    "lax_scatter_apply_repeated": (
+        lambda a, at: lax.scatter_apply(a, at, lambda v: v * 1.5 + jnp.sin(v), SCATTER_POINTS, update_shape=(4,)),
+        [normal(5), np.array([[1], [3], [1], [1]], np.int32)]),
+    "lax_scatter_apply_rows_clip": (
+        lambda a, at: lax.scatter_apply(a, at, jnp.tanh, SCATTER_ROWS, update_shape=(2, 4), mode="clip"),
+        [normal(3, 4), np.array([[0], [7]], np.int32)]),
+    "lax_scatter_apply_dropped": (
+        lambda a, at: lax.scatter_apply(a, at, jnp.exp, SCATTER_POINTS, update_shape=(3,)),
+        [normal(5), np.array([[4], [-1], [9]], np.int32)]),
+    "lax_scaled_dot": (lambda l, r, ls, rs: lax.scaled_dot(l, r, lhs_scale=ls, rhs_scale=rs),
+                       [normal(3, 8), normal(8, 2), uniform(0.5, 2, 3, 2), uniform(0.5, 2, 2, 2)]),
+    "lax_scaled_dot_batched_f32": (
+        lambda l, r, ls, rs: lax.scaled_dot(l, r, lhs_scale=ls, rhs_scale=rs, preferred_element_type=jnp.float32),
+        [normal(2, 3, 8), normal(2, 8, 4), uniform(0.5, 2, 2, 3, 4), uniform(0.5, 2, 2, 2, 4)]),
+    "lax_scaled_dot_dims_unscaled_rhs": (
+        lambda l, r, ls: lax.scaled_dot(l, r, lhs_scale=ls, dimension_numbers=(((0,), (0,)), ((), ())),
+                                        preferred_element_type=jnp.float32),
+        [normal(8, 3), normal(8, 2), uniform(0.5, 2, 4, 3)]),
     "lax_platform_dependent": (lambda a: lax.platform_dependent(a, cpu=jnp.sin, default=jnp.cos), [x]),
     "lax_composite": (lambda a: lax.composite(lambda v: jnp.sin(v) * 2, name="my.double_sin")(a), [x]),
     # jax.numpy: orderings, bits, index helpers, selections, poly.
