@@ -196,6 +196,22 @@ fn main() -> Result<()> {
     let evaluate = jit(|(model, batch): (TransformerLm, Array)| loss(&model, &batch, &policy));
     let sampler = sample::sampler(policy, config.length as i64);
     let prompt = tokenizer::encode(&tokenizer, "\n")?;
+    // The same prompt, key and length before and after training.
+    let print_sample = |when: &str, model: &TransformerLm| -> Result<()> {
+        let text = sampler.sample(
+            model,
+            &tokenizer,
+            &prompt,
+            sample_key(),
+            config.sample_tokens,
+            args.temperature,
+        )?;
+        println!(
+            "sample {when} training (temperature {}):\n---\n{text}\n---",
+            args.temperature
+        );
+        Ok(())
+    };
 
     // Where the run starts: step 1, or after the latest checkpoint.
     let (mut model, mut state, first_step) = match args.resume {
@@ -232,18 +248,7 @@ fn main() -> Result<()> {
             held_out_loss(&model)?,
             (vocab as f32).ln()
         );
-        println!(
-            "sample before training (temperature {}):\n---\n{}\n---",
-            args.temperature,
-            sampler.sample(
-                &model,
-                &tokenizer,
-                &prompt,
-                sample_key(),
-                config.sample_tokens,
-                args.temperature
-            )?
-        );
+        print_sample("before", &model)?;
     }
 
     let mut writer = SummaryWriter::new(args.out.join("tb"))?;
@@ -294,18 +299,7 @@ fn main() -> Result<()> {
          final held-out loss {final_loss:.6}",
         started.elapsed().as_secs_f64(),
     );
-    println!(
-        "sample after training (temperature {}):\n---\n{}\n---",
-        args.temperature,
-        sampler.sample(
-            &model,
-            &tokenizer,
-            &prompt,
-            sample_key(),
-            config.sample_tokens,
-            args.temperature
-        )?
-    );
+    print_sample("after", &model)?;
     // A NaN loss fails too.
     if f64::from(final_loss) >= config.max_loss || final_loss.is_nan() {
         bail!(
