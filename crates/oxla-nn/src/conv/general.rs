@@ -339,7 +339,9 @@ fn try_convolve(
             },
         ),
         Weights::Local { window } => {
-            let out_spatial = output_spatial(&input, &dilated, &strides, &padding, &input_dilation);
+            let window_sizes = (window, &kernel_dilation[..], &dilated[..]);
+            let out_spatial =
+                output_spatial(&input, window_sizes, &strides, &padding, &input_dilation);
             if out_spatial[..] != kernel_shape[..spatial] {
                 return Err(layer_input_error(
                     layer,
@@ -368,26 +370,33 @@ fn try_convolve(
 }
 
 /// The output positions (spatial sizes) of a convolution of `input`
-/// `[batch, *spatial, in]` by windows of `dilated` sizes (kernel dilation
-/// applied), as `lax::conv_general_dilated` sizes its output.
+/// `[batch, *spatial, in]` by `window` with `kernel_dilation` (whose
+/// dilated sizes are `dilated`), as `lax::conv_general_dilated` sizes its
+/// output: `lax::reduce_window_shape_tuple`'s arithmetic.
 pub(super) fn output_spatial(
     input: &Array,
-    dilated: &[i64],
+    (window, kernel_dilation, dilated): (&[i64], &[i64], &[i64]),
     strides: &[i64],
     padding: &lax::Padding,
     input_dilation: &[i64],
 ) -> Vec<i64> {
     let shape = input.shape_or_empty();
-    let sizes: Vec<i64> = shape[1..shape.len() - 1]
+    let spatial = &shape[1..shape.len() - 1];
+    let dilated_sizes: Vec<i64> = spatial
         .iter()
         .zip(input_dilation)
         .map(|(&n, &d)| if n == 0 { 0 } else { (n - 1) * d + 1 })
         .collect();
-    let pairs = padding.pairs(&sizes, dilated, strides);
-    sizes
-        .iter()
-        .zip(dilated)
-        .zip(strides.iter().zip(&pairs))
-        .map(|((&n, &k), (&s, &(lo, hi)))| ((n + lo + hi - k).div_euclid(s) + 1).max(0))
-        .collect()
+    let pairs = padding.pairs(&dilated_sizes, dilated, strides);
+    lax::reduce_window_shape_tuple(
+        spatial,
+        window,
+        strides,
+        &pairs,
+        Some(input_dilation),
+        Some(kernel_dilation),
+    )
+    .into_iter()
+    .map(|n| n.max(0))
+    .collect()
 }

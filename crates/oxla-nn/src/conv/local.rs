@@ -184,7 +184,8 @@ impl ConvLocal {
         let (padded, padding) = geometry
             .padding
             .for_conv(&example, &dilated, &input_dilation)?;
-        let out = output_spatial(&padded, &dilated, &strides, &padding, &input_dilation);
+        let window_sizes = (kernel_size, &kernel_dilation[..], &dilated[..]);
+        let out = output_spatial(&padded, window_sizes, &strides, &padding, &input_dilation);
         let patch: i64 = kernel_size.iter().product();
         let mut kernel_shape = out.clone();
         kernel_shape.extend([patch * in_features, features]);

@@ -230,38 +230,36 @@ fn dense_ragged_dot(
 }
 
 /// What is wrong with `dot_general` dimension numbers for operands of
-/// these shapes (as many contracting and batch dimensions on each side,
-/// in range, of equal sizes), or `None`.
+/// these shapes, as `dot_general`'s own shape rule finds it (pairs of
+/// contracting and batch dimensions, in range, distinct, of equal sizes),
+/// or `None`.
 pub(super) fn dot_dimension_problem(
     l_shape: &[i64],
     r_shape: &[i64],
     dimension_numbers: DotDimensionNumbers<'_>,
 ) -> Option<String> {
     let ((lc, rc), (lb, rb)) = dimension_numbers;
-    if lb.len() != rb.len() || lc.len() != rc.len() {
-        return Some(format!(
-            "lhs and rhs must have as many batch and contracting dimensions as each other, got \
-             {dimension_numbers:?}"
-        ));
-    }
-    let in_range = |d: i64, shape: &[i64]| (0..shape.len() as i64).contains(&d);
-    lc.iter()
-        .zip(rc)
-        .chain(lb.iter().zip(rb))
-        .find_map(|(&l, &r)| {
-            if !in_range(l, l_shape) || !in_range(r, r_shape) {
-                Some(format!(
-                    "dimension numbers {dimension_numbers:?} are out of range for lhs \
-                     {l_shape:?} and rhs {r_shape:?}"
-                ))
-            } else if l_shape[l as usize] != r_shape[r as usize] {
-                Some(format!(
-                    "lhs dimension {l} of size {} does not match rhs dimension {r} of size {}",
-                    l_shape[l as usize], r_shape[r as usize]
-                ))
-            } else {
-                None
-            }
+    let dot = oxla_core::Primitive::Contract(oxla_core::primitive::contract::Op::DotGeneral {
+        lhs_contracting: lc.iter().copied().collect(),
+        rhs_contracting: rc.iter().copied().collect(),
+        lhs_batch: lb.iter().copied().collect(),
+        rhs_batch: rb.iter().copied().collect(),
+        preferred_element_type: None,
+        precision: None,
+        out_sharding: None,
+    });
+    // Shapes only: both operands of one dtype.
+    let (l, r) = (
+        oxla_core::Aval::new(DType::F32, l_shape),
+        oxla_core::Aval::new(DType::F32, r_shape),
+    );
+    oxla_core::shape_rules::abstract_eval(&dot, &[&l, &r])
+        .err()
+        .map(|e| {
+            format!(
+                "dimension numbers {dimension_numbers:?} do not fit lhs {l_shape:?} and rhs \
+                 {r_shape:?}: {e}"
+            )
         })
 }
 

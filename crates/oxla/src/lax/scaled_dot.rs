@@ -170,22 +170,11 @@ fn scale_problem(
 }
 
 /// `scale` repeated over the blocks of `operand_shape`'s `contracting`
-/// dimensions (JAX's `_scale_broadcast`); [`scale_problem`] has checked
-/// that it fits.
+/// dimensions (JAX's `_scale_broadcast`: each entry `block` times in a
+/// row); [`scale_problem`] has checked that it fits.
 fn blocks_of(scale: &Array, operand_shape: &[i64], contracting: &[i64]) -> Array {
-    let mut scale = scale.clone();
-    for &d in contracting {
-        let shape = scale.shape_or_empty().to_vec();
-        let block = operand_shape[d as usize] / shape[d as usize];
-        let mut repeated = shape.clone();
-        repeated.insert(d as usize + 1, block);
-        let kept: Vec<i64> = (0..shape.len() as i64)
-            .map(|k| if k > d { k + 1 } else { k })
-            .collect();
-        let spread = lax::broadcast_in_dim(&scale, &repeated, &kept);
-        let mut merged = shape;
-        merged[d as usize] *= block;
-        scale = lax::reshape(&spread, &merged);
-    }
-    scale
+    contracting.iter().fold(scale.clone(), |scale, &d| {
+        let block = operand_shape[d as usize] / scale.shape_or_empty()[d as usize];
+        crate::numpy::repeat(&scale, block, Some(d))
+    })
 }

@@ -696,7 +696,8 @@ fn numpy_functions_refuse_bad_arguments_naming_the_function_and_line() {
         ),
         (
             oxla::lax::scaled_dot(&m, &m, None, None, None, None),
-            "lax.scaled_dot: lhs dimension 1 of size 3 does not match rhs dimension 0 of size 2",
+            "lax.scaled_dot: dimension numbers (([1], [0]), ([], [])) do not fit lhs [2, 3] and \
+             rhs [2, 3]: lhs dimension 1 (size 3) does not match rhs dimension 0 (size 2)",
         ),
         (
             oxla::lax::conv_general_dilated_patches(
