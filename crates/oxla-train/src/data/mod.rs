@@ -1,6 +1,7 @@
 //! An input pipeline in the manner of Google's Grain (`grain.python`): a
 //! [`RandomAccessSource`] of records, per-record transforms over it
-//! ([`MapDataset`]: `map`, `try_map`, `filter`, `random_map`), an
+//! ([`MapDataset`]: `map`, `try_map`, `filter`, `random_map`, and
+//! Grain's dataset API: `seed`, `shuffle`, `repeat`), an
 //! [`IndexSampler`] that orders a process's shard ([`ShardOptions`]) anew
 //! each epoch from a seed in Grain's exact order ([`index_shuffle`]), the
 //! generator Grain gives each record ([`Rng`]: numpy's Philox), and a

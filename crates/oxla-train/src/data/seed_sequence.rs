@@ -40,12 +40,10 @@ fn words(seed: u64) -> Vec<u32> {
     }
 }
 
-/// `np.random.SeedSequence(seed).generate_state(2, np.uint64)`: the key
-/// of `np.random.Philox(seed)`.
-pub(crate) fn philox_key(seed: u64) -> [u64; 2] {
-    // At most two words, fewer than the pool's four, so every word goes
-    // into the pool's first round.
-    let entropy = words(seed);
+/// numpy's `SeedSequence(entropy)` pool for entropy given as 32-bit
+/// words (`mix_entropy`): the first four words hashed in and mixed with
+/// each other, then every further word mixed into each pool word.
+fn pool(entropy: &[u32]) -> [u32; POOL_SIZE] {
     let mut hash_const = INIT_A;
     let mut pool = [0u32; POOL_SIZE];
     for (i, slot) in pool.iter_mut().enumerate() {
@@ -58,16 +56,59 @@ pub(crate) fn philox_key(seed: u64) -> [u64; 2] {
             }
         }
     }
+    for &word in entropy.iter().skip(POOL_SIZE) {
+        for slot in pool.iter_mut() {
+            *slot = mix(*slot, hashmix(word, &mut hash_const));
+        }
+    }
+    pool
+}
+
+/// `SeedSequence(entropy).generate_state(N, np.uint32)` for entropy
+/// given as 32-bit words.
+fn generate_state<const N: usize>(entropy: &[u32]) -> [u32; N] {
+    let pool = pool(entropy);
     let mut hash_const = INIT_B;
-    let mut state = [0u32; 4];
+    let mut state = [0u32; N];
     for (i, out) in state.iter_mut().enumerate() {
         let mut value = pool[i % POOL_SIZE] ^ hash_const;
         hash_const = hash_const.wrapping_mul(MULT_B);
         value = value.wrapping_mul(hash_const);
         *out = value ^ (value >> XSHIFT);
     }
+    state
+}
+
+/// `np.random.SeedSequence(seed).generate_state(2, np.uint64)`: the key
+/// of `np.random.Philox(seed)`.
+pub(crate) fn philox_key(seed: u64) -> [u64; 2] {
+    let state: [u32; 4] = generate_state(&words(seed));
     [
         u64::from(state[0]) | (u64::from(state[1]) << 32),
         u64::from(state[2]) | (u64::from(state[3]) << 32),
     ]
+}
+
+/// `np.random.SeedSequence([values...]).generate_state(1, np.uint32)[0]`:
+/// each value's 32-bit words in turn (numpy's `_coerce_to_uint32_array`
+/// of a list), hashed into one word. Grain's default seed of a random
+/// transformation is this of `[pipeline seed, depth]`.
+pub(crate) fn state_word(values: &[u64]) -> u32 {
+    let entropy: Vec<u32> = values.iter().flat_map(|&v| words(v)).collect();
+    let [word] = generate_state::<1>(&entropy);
+    word
+}
+
+#[cfg(test)]
+mod tests {
+    use super::state_word;
+
+    #[test]
+    fn state_word_is_numpys_for_short_and_long_entropy() {
+        // np.random.SeedSequence(values).generate_state(1, np.uint32)[0]
+        // (numpy 2.x): two words, and six words (past the pool of four,
+        // one value above 2^32).
+        assert_eq!(state_word(&[5, 1]), 3_796_490_668);
+        assert_eq!(state_word(&[(1 << 40) + 3, 2, 7, 9, 11]), 2_906_146_310);
+    }
 }

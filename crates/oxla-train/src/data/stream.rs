@@ -7,15 +7,18 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::dataset::{At, Draws, MapDataset};
+use super::dataset::{At, MapDataset};
 use super::error::DataError;
+use super::philox::PhiloxStart;
 use super::sampler::{EpochOrder, IndexSampler};
 
-/// A record's place: its position in the stream and what to read.
+/// A record's place: its position in the stream, what to read, and
+/// where the generator its unseeded `random_map` stages share starts.
 #[derive(Debug, Clone, Copy)]
 struct Job {
     position: u64,
     at: At,
+    rng: PhiloxStart,
 }
 
 /// What a worker sends back: the job and its record (`None`: filtered).
@@ -48,7 +51,7 @@ impl<T: Send + 'static> Pool<T> {
                                 Err(_) => return,
                             };
                             let Ok(job) = job else { return };
-                            if report.send((job, dataset.read(job.at))).is_err() {
+                            if report.send((job, dataset.read(job.at, job.rng))).is_err() {
                                 return;
                             }
                         }
@@ -131,12 +134,8 @@ impl<T: Send + 'static> RecordStream<T> {
         };
         Job {
             position,
-            at: At {
-                index,
-                epoch,
-                rng: self.sampler.record_rng(position),
-                draws: Draws::Shared,
-            },
+            at: At { index, epoch },
+            rng: self.sampler.record_rng(position),
         }
     }
 
@@ -145,7 +144,7 @@ impl<T: Send + 'static> RecordStream<T> {
         let position = self.next_emit;
         if self.pool.is_none() {
             let job = self.job(position);
-            return Ok((job, self.dataset.read(job.at)));
+            return Ok((job, self.dataset.read(job.at, job.rng)));
         }
         while self.next_dispatch < position + self.window && !self.exhausted(self.next_dispatch) {
             let job = self.job(self.next_dispatch);

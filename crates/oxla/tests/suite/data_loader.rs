@@ -2,7 +2,8 @@
 //! (reference/grain_sampler.py, run once per test binary), its
 //! `index_shuffle`, `IndexSampler` orders per seed, shard and epoch, the
 //! records and `random_map` draws of its `DataLoader`, `MapDataset`'s
-//! `shuffle().repeat()` and `random_map`, and numpy's Philox generator,
+//! `shuffle().repeat()`, `random_map` and pipelines seeded by `ds.seed`,
+//! and numpy's Philox generator,
 //! index for index; and its properties: the same seed gives the same
 //! batches and each epoch is a permutation; the batches do not depend on
 //! the number of workers or on prefetching; shards are disjoint and read
@@ -582,26 +583,41 @@ fn mapdataset_shuffle_and_repeat_match_grains_dataset_api() {
             .collect();
         let want: Vec<usize> = list(&case["records"]).iter().map(usize_of).collect();
         assert_eq!(got, want, "n={n} seed={} epochs={epochs}", case["seed"]);
+        // And MapDataset's own shuffle and repeat, as Grain writes it.
+        let seed = u32::try_from(u64_of(&case["seed"])).unwrap();
+        let dataset = MapDataset::source((0..n).collect::<Vec<usize>>())
+            .shuffle_seeded(seed)
+            .repeat(Some(epochs), true)
+            .unwrap();
+        assert_eq!(dataset.len(), want.len());
+        let got: Vec<usize> = (0..dataset.len())
+            .map(|i| dataset.get(i).unwrap().unwrap())
+            .collect();
+        assert_eq!(got, want, "MapDataset n={n} seed={seed} epochs={epochs}");
     }
 }
 
-/// Grain's `Draw` then `DrawMore` (grain_sampler.py): a record, then the
-/// draws of its two `random_map` stages from one generator.
+/// Grain's `Draw` (grain_sampler.py): a record and three draws.
+fn draw(x: i64, rng: &mut Rng) -> Vec<u64> {
+    vec![
+        x as u64,
+        rng.next_u64(),
+        u64::from(rng.uniform().to_bits()),
+        rng.below(1000),
+    ]
+}
+
+/// Grain's `DrawMore`: two more draws appended.
+fn draw_more(mut v: Vec<u64>, rng: &mut Rng) -> Vec<u64> {
+    v.push(rng.below(1 << 40));
+    v.push(rng.uniform_f64().to_bits());
+    v
+}
+
+/// `Draw` then `DrawMore` as unseeded stages: in a loader, both draw
+/// from the record's one generator.
 fn draws(dataset: MapDataset<i64>) -> MapDataset<Vec<u64>> {
-    dataset
-        .random_map(|x: i64, rng: &mut Rng| {
-            vec![
-                x as u64,
-                rng.next_u64(),
-                u64::from(rng.uniform().to_bits()),
-                rng.below(1000),
-            ]
-        })
-        .random_map(|mut v: Vec<u64>, rng: &mut Rng| {
-            v.push(rng.below(1 << 40));
-            v.push(rng.uniform_f64().to_bits());
-            v
-        })
+    dataset.random_map(draw).random_map(draw_more)
 }
 
 fn expected_items(case: &Value) -> Vec<Vec<u64>> {
@@ -655,12 +671,121 @@ fn mapdataset_random_map_matches_grains_dataset_api() {
     for case in list(&grain()["dataset_random_maps"]) {
         let n = usize_of(&case["num_records"]);
         let seed = u64_of(&case["seed"]);
-        let dataset = draws(MapDataset::source((0..n as i64).collect::<Vec<i64>>()));
-        let got: Vec<Vec<u64>> = (0..n)
-            .map(|i| dataset.get(i, seed).unwrap().unwrap())
+        let dataset = MapDataset::source((0..n as i64).collect::<Vec<i64>>())
+            .random_map_seeded(draw, seed)
+            .random_map_seeded(draw_more, seed);
+        let want = expected_items(case);
+        let got: Vec<Vec<u64>> = (0..want.len())
+            .map(|i| dataset.get(i).unwrap().unwrap())
             .collect();
-        assert_eq!(got, expected_items(case), "n={n} seed={seed}");
+        assert_eq!(got, want, "n={n} seed={seed}");
     }
+}
+
+/// Grain's `DrawOnList` (grain_sampler.py): three draws appended.
+fn draw_on_list(mut v: Vec<u64>, rng: &mut Rng) -> Vec<u64> {
+    v.push(rng.next_u64());
+    v.push(u64::from(rng.uniform().to_bits()));
+    v.push(rng.below(1000));
+    v
+}
+
+/// The pipeline stage `stage` of grain_sampler.py's `apply_stage` added
+/// to `ds`.
+fn apply_stage(ds: MapDataset<Vec<u64>>, stage: &[Value]) -> MapDataset<Vec<u64>> {
+    let arg = |i: usize| stage.get(i).filter(|v| !v.is_null()).map(u64_of);
+    match stage[0].as_str().unwrap() {
+        "seed" => ds.seed(arg(1).unwrap()),
+        "shuffle" => match arg(1) {
+            Some(seed) => ds.shuffle_seeded(u32::try_from(seed).unwrap()),
+            None => ds.shuffle().unwrap(),
+        },
+        "times3" => ds.map(|mut v: Vec<u64>| {
+            v[0] *= 3;
+            v
+        }),
+        "even" => ds.filter(|v: &Vec<u64>| v[0].is_multiple_of(2)),
+        "draw" => match arg(1) {
+            Some(seed) => ds.random_map_seeded(draw_on_list, seed),
+            None => ds.random_map(draw_on_list),
+        },
+        "more" => match arg(1) {
+            Some(seed) => ds.random_map_seeded(draw_more, seed),
+            None => ds.random_map(draw_more),
+        },
+        "repeat" => ds.repeat(arg(1), stage[2].as_bool().unwrap()).unwrap(),
+        other => panic!("unknown stage {other}"),
+    }
+}
+
+#[test]
+fn mapdataset_pipelines_seeded_by_ds_seed_match_grains() {
+    // ds.seed(s) then shuffle() and random_map(f) without seeds of their
+    // own: each derives Grain's default seed from s and its distance to
+    // the seed stage; explicit seeds, a second ds.seed, a filter, repeat
+    // with and without reseeding, and indices past the end.
+    for case in list(&grain()["pipelines"]) {
+        let n = usize_of(&case["num_records"]);
+        let stages = list(&case["stages"]);
+        let source: Vec<Vec<u64>> = (0..n as u64).map(|i| vec![i]).collect();
+        let dataset = stages.iter().fold(MapDataset::source(source), |ds, stage| {
+            apply_stage(ds, list(stage))
+        });
+        assert_eq!(dataset.len(), usize_of(&case["len"]), "{stages:?}");
+        for (i, want) in list(&case["items"]).iter().enumerate() {
+            let want =
+                (!want.is_null()).then(|| list(want).iter().map(u64_of).collect::<Vec<u64>>());
+            assert_eq!(dataset.get(i).unwrap(), want, "{stages:?} item {i}");
+        }
+    }
+}
+
+#[test]
+fn mapdataset_misuse_is_an_error_naming_the_call() {
+    let source = || MapDataset::source((0..4_i64).collect::<Vec<i64>>());
+    let e = source().shuffle().unwrap_err();
+    assert!(matches!(e, DataError::InvalidOption { .. }), "{e:?}");
+    let text = e.to_string();
+    assert!(
+        text.contains("shuffle needs a seed") && text.contains("data_loader.rs"),
+        "{text}"
+    );
+    let e = source().repeat(Some(0), true).unwrap_err().to_string();
+    assert!(e.contains("num_epochs must be positive"), "{e}");
+    let endless = source().repeat(None, true).unwrap();
+    assert_eq!(endless.len(), i64::MAX as usize);
+    let e = endless.repeat(Some(2), true).unwrap_err().to_string();
+    assert!(e.contains("repeating an endless dataset"), "{e}");
+    let e = source()
+        .repeat(Some(u64::MAX), true)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("do not fit"), "{e}");
+    let e = MapDataset::source(Vec::<i64>::new())
+        .get(0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the dataset is empty"), "{e}");
+    // An unseeded random_map draws from a loader's generator; `get` has
+    // none to give it.
+    let unseeded = source()
+        .map(|x| x + 1)
+        .random_map(|x, rng| x + rng.below(3) as i64);
+    let e = unseeded.get(2).unwrap_err();
+    assert!(matches!(e, DataError::Record { index: 2, .. }), "{e:?}");
+    let text = e.to_string();
+    assert!(
+        text.contains("random_map (transform 2)") && text.contains("no seed"),
+        "{text}"
+    );
+    // After ds.seed it has one.
+    assert!(
+        source()
+            .seed(1)
+            .random_map(|x, rng| x + rng.below(3) as i64)
+            .get(2)
+            .is_ok()
+    );
 }
 
 #[test]

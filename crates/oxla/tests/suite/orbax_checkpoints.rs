@@ -389,6 +389,15 @@ fn oxla_kinds() -> Vec<(&'static str, Option<Value>)> {
         ("default", Some(json!({}))),
         ("chunked", Some(json!({"chunk_byte_size": 40_000}))),
         ("uncompressed", Some(json!({"use_compression": false}))),
+        (
+            "zarr3",
+            Some(json!({"use_zarr3": true, "chunk_byte_size": 40_000})),
+        ),
+        ("files", Some(json!({"use_ocdbt": false}))),
+        (
+            "files_zarr3",
+            Some(json!({"use_ocdbt": false, "use_zarr3": true, "use_compression": false})),
+        ),
         ("small_nodes", None),
         ("x64", None),
     ]
@@ -406,6 +415,18 @@ fn write_oxla_checkpoints(root: &Path) {
         ("default", SaveOptions::default()),
         ("chunked", SaveOptions::default().chunk_byte_size(40_000)),
         ("uncompressed", SaveOptions::default().compression(false)),
+        (
+            "zarr3",
+            SaveOptions::default().zarr3(true).chunk_byte_size(40_000),
+        ),
+        ("files", SaveOptions::default().use_ocdbt(false)),
+        (
+            "files_zarr3",
+            SaveOptions::default()
+                .use_ocdbt(false)
+                .zarr3(true)
+                .compression(false),
+        ),
         // B+tree nodes of 2 KiB (several levels) and data files of 100 kB
         // (the table in chunks of at most that, values in many files).
         (
@@ -609,7 +630,8 @@ fn orbax_saving_what_it_restored_writes_what_oxla_wrote() {
             sorted(&theirs.join(metadatas)),
             "{kind}"
         );
-        // The same keys in OCDBT, and each .zarray as TensorStore writes it.
+        // The same keys in OCDBT (or files), and each array's .zarray or
+        // zarr.json as TensorStore writes it.
         let stores = &out["stores"];
         let (a, b) = (
             &stores[ours.to_str().unwrap()],
@@ -635,6 +657,28 @@ fn orbax_saving_what_it_restored_writes_what_oxla_wrote() {
     let zarray: Value =
         serde_json::from_str(chunked["zarray"]["table/.zarray"].as_str().unwrap()).unwrap();
     assert_eq!(zarray["chunks"], json!([100, 50]));
+    // So is the zarr 3 one, as shards of one inner chunk.
+    let zarr3 = &out["stores"][oxla_path(dir.path(), "zarr3").to_str().unwrap()];
+    let meta: Value =
+        serde_json::from_str(zarr3["zarray"]["table/zarr.json"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        meta["chunk_grid"]["configuration"]["chunk_shape"],
+        json!([100, 50])
+    );
+    assert!(list_has(&zarr3["keys"], "table/c/2/4"), "{}", zarr3["keys"]);
+    // Without OCDBT the arrays are plain files.
+    let files = oxla_path(dir.path(), "files");
+    assert!(files.join("table/.zarray").is_file() && files.join("table/0.0").is_file());
+    assert!(!files.join("manifest.ocdbt").exists());
+    let files_zarr3 = oxla_path(dir.path(), "files_zarr3");
+    assert!(files_zarr3.join("params.Dense_0.kernel/c/0/0").is_file());
+}
+
+fn list_has(list: &Value, key: &str) -> bool {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .any(|k| k.as_str() == Some(key))
 }
 
 #[test]
@@ -708,6 +752,25 @@ fn a_save_that_cannot_be_made_is_a_typed_error_naming_the_path() {
         matches!(&err, SaveError::DuplicateName { name, .. } if name == "a.b.c"),
         "{err}"
     );
+
+    // Without OCDBT a name is a path under the checkpoint: one that would
+    // leave it is refused (in OCDBT it is only a key).
+    let files = SaveOptions::default().use_ocdbt(false);
+    for name in ["..", "x/../../y"] {
+        let escaping = BTreeMap::from([(name.to_string(), leaf(DType::F32, &[1], 4))]);
+        let err = orbax::save_with(&dest, &escaping, &files).unwrap_err();
+        assert!(
+            matches!(&err, SaveError::UnsupportedLeaf { .. }),
+            "{name}: {err}"
+        );
+        assert!(err.to_string().contains("path component \"..\""), "{err}");
+        nothing_left(&dest);
+        assert!(!dest.exists() && !root.join("y").exists());
+    }
+    let inside = root.join("dots");
+    let dots = BTreeMap::from([("..".to_string(), leaf(DType::F32, &[1], 4))]);
+    orbax::save(&inside, &dots).unwrap();
+    assert_eq!(orbax::list(&inside).unwrap()[0].0, "..");
 
     // An option no leaf can meet names the leaf.
     let options = SaveOptions::default().chunk_byte_size(2);

@@ -20,7 +20,12 @@ with oxla and compares index for index:
 - "datasets": MapDataset.source(range(n)).shuffle(seed=).repeat(E)[p] for
   every p.
 - "dataset_random_maps": MapDataset.source(range(n)).random_map(f, seed=s)
-  .random_map(g, seed=s)[i] for every i.
+  .random_map(g, seed=s)[i] for every i and a few past the end.
+- "pipelines": MapDataset pipelines over source([[0], [1], ...]) given as
+  a list of stages (seed, shuffle, map, filter, random_map, repeat), most
+  deriving their seeds from ds.seed; "items" holds ds[i] (null where the
+  filter dropped the record) for every i of the first len(ds) (at most
+  3n) and a few past the end.
 - "generators": numpy's Generator(Philox(key=k)) (or Philox(seed)) under a
   fixed sequence of draws: [op, arguments..., result] rows.
 
@@ -185,7 +190,56 @@ def dataset_random_map_cases():
               .random_map(Draw(), seed=seed)
               .random_map(DrawMore(), seed=seed))
         cases.append({"num_records": n, "seed": seed,
-                      "items": [ds[i] for i in range(n)]})
+                      "items": [ds[i] for i in range(n + 3)]})
+    return cases
+
+
+class DrawOnList(gp.RandomMapTransform):
+    def random_map(self, element, rng):
+        return element + [int(rng.bit_generator.random_raw()),
+                          f32_bits(rng.random(dtype=np.float32)),
+                          int(rng.integers(0, 1000))]
+
+
+def apply_stage(ds, stage):
+    name, args = stage[0], stage[1:]
+    if name == "seed":
+        return ds.seed(args[0])
+    if name == "shuffle":
+        return ds.shuffle(seed=args[0] if args else None)
+    if name == "times3":
+        return ds.map(lambda v: [v[0] * 3] + v[1:])
+    if name == "even":
+        return ds.filter(lambda v: v[0] % 2 == 0)
+    if name == "draw":
+        return ds.random_map(DrawOnList(), seed=args[0] if args else None)
+    if name == "more":
+        return ds.random_map(DrawMore(), seed=args[0] if args else None)
+    if name == "repeat":
+        return ds.repeat(args[0], reseed_each_epoch=args[1])
+    raise ValueError(name)
+
+
+def pipeline_cases():
+    pipelines = [
+        (10, [["seed", 5], ["shuffle"], ["draw"], ["more"]]),
+        (7, [["seed", 2**40 + 1], ["times3"], ["shuffle"], ["repeat", 2, True],
+             ["draw"]]),
+        (12, [["seed", 1], ["shuffle"], ["seed", 2], ["draw"], ["shuffle"]]),
+        (9, [["seed", 3], ["draw", 77], ["shuffle"], ["more"]]),
+        (8, [["seed", 0], ["shuffle"], ["draw"], ["repeat", 3, False]]),
+        (11, [["seed", 42], ["even"], ["shuffle", 9], ["draw"],
+              ["repeat", None, True]]),
+        (6, [["seed", 4], ["seed", 5], ["draw"]]),
+    ]
+    cases = []
+    for n, stages in pipelines:
+        ds = gp.MapDataset.source([[i] for i in range(n)])
+        for stage in stages:
+            ds = apply_stage(ds, stage)
+        count = min(len(ds), 3 * n) + 3
+        cases.append({"num_records": n, "stages": stages, "len": len(ds),
+                      "items": [ds[i] for i in range(count)]})
     return cases
 
 
@@ -227,5 +281,6 @@ print(json.dumps({
     "loaders": loader_cases(),
     "datasets": dataset_cases(),
     "dataset_random_maps": dataset_random_map_cases(),
+    "pipelines": pipeline_cases(),
     "generators": generator_cases(),
 }))

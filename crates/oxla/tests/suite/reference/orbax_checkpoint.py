@@ -20,8 +20,9 @@ Then it restores the checkpoints oxla wrote (argv[1]/oxla.json lists them,
 PyTreeCheckpointer, without a target and with an abstract one
 (ShapeDtypeStructs on the first device). For a checkpoint with a "twin"
 (the Orbax settings oxla was asked to mirror: {"chunk_byte_size",
-"use_compression"}), it saves what it restored again with Orbax under
-argv[1]/twins/<name>, and lists both stores' keys and .zarray texts.
+"use_compression", "use_ocdbt", "use_zarr3"}), it saves what it restored
+again with Orbax under argv[1]/twins/<name>, and lists both stores' keys
+and array metadata texts (.zarray, zarr.json).
 Reported as "restored": {name: {"<checkpointer>/<target or none>":
 {"leaves": {orbax name: array}, "keys": {orbax name: [[kind, key], ...]}}},
 "twins": {name: path}, "stores": {path: {"keys": [...], "zarray": {key:
@@ -107,9 +108,14 @@ def leaves_and_keys(tree):
 
 
 def store(path):
-    kv = ts.KvStore.open({"driver": "ocdbt", "base": "file://" + path + "/"}).result()
+    if os.path.exists(os.path.join(path, "manifest.ocdbt")):
+        spec = {"driver": "ocdbt", "base": "file://" + path + "/"}
+    else:
+        spec = {"driver": "file", "path": path + "/"}
+    kv = ts.KvStore.open(spec).result()
     keys = sorted(k.decode() for k in kv.list().result())
-    zarray = {k: kv.read(k).result().value.decode() for k in keys if k.endswith("/.zarray")}
+    zarray = {k: kv.read(k).result().value.decode() for k in keys
+              if k.endswith("/.zarray") or k.endswith("/zarr.json")}
     return {"keys": keys, "zarray": zarray}
 
 
@@ -135,11 +141,13 @@ def restore_all(path):
 def twin(tree, path, settings):
     chunk = settings.get("chunk_byte_size")
     save_args = jax.tree.map(lambda _: ocp.SaveArgs(chunk_byte_size=chunk), tree)
-    if settings.get("use_compression", True):
+    handler_settings = {k: settings[k] for k in
+                        ["use_compression", "use_ocdbt", "use_zarr3"] if k in settings}
+    if not handler_settings:
         with ocp.StandardCheckpointer() as c:
             c.save(path, tree, save_args=save_args)
     else:
-        handler = ocp.PyTreeCheckpointHandler(use_compression=False)
+        handler = ocp.PyTreeCheckpointHandler(**handler_settings)
         with ocp.Checkpointer(handler) as c:
             c.save(path, args=ocp.args.PyTreeSave(tree, save_args=save_args))
 

@@ -12,6 +12,7 @@ use base64::Engine;
 use oxla::pytree::TreeDef;
 use serde::{Serialize, Serializer};
 
+use super::SaveOptions;
 use super::python::{json_dumps, tuple_repr};
 
 /// The handler Orbax records for `ocp.StandardCheckpointer`.
@@ -94,8 +95,9 @@ pub(super) struct ArrayRecord {
     pub device: String,
 }
 
-/// `_METADATA`: the tree of every array, in leaf order.
-pub(super) fn tree_metadata(arrays: &[ArrayRecord]) -> Vec<u8> {
+/// `_METADATA`: the tree of every array, in leaf order, and how they are
+/// stored (`options`' `use_ocdbt` and `zarr3`).
+pub(super) fn tree_metadata(arrays: &[ArrayRecord], options: &SaveOptions) -> Vec<u8> {
     #[derive(Serialize)]
     struct Root<'a> {
         tree_metadata: Entries<'a>,
@@ -106,8 +108,8 @@ pub(super) fn tree_metadata(arrays: &[ArrayRecord]) -> Vec<u8> {
     }
     json_dumps(&Root {
         tree_metadata: Entries(arrays),
-        use_ocdbt: true,
-        use_zarr3: false,
+        use_ocdbt: options.use_ocdbt,
+        use_zarr3: options.zarr3,
         store_array_data_equal_to_fill_value: true,
         custom_metadata: None,
     })
@@ -267,8 +269,13 @@ mod tests {
         ];
         let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
         assert_eq!(
-            text(tree_metadata(&arrays)),
+            text(tree_metadata(&arrays, &SaveOptions::default())),
             r#"{"tree_metadata": {"('a',)": {"key_metadata": [{"key": "a", "key_type": 2}], "value_metadata": {"value_type": "jax.Array", "skip_deserialize": false, "write_shape": [2, 3]}}, "('l', '0', 'w')": {"key_metadata": [{"key": "l", "key_type": 2}, {"key": "0", "key_type": 1}, {"key": "w", "key_type": 2}], "value_metadata": {"value_type": "jax.Array", "skip_deserialize": false, "write_shape": [2]}}}, "use_ocdbt": true, "use_zarr3": false, "store_array_data_equal_to_fill_value": true, "custom_metadata": null}"#
+        );
+        let files_zarr3 = SaveOptions::default().use_ocdbt(false).zarr3(true);
+        assert!(
+            text(tree_metadata(&arrays, &files_zarr3))
+                .ends_with(r#""use_ocdbt": false, "use_zarr3": true, "store_array_data_equal_to_fill_value": true, "custom_metadata": null}"#)
         );
         assert_eq!(
             text(sharding(&arrays)),

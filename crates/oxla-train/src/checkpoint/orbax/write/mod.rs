@@ -8,7 +8,9 @@
 //! B+tree, and the checkpoint's own `manifest.ocdbt` and `d/` over the same
 //! keys), `_METADATA`, `_sharding`, `array_metadatas/process_0`,
 //! `_CHECKPOINT_METADATA` and `commit_success.txt`; written in
-//! `<name>.orbax-checkpoint-tmp` and renamed into place.
+//! `<name>.orbax-checkpoint-tmp` and renamed into place. Orbax's
+//! `use_zarr3=True` (zarr 3 arrays) and `use_ocdbt=False` (a directory of
+//! files per array instead of OCDBT) are [`SaveOptions`] too.
 
 mod btree;
 mod data_files;
@@ -17,6 +19,7 @@ mod error;
 mod metadata;
 mod options;
 mod python;
+mod sink;
 mod store;
 mod zarr;
 
@@ -32,7 +35,9 @@ pub use options::SaveOptions;
 use crate::checkpoint::names_of;
 use directory::{Staging, write_file};
 use metadata::{ArrayRecord, KeyPath, key_paths, param_name};
+use sink::{Sink, unfit_file_name};
 use store::Store;
+use zarr::Format;
 
 /// The longest OCDBT key (TensorStore's limit), less room for a chunk key.
 const MAX_NAME_BYTES: usize = 65535 - 64;
@@ -66,8 +71,8 @@ pub fn save<P: Pytree>(path: impl AsRef<Path>, tree: &P) -> Result<(), SaveError
 }
 
 /// Saves `tree` as an Orbax checkpoint at `path` as [`save`] does, written
-/// as `options` says (compression, chunk sizes, OCDBT file and node
-/// sizes).
+/// as `options` says (OCDBT or files, zarr 2 or 3, compression, chunk
+/// sizes, OCDBT file and node sizes).
 ///
 /// ```
 /// use oxla::numpy as jnp;
@@ -95,23 +100,32 @@ pub fn save_with<P: Pytree>(
     let (leaves, def) = tree.flatten();
     let leaf_names = names_of(&def);
     let paths = key_paths(&def);
-    check_leaves(dest, &leaves, &leaf_names, &paths)?;
+    check_leaves(dest, &leaves, &leaf_names, &paths, options)?;
     let staging = Staging::begin(dest)?;
     let dir = staging.dir();
-    let mut store = Store::new(
-        dir,
-        dest,
-        options.target_data_file_size,
-        options.max_node_bytes,
-    );
+    let mut sink = if options.use_ocdbt {
+        Sink::Ocdbt(Store::new(
+            dir,
+            dest,
+            options.target_data_file_size,
+            options.max_node_bytes,
+        ))
+    } else {
+        Sink::Files {
+            dir: dir.to_path_buf(),
+        }
+    };
     let mut arrays = Vec::with_capacity(leaves.len());
     for ((leaf, oxla_name), path) in leaves.iter().zip(&leaf_names).zip(paths) {
         arrays.push(write_array(
-            &mut store, dest, leaf, oxla_name, path, options,
+            &mut sink, dest, leaf, oxla_name, path, options,
         )?);
     }
-    store.finish()?;
-    write_file(&dir.join("_METADATA"), &metadata::tree_metadata(&arrays))?;
+    sink.finish()?;
+    write_file(
+        &dir.join("_METADATA"),
+        &metadata::tree_metadata(&arrays, options),
+    )?;
     write_file(&dir.join("_sharding"), &metadata::sharding(&arrays))?;
     write_file(
         &dir.join("array_metadatas/process_0"),
@@ -129,12 +143,14 @@ pub fn save_with<P: Pytree>(
 }
 
 /// Checks, before anything is written, that the tree has leaves, that
-/// each is an array Orbax can hold and that no two share a name.
+/// each is an array Orbax can hold under its name as `options` store it,
+/// and that no two share a name.
 fn check_leaves(
     dest: &Path,
     leaves: &[Array],
     leaf_names: &[String],
     paths: &[KeyPath],
+    options: &SaveOptions,
 ) -> Result<(), SaveError> {
     if leaves.is_empty() {
         return Err(SaveError::Empty {
@@ -160,6 +176,11 @@ fn check_leaves(
             ));
         }
         let name = param_name(path);
+        if !options.use_ocdbt
+            && let Some(reason) = unfit_file_name(&name)
+        {
+            return Err(unsupported(oxla_name, reason));
+        }
         if name.len() > MAX_NAME_BYTES {
             return Err(unsupported(
                 oxla_name,
@@ -181,10 +202,10 @@ fn check_leaves(
     Ok(())
 }
 
-/// Writes one leaf's `.zarray` and chunks to `store`; what the metadata
-/// files say of it.
+/// Writes one leaf's zarr metadata and chunks to `sink`; what the
+/// metadata files say of it.
 fn write_array(
-    store: &mut Store,
+    sink: &mut Sink,
     dest: &Path,
     leaf: &Array,
     oxla_name: &str,
@@ -206,14 +227,21 @@ fn write_array(
         message: format!("leaf {oxla_name} ({dtype}): {e}"),
     })?;
     let name = param_name(&path);
-    store.put(
-        format!("{name}/.zarray"),
-        zarr::zarray(dtype, &shape, &chunks, options.compression),
+    let format = if options.zarr3 {
+        Format::V3
+    } else {
+        Format::V2
+    };
+    sink.put(
+        format!("{name}/{}", format.metadata_key()),
+        format.metadata(dtype, &shape, &chunks, options.compression),
     )?;
-    zarr::for_each_chunk(&host.bytes, &shape, &chunks, item, |key, chunk| {
-        let stored = zarr::encode_chunk(chunk, options.compression)
+    let keys = format.keys();
+    zarr::for_each_chunk(&host.bytes, &shape, &chunks, item, &keys, |key, chunk| {
+        let stored = format
+            .encode_chunk(chunk, options.compression)
             .map_err(|e| SaveError::io(dest, format!("compressing a chunk of {oxla_name}"), e))?;
-        store.put(format!("{name}/{key}"), stored)
+        sink.put(format!("{name}/{key}"), stored)
     })?;
     Ok(ArrayRecord {
         path,

@@ -26,6 +26,8 @@ pub(super) const MAX_INLINE_VALUE_BYTES: usize = 1024;
 /// ```
 #[derive(Clone, Debug)]
 pub struct SaveOptions {
+    pub(super) use_ocdbt: bool,
+    pub(super) zarr3: bool,
     pub(super) compression: bool,
     pub(super) chunk_byte_size: Option<usize>,
     pub(super) target_data_file_size: u64,
@@ -38,6 +40,8 @@ impl Default for SaveOptions {
     /// nodes of up to 100 MB.
     fn default() -> Self {
         SaveOptions {
+            use_ocdbt: true,
+            zarr3: false,
             compression: true,
             chunk_byte_size: None,
             target_data_file_size: DEFAULT_TARGET_DATA_FILE_SIZE,
@@ -47,8 +51,30 @@ impl Default for SaveOptions {
 }
 
 impl SaveOptions {
+    /// Whether the arrays go in one OCDBT key-value store (Orbax's
+    /// `use_ocdbt`, on by default). Off, each array is a directory of
+    /// files named by its keys (`params.w/.zarray`, `params.w/0.0`), as
+    /// `PyTreeCheckpointHandler(use_ocdbt=False)` writes it; the OCDBT
+    /// sizes ([`target_data_file_size`](Self::target_data_file_size),
+    /// [`max_node_bytes`](Self::max_node_bytes)) then do not apply.
+    pub fn use_ocdbt(mut self, on: bool) -> Self {
+        self.use_ocdbt = on;
+        self
+    }
+
+    /// Whether the arrays are zarr 3 arrays (Orbax's `use_zarr3`, off by
+    /// default): `zarr.json` metadata and each chunk stored as a one-chunk
+    /// `sharding_indexed` shard (the chunk, zstd level 3 or raw, then its
+    /// offset, length and a CRC-32C), keyed `c/0/1`, as TensorStore
+    /// writes them for `PyTreeCheckpointHandler(use_zarr3=True)`.
+    pub fn zarr3(mut self, on: bool) -> Self {
+        self.zarr3 = on;
+        self
+    }
+
     /// Whether chunks are zstd-compressed (Orbax's `use_compression`, on by
-    /// default); off, `.zarray` says `"compressor": null`.
+    /// default); off, `.zarray` says `"compressor": null` (zarr 3: no
+    /// `zstd` codec).
     pub fn compression(mut self, on: bool) -> Self {
         self.compression = on;
         self
@@ -84,9 +110,13 @@ impl SaveOptions {
     }
 
     /// The chunk byte size for an array of `bytes` bytes: the one asked
-    /// for, or the data file size where the array would not fit one file
-    /// (as Orbax's `calculate_chunk_byte_size`); `None` for one chunk.
+    /// for, or in OCDBT the data file size where the array would not fit
+    /// one file (as Orbax's `calculate_chunk_byte_size`, which it only
+    /// calls for OCDBT); `None` for one chunk.
     pub(super) fn chunk_bytes_for(&self, bytes: usize) -> Option<usize> {
+        if !self.use_ocdbt {
+            return self.chunk_byte_size;
+        }
         let target = usize::try_from(self.target_data_file_size).unwrap_or(usize::MAX);
         match (self.chunk_byte_size, self.target_data_file_size) {
             (asked, 0) => asked,

@@ -1,14 +1,90 @@
-//! Each array as a zarr 2 array, as TensorStore writes one for Orbax: the
-//! `.zarray` metadata (compact JSON, keys sorted) and the chunks in C order,
-//! little-endian, zstd-compressed at level 1 or raw, keyed `0.0`-style.
+//! Each array as a zarr array, as TensorStore writes one for Orbax: zarr
+//! 2 (Orbax's default) as `.zarray` metadata (compact JSON, keys sorted)
+//! and chunks keyed `0.0`, zstd-compressed at level 1 or raw; zarr 3 as
+//! `zarr.json` and chunks keyed `c/0/0`, each a `sharding_indexed` shard
+//! of one inner chunk (zstd level 3 or raw) with its index and CRC-32C.
+//! Chunks are C order, little-endian.
 
 use oxla::DType;
+use serde_json::{Value as Json, json};
 
 use super::super::chunks::{element_count, for_each_run, unravel};
 use super::super::zarr::{KeyEncoding, v2_dtype_name};
 
-/// The zstd level Orbax asks TensorStore for (its `.zarray` says so).
+/// The zstd level Orbax asks TensorStore for in zarr 2 (its `.zarray`
+/// says so).
 const ZSTD_LEVEL: i32 = 1;
+/// The zstd level of Orbax's zarr 3 arrays (their `zarr.json` says so).
+const ZARR3_ZSTD_LEVEL: i32 = 3;
+
+/// The zarr format arrays are written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Format {
+    /// Zarr 2: `.zarray`, chunks `0.0`.
+    V2,
+    /// Zarr 3: `zarr.json`, one-chunk shards `c/0/0`.
+    V3,
+}
+
+impl Format {
+    /// The key of an array's metadata under its name.
+    pub(super) fn metadata_key(self) -> &'static str {
+        match self {
+            Format::V2 => ".zarray",
+            Format::V3 => "zarr.json",
+        }
+    }
+
+    /// How chunk grid indices become keys.
+    pub(super) fn keys(self) -> KeyEncoding {
+        match self {
+            Format::V2 => KeyEncoding::V2(".".to_string()),
+            Format::V3 => KeyEncoding::Default("/".to_string()),
+        }
+    }
+
+    /// The metadata text of an array of `dtype` and `shape` in chunks of
+    /// `chunks`.
+    pub(super) fn metadata(
+        self,
+        dtype: DType,
+        shape: &[usize],
+        chunks: &[usize],
+        compression: bool,
+    ) -> Vec<u8> {
+        match self {
+            Format::V2 => zarray(dtype, shape, chunks, compression),
+            Format::V3 => zarr_json(dtype, shape, chunks, compression),
+        }
+    }
+
+    /// A chunk's elements as stored.
+    pub(super) fn encode_chunk(self, chunk: &[u8], compression: bool) -> std::io::Result<Vec<u8>> {
+        match self {
+            Format::V2 if compression => zstd::bulk::compress(chunk, ZSTD_LEVEL),
+            Format::V2 => Ok(chunk.to_vec()),
+            Format::V3 => {
+                let inner = if compression {
+                    zstd::bulk::compress(chunk, ZARR3_ZSTD_LEVEL)?
+                } else {
+                    chunk.to_vec()
+                };
+                Ok(one_chunk_shard(inner))
+            }
+        }
+    }
+}
+
+/// A `sharding_indexed` shard holding one encoded inner chunk: the chunk,
+/// then its index (offset 0 and length, little-endian `u64`s) and the
+/// index's CRC-32C (little-endian).
+fn one_chunk_shard(mut inner: Vec<u8>) -> Vec<u8> {
+    let mut index = [0u8; 16];
+    index[8..].copy_from_slice(&(inner.len() as u64).to_le_bytes());
+    inner.extend_from_slice(&index);
+    inner.extend_from_slice(&crc32c::crc32c(&index).to_le_bytes());
+    inner
+}
 
 /// The chunk shape Orbax's `choose_chunk_shape` picks for an array of
 /// `shape` with `item`-byte elements written whole by one process: the
@@ -64,12 +140,7 @@ fn divisors(n: usize) -> Vec<usize> {
 
 /// The `.zarray` text of an array of `dtype` and `shape` in chunks of
 /// `chunks`, as TensorStore writes it.
-pub(super) fn zarray(
-    dtype: DType,
-    shape: &[usize],
-    chunks: &[usize],
-    compression: bool,
-) -> Vec<u8> {
+fn zarray(dtype: DType, shape: &[usize], chunks: &[usize], compression: bool) -> Vec<u8> {
     let compressor = if compression {
         serde_json::json!({"id": "zstd", "level": ZSTD_LEVEL})
     } else {
@@ -90,19 +161,67 @@ pub(super) fn zarray(
     serde_json::to_vec(&meta).expect("JSON of numbers and strings")
 }
 
+/// The `zarr.json` text of an array of `dtype` and `shape` in chunks of
+/// `chunks`, as TensorStore writes it for Orbax: one `sharding_indexed`
+/// codec whose inner chunk is the whole chunk, `bytes` (little-endian,
+/// no endianness for one-byte types) and optionally `zstd`; fill value 0.
+fn zarr_json(dtype: DType, shape: &[usize], chunks: &[usize], compression: bool) -> Vec<u8> {
+    let little = json!({"configuration": {"endian": "little"}, "name": "bytes"});
+    let bytes = if dtype.byte_size() == 1 {
+        json!({"name": "bytes"})
+    } else {
+        little.clone()
+    };
+    let mut codecs = vec![bytes];
+    if compression {
+        codecs.push(json!({
+            "configuration": {"checksum": false, "level": ZARR3_ZSTD_LEVEL},
+            "name": "zstd",
+        }));
+    }
+    // Zarr 3's zero of each kind of type, as TensorStore spells it.
+    let fill = if dtype == DType::Bool {
+        json!(false)
+    } else if dtype.is_complex() {
+        json!([0.0, 0.0])
+    } else if dtype.is_float() {
+        json!(0.0)
+    } else {
+        json!(0)
+    };
+    let meta: Json = json!({
+        "chunk_grid": {"configuration": {"chunk_shape": chunks}, "name": "regular"},
+        "chunk_key_encoding": {"name": "default"},
+        "codecs": [{
+            "configuration": {
+                "chunk_shape": chunks,
+                "codecs": codecs,
+                "index_codecs": [little, {"name": "crc32c"}],
+            },
+            "name": "sharding_indexed",
+        }],
+        "data_type": dtype.numpy_name(),
+        "fill_value": fill,
+        "node_type": "array",
+        "shape": shape,
+        "zarr_format": 3,
+    });
+    serde_json::to_vec(&meta).expect("JSON of numbers and strings")
+}
+
 /// Calls `put(key, chunk)` for each chunk of the array `bytes` (of
 /// `shape`, `item`-byte elements, C order) in chunks of `chunks`, in C
-/// order of the chunk grid: `key` is the chunk's zarr 2 key (`0.1`, `0`
-/// for a scalar), `chunk` its elements (C order; past the array's edge,
-/// zeros).
+/// order of the chunk grid: `key` is the chunk's key in `keys` (zarr
+/// 2's `0.1`, `0` for a scalar), `chunk` its elements (C order; past the
+/// array's edge, zeros).
 pub(super) fn for_each_chunk<E>(
     bytes: &[u8],
     shape: &[usize],
     chunks: &[usize],
     item: usize,
+    keys: &KeyEncoding,
     mut put: impl FnMut(String, &[u8]) -> Result<(), E>,
 ) -> Result<(), E> {
-    let keys = KeyEncoding::V2(".".to_string());
     if chunks == shape {
         return put(keys.key(&vec![0; shape.len()]), bytes);
     }
@@ -124,15 +243,6 @@ pub(super) fn for_each_chunk<E>(
         put(keys.key(&position), &block)?;
     }
     Ok(())
-}
-
-/// A chunk's elements as stored: zstd-compressed (level 1) or as they are.
-pub(super) fn encode_chunk(chunk: &[u8], compression: bool) -> std::io::Result<Vec<u8>> {
-    if compression {
-        zstd::bulk::compress(chunk, ZSTD_LEVEL)
-    } else {
-        Ok(chunk.to_vec())
-    }
 }
 
 #[cfg(test)]
@@ -163,7 +273,7 @@ mod tests {
             got.push((k, v.to_vec()));
             Ok::<(), ()>(())
         };
-        for_each_chunk(&bytes, &[2, 4], &[2, 2], 1, put).unwrap();
+        for_each_chunk(&bytes, &[2, 4], &[2, 2], 1, &Format::V2.keys(), put).unwrap();
         let want = vec![
             ("0.0".to_string(), vec![1, 2, 5, 6]),
             ("0.1".to_string(), vec![3, 4, 7, 8]),
@@ -173,6 +283,33 @@ mod tests {
             assert_eq!((k.as_str(), v), ("0.0", &bytes[..]));
             Ok::<(), ()>(())
         };
-        for_each_chunk(&bytes, &[2, 4], &[2, 4], 1, whole).unwrap();
+        for_each_chunk(&bytes, &[2, 4], &[2, 4], 1, &Format::V2.keys(), whole).unwrap();
+        let zarr3_keys = |k: String, _: &[u8]| {
+            assert!(k == "c/0/0" || k == "c/0/1", "{k}");
+            Ok::<(), ()>(())
+        };
+        for_each_chunk(&bytes, &[2, 4], &[2, 2], 1, &Format::V3.keys(), zarr3_keys).unwrap();
+    }
+
+    #[test]
+    fn zarr3_shards_and_metadata_are_tensorstores() {
+        // TensorStore's shard of two raw bfloat16 zeros for Orbax: the
+        // chunk, offset 0, length 4, and the index's CRC-32C.
+        let shard = Format::V3.encode_chunk(&[0; 4], false).unwrap();
+        let want = "000000000000000000000000040000000000000087186d63";
+        let hex: String = shard.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, want);
+        let text =
+            String::from_utf8(Format::V3.metadata(DType::F32, &[6, 4], &[3, 2], true)).unwrap();
+        assert_eq!(
+            text,
+            r#"{"chunk_grid":{"configuration":{"chunk_shape":[3,2]},"name":"regular"},"chunk_key_encoding":{"name":"default"},"codecs":[{"configuration":{"chunk_shape":[3,2],"codecs":[{"configuration":{"endian":"little"},"name":"bytes"},{"configuration":{"checksum":false,"level":3},"name":"zstd"}],"index_codecs":[{"configuration":{"endian":"little"},"name":"bytes"},{"name":"crc32c"}]},"name":"sharding_indexed"}],"data_type":"float32","fill_value":0.0,"node_type":"array","shape":[6,4],"zarr_format":3}"#
+        );
+        let text = String::from_utf8(Format::V3.metadata(DType::Bool, &[2], &[2], false)).unwrap();
+        assert!(
+            text.contains(r#""codecs":[{"name":"bytes"}]"#)
+                && text.contains(r#""fill_value":false"#),
+            "{text}"
+        );
     }
 }
