@@ -153,7 +153,8 @@ pub fn load_safetensors_mapped<P: Pytree>(
 }
 
 /// `like` with each leaf from the tensor of `tensors` that `options` names
-/// for it (see [`LoadOptions`]); errors name the checkpoint `path`.
+/// for it (see [`LoadOptions`]), laid out over the mesh the template's
+/// leaf is on, if it is on one; errors name the checkpoint `path`.
 pub(super) fn fill_mapped<P: Pytree>(
     path: &Path,
     like: &P,
@@ -223,6 +224,7 @@ fn convert(
     (dtype, dims, bytes): HostTensor,
     cast: bool,
 ) -> Result<Array> {
+    let mesh_layout = want.named_sharding();
     let want = want.aval()?;
     let got = Aval::new(dtype, &dims);
     let mismatch = |what: &str| {
@@ -263,6 +265,11 @@ fn convert(
             return Err(mismatch(" (LoadOptions::cast_dtypes converts it)"));
         }
         x = oxla::lax::convert_element_type(&x, want.dtype);
+    }
+    // A leaf the template has over a mesh is put back over that mesh, as
+    // the template lays it out.
+    if let Some(named) = mesh_layout {
+        x = oxla::device_put(&x, named)?;
     }
     x.check()?;
     Ok(x)

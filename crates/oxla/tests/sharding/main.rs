@@ -17,6 +17,7 @@ mod checkpoints;
 mod distributed;
 mod explicit;
 mod exports;
+mod orbax_sharded;
 mod placement;
 mod programs;
 mod shard_maps;

@@ -78,7 +78,9 @@ pub fn list(path: impl AsRef<Path>) -> Result<Vec<(String, DType, Vec<i64>)>> {
 /// Loads the Orbax checkpoint `path` into a pytree shaped like `like`,
 /// each leaf from the array [`param_name`] names for it. The checkpoint
 /// must hold exactly the template's leaves with its dtypes and shapes; an
-/// error names the first that differs.
+/// error names the first that differs. A leaf the template holds over a
+/// mesh comes back over that mesh, as the template lays it out (Orbax's
+/// restore with a target).
 ///
 /// ```no_run
 /// use std::collections::BTreeMap;

@@ -13,6 +13,7 @@ use oxla::pytree::TreeDef;
 use serde::{Serialize, Serializer};
 
 use super::SaveOptions;
+use super::placement::Placement;
 use super::python::{json_dumps, tuple_repr};
 
 /// The handler Orbax records for `ocp.StandardCheckpointer`.
@@ -87,12 +88,12 @@ pub(super) struct ArrayRecord {
     pub path: KeyPath,
     /// Orbax's name ([`param_name`]).
     pub name: String,
-    /// The array's shape.
-    pub shape: Vec<usize>,
+    /// Orbax's write shape: the array's, or a block's over a mesh.
+    pub write_shape: Vec<usize>,
     /// Its chunks' shape.
     pub chunks: Vec<usize>,
-    /// The device it was on, as JAX prints one (`cpu:0`, `cuda:0`).
-    pub device: String,
+    /// Where it was.
+    pub placement: Placement,
 }
 
 /// `_METADATA`: the tree of every array, in leaf order, and how they are
@@ -151,7 +152,7 @@ impl Serialize for Entries<'_> {
                 value_metadata: Value {
                     value_type: "jax.Array",
                     skip_deserialize: false,
-                    write_shape: &array.shape,
+                    write_shape: &array.write_shape,
                 },
             };
             (tuple_repr(&keys), entry)
@@ -159,23 +160,15 @@ impl Serialize for Entries<'_> {
     }
 }
 
-/// `_sharding`: by the base64 of each array's name, its sharding as JSON
-/// text (one device each), the map's keys sorted as TensorStore writes it.
+/// `_sharding`: by the base64 of each array's name, its placement as JSON
+/// text, the map's keys sorted as TensorStore writes it.
 pub(super) fn sharding(arrays: &[ArrayRecord]) -> Vec<u8> {
-    #[derive(Serialize)]
-    struct Sharding<'a> {
-        sharding_type: &'static str,
-        device_str: &'a str,
-    }
     let map: BTreeMap<String, String> = arrays
         .iter()
         .map(|array| {
             let key = base64::engine::general_purpose::STANDARD.encode(&array.name);
-            let value = json_dumps(&Sharding {
-                sharding_type: "SingleDeviceSharding",
-                device_str: &array.device,
-            });
-            (key, String::from_utf8(value).expect("JSON is UTF-8"))
+            let value = String::from_utf8(array.placement.json()).expect("JSON is UTF-8");
+            (key, value)
         })
         .collect();
     serde_json::to_vec(&map).expect("JSON of strings")
@@ -204,7 +197,7 @@ pub(super) fn array_metadatas(arrays: &[ArrayRecord]) -> Vec<u8> {
             .map(|array| Item {
                 array_metadata: Meta {
                     param_name: &array.name,
-                    write_shape: &array.shape,
+                    write_shape: &array.write_shape,
                     chunk_shape: &array.chunks,
                     ext_metadata: None,
                 },
@@ -251,9 +244,9 @@ mod tests {
             ArrayRecord {
                 path: vec![("a".into(), KeyKind::Dict)],
                 name: "a".into(),
-                shape: vec![2, 3],
+                write_shape: vec![2, 3],
                 chunks: vec![2, 3],
-                device: "cpu:0".into(),
+                placement: Placement::Device("cpu:0".into()),
             },
             ArrayRecord {
                 path: vec![
@@ -262,9 +255,9 @@ mod tests {
                     ("w".into(), KeyKind::Dict),
                 ],
                 name: "l.0.w".into(),
-                shape: vec![2],
+                write_shape: vec![2],
                 chunks: vec![2],
-                device: "cpu:0".into(),
+                placement: Placement::Device("cpu:0".into()),
             },
         ];
         let text = |b: Vec<u8>| String::from_utf8(b).unwrap();

@@ -18,6 +18,7 @@ mod directory;
 mod error;
 mod metadata;
 mod options;
+mod placement;
 mod python;
 mod sink;
 mod store;
@@ -217,14 +218,23 @@ fn write_array(
         leaf: oxla_name.to_string(),
         source: Box::new(source),
     };
-    let host = leaf.to_host().map_err(array_error)?;
-    let dtype = oxla::DType::from(host.element_type());
-    let shape: Vec<usize> = host.dims.iter().map(|&d| d as usize).collect();
+    let placed = placement::place(leaf).map_err(array_error)?;
+    let dtype = leaf.aval().map_err(array_error)?.dtype;
+    let shape: Vec<usize> = leaf
+        .aval()
+        .map_err(array_error)?
+        .shape
+        .iter()
+        .map(|&d| d as usize)
+        .collect();
     let item = dtype.byte_size();
-    let limit = options.chunk_bytes_for(host.bytes.len());
-    let chunks = zarr::chunk_shape(&shape, item, limit).map_err(|e| SaveError::InvalidOption {
-        path: dest.to_path_buf(),
-        message: format!("leaf {oxla_name} ({dtype}): {e}"),
+    let write_bytes = placed.write_shape.iter().product::<usize>() * item;
+    let limit = options.chunk_bytes_for(write_bytes);
+    let chunks = zarr::chunk_shape(&placed.write_shape, item, limit).map_err(|e| {
+        SaveError::InvalidOption {
+            path: dest.to_path_buf(),
+            message: format!("leaf {oxla_name} ({dtype}): {e}"),
+        }
     })?;
     let name = param_name(&path);
     let format = if options.zarr3 {
@@ -237,35 +247,36 @@ fn write_array(
         format.metadata(dtype, &shape, &chunks, options.compression),
     )?;
     let keys = format.keys();
-    zarr::for_each_chunk(&host.bytes, &shape, &chunks, item, &keys, |key, chunk| {
-        let stored = format
-            .encode_chunk(chunk, options.compression)
-            .map_err(|e| SaveError::io(dest, format!("compressing a chunk of {oxla_name}"), e))?;
-        sink.put(format!("{name}/{key}"), stored)
-    })?;
+    for (origin, block) in &placed.blocks {
+        // A block starts on a chunk boundary: its chunks divide the write
+        // shape, which divides the block's.
+        let first: Vec<usize> = origin.iter().zip(&chunks).map(|(o, c)| o / c).collect();
+        let block_shape: Vec<usize> = block.dims.iter().map(|&d| d as usize).collect();
+        let put = |key: String, chunk: &[u8]| {
+            let stored = format
+                .encode_chunk(chunk, options.compression)
+                .map_err(|e| {
+                    SaveError::io(dest, format!("compressing a chunk of {oxla_name}"), e)
+                })?;
+            sink.put(format!("{name}/{key}"), stored)
+        };
+        zarr::for_each_chunk(
+            &block.bytes,
+            &block_shape,
+            &chunks,
+            item,
+            &keys,
+            &first,
+            put,
+        )?;
+    }
     Ok(ArrayRecord {
         path,
         name,
-        shape,
+        write_shape: placed.write_shape,
         chunks,
-        device: device_of(leaf).map_err(array_error)?,
+        placement: placed.placement,
     })
-}
-
-/// The device `leaf` is on as JAX prints it (`cpu:0`): its platform and
-/// id. An array split over a mesh is written whole and recorded on its
-/// mesh's first device (a restore without a target puts it there).
-fn device_of(leaf: &Array) -> oxla::Result<String> {
-    let client = oxla::client()?;
-    let device = match leaf.sharding() {
-        Some(sharding) => sharding.devices().into_iter().next(),
-        None => None,
-    };
-    let device = match device {
-        Some(device) => device,
-        None => client.default_device()?,
-    };
-    Ok(format!("{}:{}", client.platform_name()?, device.id()?))
 }
 
 /// Nanoseconds since the Unix epoch.

@@ -209,21 +209,27 @@ fn zarr_json(dtype: DType, shape: &[usize], chunks: &[usize], compression: bool)
     serde_json::to_vec(&meta).expect("JSON of numbers and strings")
 }
 
-/// Calls `put(key, chunk)` for each chunk of the array `bytes` (of
+/// Calls `put(key, chunk)` for each chunk of the block `bytes` (of
 /// `shape`, `item`-byte elements, C order) in chunks of `chunks`, in C
-/// order of the chunk grid: `key` is the chunk's key in `keys` (zarr
-/// 2's `0.1`, `0` for a scalar), `chunk` its elements (C order; past the
-/// array's edge, zeros).
+/// order of the block's chunk grid: `key` is the chunk's key in `keys`
+/// (zarr 2's `0.1`, `0` for a scalar) at its place in the array's grid,
+/// the block's first chunk being at `first`; `chunk` its elements (C
+/// order; past the block's edge, zeros).
 pub(super) fn for_each_chunk<E>(
     bytes: &[u8],
     shape: &[usize],
     chunks: &[usize],
     item: usize,
     keys: &KeyEncoding,
+    first: &[usize],
     mut put: impl FnMut(String, &[u8]) -> Result<(), E>,
 ) -> Result<(), E> {
+    let key = |position: &[usize]| {
+        let at: Vec<usize> = position.iter().zip(first).map(|(p, f)| p + f).collect();
+        keys.key(&at)
+    };
     if chunks == shape {
-        return put(keys.key(&vec![0; shape.len()]), bytes);
+        return put(key(&vec![0; shape.len()]), bytes);
     }
     let grid: Vec<usize> = shape
         .iter()
@@ -240,7 +246,7 @@ pub(super) fn for_each_chunk<E>(
         for_each_run(shape, chunks, &origin, item, |b, a, n| {
             block[b..b + n].copy_from_slice(&bytes[a..a + n]);
         });
-        put(keys.key(&position), &block)?;
+        put(key(&position), &block)?;
     }
     Ok(())
 }
@@ -273,7 +279,16 @@ mod tests {
             got.push((k, v.to_vec()));
             Ok::<(), ()>(())
         };
-        for_each_chunk(&bytes, &[2, 4], &[2, 2], 1, &Format::V2.keys(), put).unwrap();
+        for_each_chunk(
+            &bytes,
+            &[2, 4],
+            &[2, 2],
+            1,
+            &Format::V2.keys(),
+            &[0, 0],
+            put,
+        )
+        .unwrap();
         let want = vec![
             ("0.0".to_string(), vec![1, 2, 5, 6]),
             ("0.1".to_string(), vec![3, 4, 7, 8]),
@@ -283,12 +298,31 @@ mod tests {
             assert_eq!((k.as_str(), v), ("0.0", &bytes[..]));
             Ok::<(), ()>(())
         };
-        for_each_chunk(&bytes, &[2, 4], &[2, 4], 1, &Format::V2.keys(), whole).unwrap();
+        for_each_chunk(
+            &bytes,
+            &[2, 4],
+            &[2, 4],
+            1,
+            &Format::V2.keys(),
+            &[0, 0],
+            whole,
+        )
+        .unwrap();
+        // The same block as the second row of blocks of a larger array.
         let zarr3_keys = |k: String, _: &[u8]| {
-            assert!(k == "c/0/0" || k == "c/0/1", "{k}");
+            assert!(k == "c/1/0" || k == "c/1/1", "{k}");
             Ok::<(), ()>(())
         };
-        for_each_chunk(&bytes, &[2, 4], &[2, 2], 1, &Format::V3.keys(), zarr3_keys).unwrap();
+        for_each_chunk(
+            &bytes,
+            &[2, 4],
+            &[2, 2],
+            1,
+            &Format::V3.keys(),
+            &[1, 0],
+            zarr3_keys,
+        )
+        .unwrap();
     }
 
     #[test]
