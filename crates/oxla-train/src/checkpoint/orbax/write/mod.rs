@@ -219,14 +219,9 @@ fn write_array(
         source: Box::new(source),
     };
     let placed = placement::place(leaf).map_err(array_error)?;
-    let dtype = leaf.aval().map_err(array_error)?.dtype;
-    let shape: Vec<usize> = leaf
-        .aval()
-        .map_err(array_error)?
-        .shape
-        .iter()
-        .map(|&d| d as usize)
-        .collect();
+    let aval = leaf.aval().map_err(array_error)?;
+    let dtype = aval.dtype;
+    let shape: Vec<usize> = aval.shape.iter().map(|&d| d as usize).collect();
     let item = dtype.byte_size();
     let write_bytes = placed.write_shape.iter().product::<usize>() * item;
     let limit = options.chunk_bytes_for(write_bytes);
