@@ -261,8 +261,10 @@ fn corrupted_and_truncated_checkpoints_are_errors_naming_the_file() {
 
 /// A leaf of every dtype without x64, scalars and ranks 0 to 3, nested
 /// maps, a list of maps and a tuple (Orbax's dict and sequence keys; the
-/// struct's fields are dict keys too), and an array large enough to be
-/// stored out of line and split into chunks.
+/// struct's fields are dict keys too), an array large enough to be
+/// stored out of line and split into chunks, and the empty values Orbax
+/// records without an array (`None`, `{}`, `[]`, `()`, and a `None` in a
+/// list between arrays).
 #[derive(oxla::Pytree)]
 struct Saved {
     params: BTreeMap<String, BTreeMap<String, Array>>,
@@ -282,6 +284,11 @@ struct Saved {
     scale: Array,
     cube: Array,
     table: Array,
+    nothing: Option<Array>,
+    no_params: BTreeMap<String, Array>,
+    no_layers: Vec<Array>,
+    unit: (),
+    maybe: Vec<Option<Array>>,
 }
 
 /// Bytes from a SplitMix64 stream: every bit pattern, NaN payloads,
@@ -347,6 +354,11 @@ fn saved() -> Saved {
         scale: leaf(DType::F32, &[], 20),
         cube: leaf(DType::F32, &[2, 3, 4], 21),
         table: leaf(DType::F32, &[300, 250], 22),
+        nothing: None,
+        no_params: BTreeMap::new(),
+        no_layers: Vec::new(),
+        unit: (),
+        maybe: vec![Some(leaf(DType::F32, &[2], 23)), None],
     }
 }
 
@@ -439,6 +451,7 @@ fn write_oxla_checkpoints(root: &Path) {
     for (kind, options) in options {
         orbax::save_with(oxla_path(root, kind), &tree, &options).unwrap();
     }
+    orbax::save(oxla_path(root, "empties_only"), &empties_only()).unwrap();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "orbax_checkpoints::x64_writer_child",
@@ -528,6 +541,15 @@ fn oxla_checkpoints_restore_in_orbax_bit_for_bit_with_and_without_a_target() {
                 assert_eq!(keys["pair.0"], json!([["dict", "pair"], ["seq", "0"]]));
                 let kernel = json!([["dict", "params"], ["dict", "Dense_0"], ["dict", "kernel"]]);
                 assert_eq!(keys["params.Dense_0.kernel"], kernel, "{kind} {way}");
+                // The empty values come back as themselves.
+                let empties = json!({
+                    "maybe.1": "None",
+                    "no_layers": "list",
+                    "no_params": "dict",
+                    "nothing": "None",
+                    "unit": "tuple",
+                });
+                assert_eq!(report["empties"], empties, "{kind} {way}");
             }
         }
     }
@@ -672,6 +694,45 @@ fn orbax_saving_what_it_restored_writes_what_oxla_wrote() {
     assert!(!files.join("manifest.ocdbt").exists());
     let files_zarr3 = oxla_path(dir.path(), "files_zarr3");
     assert!(files_zarr3.join("params.Dense_0.kernel/c/0/0").is_file());
+}
+
+/// A tree of empty values and no array: Orbax's `{"d": {}, "n": None}`.
+#[derive(oxla::Pytree, Debug)]
+struct EmptiesOnly {
+    d: BTreeMap<String, Array>,
+    n: Option<Array>,
+}
+
+fn empties_only() -> EmptiesOnly {
+    EmptiesOnly {
+        d: BTreeMap::new(),
+        n: None,
+    }
+}
+
+#[test]
+fn a_tree_of_empty_values_alone_is_its_metadata_as_orbax_writes_it() {
+    let (dir, out) = written();
+    let ours = oxla_path(dir.path(), "empties_only");
+    let theirs = checkpoint("empties_only");
+    let files = ["_CHECKPOINT_METADATA", "_METADATA", "commit_success.txt"];
+    let files: std::collections::BTreeSet<String> = files.map(String::from).into();
+    assert_eq!(layout(&theirs), files);
+    assert_eq!(layout(&ours), files);
+    assert_eq!(
+        std::fs::read(ours.join("_METADATA")).unwrap(),
+        std::fs::read(theirs.join("_METADATA")).unwrap()
+    );
+    assert_eq!(
+        out["restored"]["empties_only"]["empties"],
+        json!({"d": "dict", "n": "None"})
+    );
+    // oxla reads both back: no arrays, and the template as it was.
+    for path in [&ours, &theirs] {
+        assert!(orbax::list(path).unwrap().is_empty());
+        let back = orbax::load(path, &empties_only()).unwrap();
+        assert!(back.d.is_empty() && back.n.is_none(), "{back:?}");
+    }
 }
 
 fn list_has(list: &Value, key: &str) -> bool {

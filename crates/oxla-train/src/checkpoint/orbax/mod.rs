@@ -225,7 +225,7 @@ impl Checkpoint {
                 checkpoint.arrays.insert(name.to_string(), meta);
             }
         }
-        if checkpoint.arrays.is_empty() {
+        if checkpoint.arrays.is_empty() && !records_empty_values_only(dir) {
             return Err(checkpoint_error(
                 dir,
                 "no Orbax arrays here (no <param>/.zarray or <param>/zarr.json key); a \
@@ -349,4 +349,22 @@ fn metadata_files(dir: &Path) -> Result<Vec<String>> {
     }
     keys.sort();
     Ok(keys)
+}
+
+/// Whether `dir`'s `_METADATA` lists a tree of empty values only (`None`,
+/// `{}`, `[]`, `()`, each `skip_deserialize`), which Orbax saves as its
+/// metadata alone, without arrays.
+fn records_empty_values_only(dir: &Path) -> bool {
+    let Ok(text) = std::fs::read(dir.join("_METADATA")) else {
+        return false;
+    };
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(&text) else {
+        return false;
+    };
+    json["tree_metadata"].as_object().is_some_and(|entries| {
+        !entries.is_empty()
+            && entries
+                .values()
+                .all(|entry| entry["value_metadata"]["skip_deserialize"] == true)
+    })
 }

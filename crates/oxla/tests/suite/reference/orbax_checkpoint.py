@@ -8,7 +8,8 @@ enough to span several chunks when Orbax is asked to chunk it) four ways:
 - "chunked": PyTreeCheckpointer with chunk_byte_size, so arrays span
   several zarr 2 chunks;
 - "zarr3": use_zarr3=True (zarr 3's sharding codec) with chunk_byte_size;
-- "plain": use_ocdbt=False (zarr files in directories, no OCDBT).
+- "plain": use_ocdbt=False (zarr files in directories, no OCDBT);
+- "empties_only": {"d": {}, "n": None}, empty values and no array.
 
 Prints JSON {"checkpoints": {kind: path}, "expected": {orbax name: array},
 "mlp": {"x": array, "y": the MLP's output on x}}, each array as
@@ -24,7 +25,8 @@ PyTreeCheckpointer, without a target and with an abstract one
 again with Orbax under argv[1]/twins/<name>, and lists both stores' keys
 and array metadata texts (.zarray, zarr.json).
 Reported as "restored": {name: {"<checkpointer>/<target or none>":
-{"leaves": {orbax name: array}, "keys": {orbax name: [[kind, key], ...]}}},
+{"leaves": {orbax name: array}, "keys": {orbax name: [[kind, key], ...]},
+"empties": {orbax name: "None" | "dict" | "list" | "tuple"}}},
 "twins": {name: path}, "stores": {path: {"keys": [...], "zarray": {key:
 text}}}}, kind "seq" or "dict"."""
 
@@ -72,6 +74,9 @@ tree = {
     "layers": [{"w": jnp.full((2,), 1.5, jnp.float32)},
                {"w": jnp.full((3,), -2.0, jnp.float32)}],
     "table": jax.random.normal(k[3], (300, 250), jnp.float32),
+    # Empty values: recorded in _METADATA without an array.
+    "unused": None,
+    "opt_state": {"mu": {}, "count": []},
 }
 
 
@@ -87,7 +92,15 @@ def save(name, handler=None, chunk_byte_size=None):
     return path
 
 
+def save_empties_only():
+    path = os.path.join(out, "empties_only")
+    with ocp.StandardCheckpointer() as checkpointer:
+        checkpointer.save(path, {"d": {}, "n": None})
+    return path
+
+
 checkpoints = {
+    "empties_only": save_empties_only(),
     "default": save("default"),
     "chunked": save("chunked", ocp.PyTreeCheckpointHandler(), 40_000),
     "zarr3": save("zarr3", ocp.PyTreeCheckpointHandler(use_zarr3=True), 40_000),
@@ -104,7 +117,22 @@ def leaves_and_keys(tree):
     leaves = {orbax_name(p): enc(v) for p, v in flat}
     keys = {orbax_name(p): [["seq", str(k.idx)] if hasattr(k, "idx") else ["dict", str(k.key)]
                             for k in p] for p, _ in flat}
-    return {"leaves": leaves, "keys": keys}
+    return {"leaves": leaves, "keys": keys, "empties": empties(tree)}
+
+
+def empties(tree, path=()):
+    """The None values and empty dicts, lists and tuples in `tree`, by Orbax
+    name, with their kind."""
+    if tree is None:
+        return {".".join(path): "None"}
+    if isinstance(tree, (dict, list, tuple)) and not tree:
+        return {".".join(path): type(tree).__name__}
+    items = (tree.items() if isinstance(tree, dict)
+             else enumerate(tree) if isinstance(tree, (list, tuple)) else ())
+    out = {}
+    for key, value in items:
+        out.update(empties(value, path + (str(key),)))
+    return out
 
 
 def store(path):
@@ -161,6 +189,12 @@ for name, entry in (json.load(open(listed)) if os.path.exists(listed) else {}).i
         twins[name] = os.path.join(out, "twins", name)
         twin(restored_tree, twins[name], entry["twin"])
         stores[twins[name]] = store(twins[name])
+
+# oxla's checkpoint of empty values alone, restored without a target.
+empties_only = os.path.join(out, "oxla", "empties_only")
+if os.path.exists(empties_only):
+    with ocp.StandardCheckpointer() as c:
+        restored["empties_only"] = {"empties": empties(c.restore(empties_only))}
 
 expected = {orbax_name(p): enc(v) for p, v in jax.tree_util.tree_flatten_with_path(tree)[0]}
 print(json.dumps({

@@ -30,8 +30,13 @@ pub enum SaveError {
         /// The destination.
         path: PathBuf,
     },
-    /// The pytree has no array leaves (Orbax: "Found empty item").
-    #[error("orbax checkpoint {}: the pytree has no array leaves to save", path.display())]
+    /// The pytree has neither array leaves nor empty values (`None`, `{}`)
+    /// below its root (Orbax: "Found empty item").
+    #[error(
+        "orbax checkpoint {}: the pytree has nothing to save (no array leaves, no None or \
+         empty container below its root)",
+        path.display()
+    )]
     Empty {
         /// The destination.
         path: PathBuf,

@@ -42,21 +42,82 @@ impl KeyKind {
 /// A leaf's path: its keys from the root.
 pub(super) type KeyPath = Vec<(String, KeyKind)>;
 
-/// Each leaf's key path, in leaf order.
-pub(super) fn key_paths(def: &TreeDef) -> Vec<KeyPath> {
-    let mut out = Vec::new();
-    walk(def, &mut Vec::new(), &mut out);
-    out
+/// An empty value Orbax records in `_METADATA` without an array, so that a
+/// restore without a target gives it back (Orbax's "empty values": its
+/// `value_type`s `None`, `Dict`, `List` and `Tuple`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum EmptyValue {
+    /// `None`.
+    None,
+    /// A map with no keys, or a struct with no fields (whose fields Orbax
+    /// would see as a dict's keys).
+    Dict,
+    /// A list with no items.
+    List,
+    /// A tuple with no items.
+    Tuple,
 }
 
-fn walk(def: &TreeDef, path: &mut KeyPath, out: &mut Vec<KeyPath>) {
-    let mut below = |key: String, kind: KeyKind, child: &TreeDef, out: &mut Vec<KeyPath>| {
+impl EmptyValue {
+    /// Orbax's `value_type` for it.
+    fn value_type(self) -> &'static str {
+        match self {
+            EmptyValue::None => "None",
+            EmptyValue::Dict => "Dict",
+            EmptyValue::List => "List",
+            EmptyValue::Tuple => "Tuple",
+        }
+    }
+}
+
+/// What a pytree holds below its root, in its leaf order, as Orbax's
+/// `_METADATA` lists it: the arrays' key paths (one per leaf, in the order
+/// of the tree's leaves) and, between them, the empty values.
+#[derive(Debug, Default)]
+pub(super) struct TreeLayout {
+    /// Each leaf's key path, in leaf order.
+    pub arrays: Vec<KeyPath>,
+    /// Each empty value's key path and kind, with the number of leaves
+    /// before it.
+    pub empties: Vec<(usize, KeyPath, EmptyValue)>,
+}
+
+/// The arrays and empty values below the root of `def`. An empty root is
+/// neither (Orbax refuses to save it); a static value is not Orbax's to
+/// see.
+pub(super) fn tree_layout(def: &TreeDef) -> TreeLayout {
+    let mut layout = TreeLayout::default();
+    walk(def, &mut Vec::new(), &mut layout);
+    layout
+}
+
+fn walk(def: &TreeDef, path: &mut KeyPath, out: &mut TreeLayout) {
+    let mut below = |key: String, kind: KeyKind, child: &TreeDef, out: &mut TreeLayout| {
         path.push((key, kind));
         walk(child, path, out);
         path.pop();
     };
+    let empty = match def {
+        TreeDef::None => Some(EmptyValue::None),
+        TreeDef::Tuple(children) if children.is_empty() => Some(EmptyValue::Tuple),
+        TreeDef::List(children) if children.is_empty() => Some(EmptyValue::List),
+        TreeDef::Dict(children) if children.is_empty() => Some(EmptyValue::Dict),
+        TreeDef::Struct(_, fields) if fields.is_empty() => Some(EmptyValue::Dict),
+        TreeDef::Leaf
+        | TreeDef::Static(_)
+        | TreeDef::Tuple(_)
+        | TreeDef::List(_)
+        | TreeDef::Dict(_)
+        | TreeDef::Struct(..) => None,
+    };
+    if let Some(kind) = empty {
+        if !path.is_empty() {
+            out.empties.push((out.arrays.len(), path.clone(), kind));
+        }
+        return;
+    }
     match def {
-        TreeDef::Leaf => out.push(path.clone()),
+        TreeDef::Leaf => out.arrays.push(path.clone()),
         TreeDef::None | TreeDef::Static(_) => {}
         TreeDef::Tuple(children) | TreeDef::List(children) => {
             for (i, child) in children.iter().enumerate() {
@@ -96,9 +157,14 @@ pub(super) struct ArrayRecord {
     pub placement: Placement,
 }
 
-/// `_METADATA`: the tree of every array, in leaf order, and how they are
-/// stored (`options`' `use_ocdbt` and `zarr3`).
-pub(super) fn tree_metadata(arrays: &[ArrayRecord], options: &SaveOptions) -> Vec<u8> {
+/// `_METADATA`: the tree of every array and empty value (`empties`, as
+/// [`TreeLayout`] gives them), in leaf order, and how they are stored
+/// (`options`' `use_ocdbt` and `zarr3`).
+pub(super) fn tree_metadata(
+    arrays: &[ArrayRecord],
+    empties: &[(usize, KeyPath, EmptyValue)],
+    options: &SaveOptions,
+) -> Vec<u8> {
     #[derive(Serialize)]
     struct Root<'a> {
         tree_metadata: Entries<'a>,
@@ -108,7 +174,7 @@ pub(super) fn tree_metadata(arrays: &[ArrayRecord], options: &SaveOptions) -> Ve
         custom_metadata: Option<()>,
     }
     json_dumps(&Root {
-        tree_metadata: Entries(arrays),
+        tree_metadata: Entries { arrays, empties },
         use_ocdbt: options.use_ocdbt,
         use_zarr3: options.zarr3,
         store_array_data_equal_to_fill_value: true,
@@ -116,11 +182,14 @@ pub(super) fn tree_metadata(arrays: &[ArrayRecord], options: &SaveOptions) -> Ve
     })
 }
 
-/// The `tree_metadata` map: by `str(tuple(keys))`, each leaf's keys and
-/// value type, in leaf order.
-struct Entries<'a>(&'a [ArrayRecord]);
+/// The `tree_metadata` map: by `str(tuple(keys))`, each array's and empty
+/// value's keys and value type, in leaf order.
+struct Entries<'a> {
+    arrays: &'a [ArrayRecord],
+    empties: &'a [(usize, KeyPath, EmptyValue)],
+}
 
-impl Serialize for Entries<'_> {
+impl<'a> Serialize for Entries<'a> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
         struct Key<'a> {
@@ -131,32 +200,57 @@ impl Serialize for Entries<'_> {
         struct Value<'a> {
             value_type: &'static str,
             skip_deserialize: bool,
-            write_shape: &'a [usize],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            write_shape: Option<&'a [usize]>,
         }
         #[derive(Serialize)]
         struct Entry<'a> {
             key_metadata: Vec<Key<'a>>,
             value_metadata: Value<'a>,
         }
-        serializer.collect_map(self.0.iter().map(|array| {
-            let keys: Vec<&str> = array.path.iter().map(|(k, _)| k.as_str()).collect();
+        let entry = |path: &'a KeyPath, value_metadata: Value<'a>| {
+            let keys: Vec<&str> = path.iter().map(|(k, _)| k.as_str()).collect();
+            let key_metadata = path
+                .iter()
+                .map(|(key, kind)| Key {
+                    key,
+                    key_type: kind.number(),
+                })
+                .collect();
             let entry = Entry {
-                key_metadata: array
-                    .path
-                    .iter()
-                    .map(|(key, kind)| Key {
-                        key,
-                        key_type: kind.number(),
-                    })
-                    .collect(),
-                value_metadata: Value {
-                    value_type: "jax.Array",
-                    skip_deserialize: false,
-                    write_shape: &array.write_shape,
-                },
+                key_metadata,
+                value_metadata,
             };
             (tuple_repr(&keys), entry)
-        }))
+        };
+        let array = |array: &'a ArrayRecord| {
+            let value = Value {
+                value_type: "jax.Array",
+                skip_deserialize: false,
+                write_shape: Some(&array.write_shape),
+            };
+            entry(&array.path, value)
+        };
+        let empty = |(_, path, kind): &'a (usize, KeyPath, EmptyValue)| {
+            let value = Value {
+                value_type: kind.value_type(),
+                skip_deserialize: true,
+                write_shape: None,
+            };
+            entry(path, value)
+        };
+        // Merged in leaf order: an empty value after `before` leaves goes
+        // before the array of leaf `before`.
+        let mut empties = self.empties.iter().peekable();
+        let mut entries = Vec::with_capacity(self.arrays.len() + self.empties.len());
+        for (index, record) in self.arrays.iter().enumerate() {
+            while let Some(next) = empties.next_if(|(before, ..)| *before <= index) {
+                entries.push(empty(next));
+            }
+            entries.push(array(record));
+        }
+        entries.extend(empties.map(empty));
+        serializer.collect_map(entries)
     }
 }
 
@@ -262,12 +356,12 @@ mod tests {
         ];
         let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
         assert_eq!(
-            text(tree_metadata(&arrays, &SaveOptions::default())),
+            text(tree_metadata(&arrays, &[], &SaveOptions::default())),
             r#"{"tree_metadata": {"('a',)": {"key_metadata": [{"key": "a", "key_type": 2}], "value_metadata": {"value_type": "jax.Array", "skip_deserialize": false, "write_shape": [2, 3]}}, "('l', '0', 'w')": {"key_metadata": [{"key": "l", "key_type": 2}, {"key": "0", "key_type": 1}, {"key": "w", "key_type": 2}], "value_metadata": {"value_type": "jax.Array", "skip_deserialize": false, "write_shape": [2]}}}, "use_ocdbt": true, "use_zarr3": false, "store_array_data_equal_to_fill_value": true, "custom_metadata": null}"#
         );
         let files_zarr3 = SaveOptions::default().use_ocdbt(false).zarr3(true);
         assert!(
-            text(tree_metadata(&arrays, &files_zarr3))
+            text(tree_metadata(&arrays, &[], &files_zarr3))
                 .ends_with(r#""use_ocdbt": false, "use_zarr3": true, "store_array_data_equal_to_fill_value": true, "custom_metadata": null}"#)
         );
         assert_eq!(
@@ -281,5 +375,63 @@ mod tests {
         assert!(text(checkpoint_metadata(1, 2)).starts_with(
             r#"{"item_handlers": "orbax.checkpoint._src.handlers.standard_checkpoint_handler.StandardCheckpointHandler", "metrics": {}, "performance_metrics": {}, "init_timestamp_nsecs": 1, "#
         ));
+    }
+
+    #[test]
+    fn empty_values_are_recorded_between_the_arrays_as_orbax_records_them() {
+        // {'a': f32[3], 'd': {}, 'l': [], 'n': None,
+        //  'nest': {'e': {'f': None}, 'x': [f32[2], None, {}]}, 't': ()}
+        let dict = |items: Vec<(&str, TreeDef)>| {
+            TreeDef::Dict(items.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        };
+        let def = dict(vec![
+            ("a", TreeDef::Leaf),
+            ("d", TreeDef::Dict(vec![])),
+            ("l", TreeDef::List(vec![])),
+            ("n", TreeDef::None),
+            (
+                "nest",
+                dict(vec![
+                    ("e", dict(vec![("f", TreeDef::None)])),
+                    (
+                        "x",
+                        TreeDef::List(vec![TreeDef::Leaf, TreeDef::None, TreeDef::Dict(vec![])]),
+                    ),
+                ]),
+            ),
+            ("t", TreeDef::Tuple(vec![])),
+        ]);
+        let layout = tree_layout(&def);
+        let arrays: Vec<ArrayRecord> = layout
+            .arrays
+            .iter()
+            .zip([vec![3], vec![2]])
+            .map(|(path, shape)| ArrayRecord {
+                path: path.clone(),
+                name: param_name(path),
+                write_shape: shape.clone(),
+                chunks: shape,
+                placement: Placement::Device("cpu:0".into()),
+            })
+            .collect();
+        let names: Vec<&str> = arrays.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["a", "nest.x.0"]);
+        // What Orbax 0.12.8 wrote for that tree.
+        let text = String::from_utf8(tree_metadata(
+            &arrays,
+            &layout.empties,
+            &SaveOptions::default(),
+        ))
+        .unwrap();
+        assert_eq!(
+            text,
+            r#"{"tree_metadata": {"('a',)": {"key_metadata": [{"key": "a", "key_type": 2}], "value_metadata": {"value_type": "jax.Array", "skip_deserialize": false, "write_shape": [3]}}, "('d',)": {"key_metadata": [{"key": "d", "key_type": 2}], "value_metadata": {"value_type": "Dict", "skip_deserialize": true}}, "('l',)": {"key_metadata": [{"key": "l", "key_type": 2}], "value_metadata": {"value_type": "List", "skip_deserialize": true}}, "('n',)": {"key_metadata": [{"key": "n", "key_type": 2}], "value_metadata": {"value_type": "None", "skip_deserialize": true}}, "('nest', 'e', 'f')": {"key_metadata": [{"key": "nest", "key_type": 2}, {"key": "e", "key_type": 2}, {"key": "f", "key_type": 2}], "value_metadata": {"value_type": "None", "skip_deserialize": true}}, "('nest', 'x', '0')": {"key_metadata": [{"key": "nest", "key_type": 2}, {"key": "x", "key_type": 2}, {"key": "0", "key_type": 1}], "value_metadata": {"value_type": "jax.Array", "skip_deserialize": false, "write_shape": [2]}}, "('nest', 'x', '1')": {"key_metadata": [{"key": "nest", "key_type": 2}, {"key": "x", "key_type": 2}, {"key": "1", "key_type": 1}], "value_metadata": {"value_type": "None", "skip_deserialize": true}}, "('nest', 'x', '2')": {"key_metadata": [{"key": "nest", "key_type": 2}, {"key": "x", "key_type": 2}, {"key": "2", "key_type": 1}], "value_metadata": {"value_type": "Dict", "skip_deserialize": true}}, "('t',)": {"key_metadata": [{"key": "t", "key_type": 2}], "value_metadata": {"value_type": "Tuple", "skip_deserialize": true}}}, "use_ocdbt": true, "use_zarr3": false, "store_array_data_equal_to_fill_value": true, "custom_metadata": null}"#
+        );
+        // An empty root is nothing to save; a struct with no fields is an
+        // empty dict; a static value is not Orbax's.
+        assert!(tree_layout(&TreeDef::Dict(vec![])).empties.is_empty());
+        assert!(tree_layout(&TreeDef::None).empties.is_empty());
+        let unit = dict(vec![("marker", TreeDef::Struct("Marker", vec![]))]);
+        assert_eq!(tree_layout(&unit).empties[0].2, EmptyValue::Dict);
     }
 }

@@ -35,7 +35,7 @@ pub use options::SaveOptions;
 
 use crate::checkpoint::names_of;
 use directory::{Staging, write_file};
-use metadata::{ArrayRecord, KeyPath, key_paths, param_name};
+use metadata::{ArrayRecord, EmptyValue, KeyPath, TreeLayout, param_name, tree_layout};
 use sink::{Sink, unfit_file_name};
 use store::Store;
 use zarr::Format;
@@ -49,6 +49,10 @@ const MAX_NAME_BYTES: usize = 65535 - 64;
 /// directory. Each leaf is an array named by its keys joined by `.`
 /// (`params.Dense_0.kernel`; a struct's fields are keys, as JAX's
 /// `GetAttrKey`s are), restored in Python as nested dicts and lists.
+/// `None` and empty maps, lists, tuples and structs below the root are
+/// recorded without an array, as Orbax records them, so Python restores
+/// them as `None`, `{}`, `[]` and `()` (a struct as `{}`); static values
+/// are not saved.
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -100,37 +104,44 @@ pub fn save_with<P: Pytree>(
     let init_ns = now_ns();
     let (leaves, def) = tree.flatten();
     let leaf_names = names_of(&def);
-    let paths = key_paths(&def);
-    check_leaves(dest, &leaves, &leaf_names, &paths, options)?;
+    let TreeLayout {
+        arrays: paths,
+        empties,
+    } = tree_layout(&def);
+    check_leaves(dest, &leaves, &leaf_names, &paths, &empties, options)?;
     let staging = Staging::begin(dest)?;
     let dir = staging.dir();
-    let mut sink = if options.use_ocdbt {
-        Sink::Ocdbt(Store::new(
-            dir,
-            dest,
-            options.target_data_file_size,
-            options.max_node_bytes,
-        ))
-    } else {
-        Sink::Files {
-            dir: dir.to_path_buf(),
-        }
-    };
     let mut arrays = Vec::with_capacity(leaves.len());
-    for ((leaf, oxla_name), path) in leaves.iter().zip(&leaf_names).zip(paths) {
-        arrays.push(write_array(
-            &mut sink, dest, leaf, oxla_name, path, options,
-        )?);
+    // A tree of empty values only is its metadata alone, as Orbax writes
+    // it: no store, no `_sharding`, no array metadata.
+    if !leaves.is_empty() {
+        let mut sink = if options.use_ocdbt {
+            Sink::Ocdbt(Store::new(
+                dir,
+                dest,
+                options.target_data_file_size,
+                options.max_node_bytes,
+            ))
+        } else {
+            Sink::Files {
+                dir: dir.to_path_buf(),
+            }
+        };
+        for ((leaf, oxla_name), path) in leaves.iter().zip(&leaf_names).zip(paths) {
+            arrays.push(write_array(
+                &mut sink, dest, leaf, oxla_name, path, options,
+            )?);
+        }
+        sink.finish()?;
+        write_file(&dir.join("_sharding"), &metadata::sharding(&arrays))?;
+        write_file(
+            &dir.join("array_metadatas/process_0"),
+            &metadata::array_metadatas(&arrays),
+        )?;
     }
-    sink.finish()?;
     write_file(
         &dir.join("_METADATA"),
-        &metadata::tree_metadata(&arrays, options),
-    )?;
-    write_file(&dir.join("_sharding"), &metadata::sharding(&arrays))?;
-    write_file(
-        &dir.join("array_metadatas/process_0"),
-        &metadata::array_metadatas(&arrays),
+        &metadata::tree_metadata(&arrays, &empties, options),
     )?;
     write_file(
         &dir.join("_CHECKPOINT_METADATA"),
@@ -143,17 +154,18 @@ pub fn save_with<P: Pytree>(
     staging.commit()
 }
 
-/// Checks, before anything is written, that the tree has leaves, that
-/// each is an array Orbax can hold under its name as `options` store it,
-/// and that no two share a name.
+/// Checks, before anything is written, that the tree has leaves or empty
+/// values below its root, that each leaf is an array Orbax can hold under
+/// its name as `options` store it, and that no two share a name.
 fn check_leaves(
     dest: &Path,
     leaves: &[Array],
     leaf_names: &[String],
     paths: &[KeyPath],
+    empties: &[(usize, KeyPath, EmptyValue)],
     options: &SaveOptions,
 ) -> Result<(), SaveError> {
-    if leaves.is_empty() {
+    if leaves.is_empty() && empties.is_empty() {
         return Err(SaveError::Empty {
             path: dest.to_path_buf(),
         });
