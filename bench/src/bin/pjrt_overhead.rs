@@ -9,6 +9,9 @@
 //! output, which is then released).
 //!
 //! `cargo run --release -p oxla-bench --bin pjrt_overhead [-- --plugin PATH]`
+//!
+//! `-- --alone oxla chain` (or `raw`; `release`, `wait`, `chain`) runs
+//! only that side of that workload, two million calls, for a profiler.
 
 use std::ptr::null_mut;
 
@@ -125,6 +128,38 @@ fn oxla_execute(exe: &LoadedExecutable, args: &[&Buffer], wait: bool) -> anyhow:
     Ok(())
 }
 
+/// Calls of one side and workload in `--alone` mode.
+const ALONE_CALLS: usize = 2_000_000;
+
+/// `--alone SIDE WORKLOAD`: one side (`raw` or `oxla`) of one workload
+/// (`release`, `wait` or `chain`), [`ALONE_CALLS`] times and nothing else,
+/// for a profiler (`perf record`) or a whole-process timer to see where
+/// that side's time goes.
+fn run_alone(
+    raw: &Raw,
+    exe: &LoadedExecutable,
+    [a, b]: [&Buffer; 2],
+    side: Option<&str>,
+    workload: Option<&str>,
+) -> anyhow::Result<()> {
+    let raw_last = std::cell::Cell::new(raw.launch(raw.args)?);
+    let mut oxla_last = exe.execute(&[a, b])?.remove(0);
+    for _ in 0..ALONE_CALLS {
+        match (side, workload) {
+            (Some("raw"), Some("release")) => raw.execute(false)?,
+            (Some("raw"), Some("wait")) => raw.execute(true)?,
+            (Some("raw"), Some("chain")) => raw.chain_step(&raw_last)?,
+            (Some("oxla"), Some("release")) => oxla_execute(exe, &[a, b], false)?,
+            (Some("oxla"), Some("wait")) => oxla_execute(exe, &[a, b], true)?,
+            (Some("oxla"), Some("chain")) => {
+                oxla_last = exe.execute(&[a, &oxla_last])?.remove(0);
+            }
+            _ => bail!("--alone takes a side (raw, oxla) and a workload (release, wait, chain)"),
+        }
+    }
+    raw.destroy(raw_last.get())
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let explicit = args
@@ -148,6 +183,11 @@ fn main() -> anyhow::Result<()> {
         executable: exe.raw(),
         args: [a.raw(), b.raw()],
     };
+    if let Some(i) = args.iter().position(|a| a == "--alone") {
+        let side = args.get(i + 1).map(String::as_str);
+        let workload = args.get(i + 2).map(String::as_str);
+        return run_alone(&raw, &exe, [&a, &b], side, workload);
+    }
     println!("plugin: {} (PJRT C API {})", path.display(), api.version());
     print_header("raw C API");
     let (blocks, calls) = (31, 20_000);

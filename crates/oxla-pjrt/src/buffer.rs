@@ -24,8 +24,13 @@ pub(crate) type ArrayType = (ElementType, Arc<[i64]>);
 pub struct Buffer {
     client: Arc<ClientInner>,
     raw: *mut ffi::PJRT_Buffer,
-    /// Element type and dims, asked of the plugin once (they never change),
-    /// so that checking arguments before an execution costs no C call.
+    /// Element type and dims as the buffer's maker knew them (an output of
+    /// a program whose signature gives them): kept outside a `OnceLock`,
+    /// whose setting costs more than the rest of making the buffer.
+    declared_type: Option<ArrayType>,
+    /// Otherwise, element type and dims asked of the plugin once (they never
+    /// change), so that checking arguments before an execution costs no C
+    /// call.
     array_type: OnceLock<ArrayType>,
     /// Whether this buffer answers for work that may still be running and
     /// that nothing else waits for: the execution (or copy) that defines it.
@@ -42,15 +47,7 @@ unsafe impl Sync for Buffer {}
 
 impl Buffer {
     pub(crate) fn from_raw(client: Arc<ClientInner>, raw: *mut ffi::PJRT_Buffer) -> Result<Buffer> {
-        if raw.is_null() {
-            return Err(Error::Protocol("the plugin returned a null buffer".into()));
-        }
-        Ok(Buffer {
-            client,
-            raw,
-            array_type: OnceLock::new(),
-            unsettled: AtomicBool::new(false),
-        })
+        Buffer::from_output(client, raw, false, None)
     }
 
     /// Wraps a buffer whose definition may still be running (an execution's
@@ -59,9 +56,28 @@ impl Buffer {
         client: Arc<ClientInner>,
         raw: *mut ffi::PJRT_Buffer,
     ) -> Result<Buffer> {
-        let buffer = Buffer::from_raw(client, raw)?;
-        buffer.unsettled.store(true, Ordering::Relaxed);
-        Ok(buffer)
+        Buffer::from_output(client, raw, true, None)
+    }
+
+    /// Wraps an execution's output: `unsettled` when it answers for the
+    /// execution's work, with its element type and dims when the program's
+    /// signature gives them (so that neither is ever asked of the plugin).
+    pub(crate) fn from_output(
+        client: Arc<ClientInner>,
+        raw: *mut ffi::PJRT_Buffer,
+        unsettled: bool,
+        array_type: Option<ArrayType>,
+    ) -> Result<Buffer> {
+        if raw.is_null() {
+            return Err(Error::Protocol("the plugin returned a null buffer".into()));
+        }
+        Ok(Buffer {
+            client,
+            raw,
+            declared_type: array_type,
+            array_type: OnceLock::new(),
+            unsettled: AtomicBool::new(unsettled),
+        })
     }
 
     /// Marks the work that defines this buffer as answered for elsewhere:
@@ -84,7 +100,11 @@ impl Buffer {
 
     /// The element type and dims (cached after the first call).
     pub fn array_type(&self) -> Result<(ElementType, &[i64])> {
-        if let Some((t, dims)) = self.array_type.get() {
+        if let Some((t, dims)) = self
+            .declared_type
+            .as_ref()
+            .or_else(|| self.array_type.get())
+        {
             return Ok((*t, dims));
         }
         let fetched = (self.fetch_element_type()?, Arc::from(self.fetch_dims()?));

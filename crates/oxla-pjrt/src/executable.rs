@@ -515,19 +515,20 @@ impl LoadedExecutable {
     }
 
     /// Owns the raw outputs of an execution; an error (after releasing the
-    /// others) if the plugin returned a null handle.
+    /// others) if the plugin returned a null handle. Each device's first
+    /// output answers for its execution (see `in_flight`). After the first
+    /// execution, each output is made with its known type (see
+    /// `output_types`).
     fn wrap_outputs(&self, raw: &[*mut ffi::PJRT_Buffer]) -> Result<Vec<Buffer>> {
+        let per_device = self.inner.num_outputs;
+        let known = self.inner.output_types.get().and_then(Option::as_deref);
         let mut buffers = Vec::with_capacity(raw.len());
         let mut missing = false;
-        let per_device = self.inner.num_outputs;
         for (i, &handle) in raw.iter().enumerate() {
-            // Each device's first output answers for its execution.
-            let wrap = if i % per_device == 0 {
-                Buffer::from_raw_unsettled
-            } else {
-                Buffer::from_raw
-            };
-            match wrap(self.inner.client.clone(), handle) {
+            let array_type = known.map(|types| types[i % per_device].clone());
+            let answers_for_execution = i % per_device == 0;
+            let client = self.inner.client.clone();
+            match Buffer::from_output(client, handle, answers_for_execution, array_type) {
                 Ok(buffer) => buffers.push(buffer),
                 Err(_) => missing = true,
             }
@@ -537,13 +538,15 @@ impl LoadedExecutable {
                 "the plugin returned a null output buffer".into(),
             ));
         }
-        let known = self
-            .inner
-            .output_types
-            .get_or_init(|| self.declared_output_types(&buffers));
-        if let Some(types) = known {
-            for (buffer, array_type) in buffers.iter().zip(types.iter().cycle()) {
-                buffer.know_array_type(array_type.clone());
+        if self.inner.output_types.get().is_none() {
+            let known = self
+                .inner
+                .output_types
+                .get_or_init(|| self.declared_output_types(&buffers));
+            if let Some(types) = known {
+                for (buffer, array_type) in buffers.iter().zip(types.iter().cycle()) {
+                    buffer.know_array_type(array_type.clone());
+                }
             }
         }
         Ok(buffers)
@@ -584,7 +587,7 @@ fn check_argument(index: usize, buffer: &Buffer, parameter: &Shape) -> Result<()
         return Ok(());
     };
     let (got_type, got_dims) = buffer.array_type()?;
-    if got_type != want_type || got_dims != want_dims {
+    if got_type != want_type || !same_dims(got_dims, want_dims) {
         let got = Shape::Array {
             element_type: got_type,
             dims: got_dims.to_vec(),
@@ -594,6 +597,14 @@ fn check_argument(index: usize, buffer: &Buffer, parameter: &Shape) -> Result<()
         )));
     }
     Ok(())
+}
+
+/// Whether two shapes are equal, compared element by element: the shapes
+/// checked before every execution have a few dims (none for a scalar), for
+/// which a call of `memcmp`, which slice equality makes, costs more than
+/// the comparison.
+fn same_dims(a: &[i64], b: &[i64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// `Ok(None)` for a call the plugin reports as unimplemented (or lacks).
