@@ -47,7 +47,7 @@ unsafe impl Sync for Buffer {}
 
 impl Buffer {
     pub(crate) fn from_raw(client: Arc<ClientInner>, raw: *mut ffi::PJRT_Buffer) -> Result<Buffer> {
-        Buffer::from_output(client, raw, false, None)
+        Buffer::wrap(client, raw, false, None)
     }
 
     /// Wraps a buffer whose definition may still be running (an execution's
@@ -56,13 +56,15 @@ impl Buffer {
         client: Arc<ClientInner>,
         raw: *mut ffi::PJRT_Buffer,
     ) -> Result<Buffer> {
-        Buffer::from_output(client, raw, true, None)
+        Buffer::wrap(client, raw, true, None)
     }
 
-    /// Wraps an execution's output: `unsettled` when it answers for the
-    /// execution's work, with its element type and dims when the program's
-    /// signature gives them (so that neither is ever asked of the plugin).
-    pub(crate) fn from_output(
+    /// Wraps a buffer the plugin returned: `unsettled` when it answers for
+    /// the work that defines it (an execution's output, a copy), with its
+    /// element type and dims when its maker knows them (an output of a
+    /// program whose signature gives them), so that neither is ever asked
+    /// of the plugin.
+    pub(crate) fn wrap(
         client: Arc<ClientInner>,
         raw: *mut ffi::PJRT_Buffer,
         unsettled: bool,

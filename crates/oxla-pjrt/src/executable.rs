@@ -528,7 +528,7 @@ impl LoadedExecutable {
             let array_type = known.map(|types| types[i % per_device].clone());
             let answers_for_execution = i % per_device == 0;
             let client = self.inner.client.clone();
-            match Buffer::from_output(client, handle, answers_for_execution, array_type) {
+            match Buffer::wrap(client, handle, answers_for_execution, array_type) {
                 Ok(buffer) => buffers.push(buffer),
                 Err(_) => missing = true,
             }
