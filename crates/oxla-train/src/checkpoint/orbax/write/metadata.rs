@@ -92,46 +92,45 @@ pub(super) fn tree_layout(def: &TreeDef) -> TreeLayout {
 }
 
 fn walk(def: &TreeDef, path: &mut KeyPath, out: &mut TreeLayout) {
-    let mut below = |key: String, kind: KeyKind, child: &TreeDef, out: &mut TreeLayout| {
+    fn below(
+        key: String,
+        kind: KeyKind,
+        child: &TreeDef,
+        path: &mut KeyPath,
+        out: &mut TreeLayout,
+    ) {
         path.push((key, kind));
         walk(child, path, out);
         path.pop();
-    };
-    let empty = match def {
-        TreeDef::None => Some(EmptyValue::None),
-        TreeDef::Tuple(children) if children.is_empty() => Some(EmptyValue::Tuple),
-        TreeDef::List(children) if children.is_empty() => Some(EmptyValue::List),
-        TreeDef::Dict(children) if children.is_empty() => Some(EmptyValue::Dict),
-        TreeDef::Struct(_, fields) if fields.is_empty() => Some(EmptyValue::Dict),
-        TreeDef::Leaf
-        | TreeDef::Static(_)
-        | TreeDef::Tuple(_)
-        | TreeDef::List(_)
-        | TreeDef::Dict(_)
-        | TreeDef::Struct(..) => None,
-    };
-    if let Some(kind) = empty {
+    }
+    // An empty value is recorded below the root only: Orbax refuses an
+    // empty tree.
+    let mut empty = |kind: EmptyValue, path: &KeyPath| {
         if !path.is_empty() {
             out.empties.push((out.arrays.len(), path.clone(), kind));
         }
-        return;
-    }
+    };
     match def {
         TreeDef::Leaf => out.arrays.push(path.clone()),
-        TreeDef::None | TreeDef::Static(_) => {}
+        TreeDef::Static(_) => {}
+        TreeDef::None => empty(EmptyValue::None, path),
+        TreeDef::Tuple(children) if children.is_empty() => empty(EmptyValue::Tuple, path),
+        TreeDef::List(children) if children.is_empty() => empty(EmptyValue::List, path),
+        TreeDef::Dict(children) if children.is_empty() => empty(EmptyValue::Dict, path),
+        TreeDef::Struct(_, fields) if fields.is_empty() => empty(EmptyValue::Dict, path),
         TreeDef::Tuple(children) | TreeDef::List(children) => {
             for (i, child) in children.iter().enumerate() {
-                below(i.to_string(), KeyKind::Sequence, child, out);
+                below(i.to_string(), KeyKind::Sequence, child, path, out);
             }
         }
         TreeDef::Dict(children) => {
             for (key, child) in children {
-                below(key.clone(), KeyKind::Dict, child, out);
+                below(key.clone(), KeyKind::Dict, child, path, out);
             }
         }
         TreeDef::Struct(_, fields) => {
             for (field, child) in fields {
-                below(field.to_string(), KeyKind::Dict, child, out);
+                below(field.to_string(), KeyKind::Dict, child, path, out);
             }
         }
     }
